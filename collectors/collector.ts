@@ -1,0 +1,65 @@
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { Exec } from "./exec.js";
+
+/** Names of the collectors; each has a --collector.<name> switch. */
+export const COLLECTOR_NAMES = ["gpu", "infiniband", "gdr", "mtu"] as const;
+export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+
+/**
+ * A collector failed in an expected way (tool missing, device absent, tool error).
+ * The runner logs `message` once (no stack) and sets ringwatch_collector_success to 0.
+ */
+export class CollectorError extends Error {
+  override readonly name = "CollectorError";
+  /** True when the data source is simply not present on this machine (normal, logged at info). */
+  readonly absent: boolean;
+  constructor(message: string, opts: { absent?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: opts.cause });
+    this.absent = opts.absent ?? false;
+  }
+}
+
+/** Health of a long-lived collector, read by the runner at scrape time. */
+export interface CollectorHealth {
+  ok: boolean;
+  /** Why it is not ok (one line, for logs). */
+  reason?: string;
+  /** Unix ms of the last successful sample. */
+  lastSuccessMs?: number;
+  /** Seconds the last complete sample took to produce (optional). */
+  durationSeconds?: number;
+}
+
+/** Everything a collector may use; given once at construction. */
+export interface CollectorDeps {
+  registry: Registry;
+  logger: Logger;
+  exec: Exec;
+  /** Injected clock (ms since epoch). */
+  now: () => number;
+}
+
+/**
+ * Poll collectors implement `update()`: the runner schedules it (node-cron, never overlapping),
+ * times it and records success. `update()` reads its source completely first and then replaces
+ * its published series in one synchronous step, so a scrape never sees half an update and series
+ * of things that vanished disappear.
+ *
+ * Stream collectors implement `start()`/`stop()`/`health()` and publish as data arrives.
+ * Both implement `once()` for `--once`: produce one complete snapshot, then return.
+ */
+export interface Collector {
+  readonly name: CollectorName;
+  readonly mode: "poll" | "stream";
+  /** Poll: gather and publish one snapshot; throw CollectorError on failure. */
+  update?(): Promise<void>;
+  /** Stream: begin background work (must not throw for a missing tool). */
+  start?(): void;
+  /** Stream: stop background work and any child processes. */
+  stop?(): Promise<void>;
+  /** Stream: current health. */
+  health?(): CollectorHealth;
+  /** One complete snapshot for --once; throw CollectorError on failure. */
+  once(): Promise<void>;
+}

@@ -1,0 +1,252 @@
+/**
+ * The only module that starts processes. Always an argument array, never a shell, always bounded:
+ * one-shot tools run under a timeout that kills them, long-lived streams are killed on stop().
+ */
+import { execa, type ResultPromise } from "execa";
+
+/** Outcome of a one-shot tool run. Never thrown: callers decide what a failure means. */
+export interface ToolResult {
+  /** `file arg1 arg2`, for log lines. */
+  command: string;
+  exitCode: number | undefined;
+  stdout: string;
+  stderr: string;
+  /** The file does not exist or is not executable (ENOENT, EACCES): the tool is absent. */
+  notFound: boolean;
+  timedOut: boolean;
+  /** Output exceeded maxBytes and the tool was killed. */
+  overflowed: boolean;
+  signal: string | undefined;
+  /** True when the tool ran and exited 0. */
+  ok: boolean;
+  /** One-line description of what went wrong, when !ok. */
+  problem: string | undefined;
+}
+
+export interface RunOptions {
+  /** Kill the tool after this many ms (SIGTERM, then SIGKILL 1 s later). Default 10,000. */
+  timeoutMs?: number;
+  /** Kill the tool if stdout or stderr exceeds this many bytes. Default 16 MiB. */
+  maxBytes?: number;
+}
+
+export interface StreamExit {
+  exitCode: number | undefined;
+  signal: string | undefined;
+  notFound: boolean;
+  /** Last lines of stderr, for the log line. */
+  stderrTail: string;
+  problem: string;
+}
+
+export interface StreamHandlers {
+  /** One complete line of stdout, without its newline (CR stripped). */
+  onLine(line: string): void;
+  /** The child ended (or could not start). Called exactly once. */
+  onExit(exit: StreamExit): void;
+}
+
+export interface StreamOptions {
+  /** Lines longer than this are dropped (counted via onOverlong). Default 64 KiB. */
+  maxLineBytes?: number;
+  onOverlong?: () => void;
+}
+
+export interface StreamHandle {
+  readonly pid: number | undefined;
+  /** Ends the child: SIGTERM, then SIGKILL after graceMs. Resolves when it is gone. */
+  kill(graceMs?: number): Promise<void>;
+}
+
+export interface Exec {
+  run(file: string, args: readonly string[], opts?: RunOptions): Promise<ToolResult>;
+  stream(file: string, args: readonly string[], handlers: StreamHandlers, opts?: StreamOptions): StreamHandle;
+  /** Kills every child still running (shutdown). */
+  killAll(graceMs?: number): Promise<void>;
+  /** Number of children currently running (for tests and self-checks). */
+  running(): number;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_LINE = 64 * 1024;
+
+function describe(file: string, args: readonly string[]): string {
+  return [file, ...args].join(" ");
+}
+
+function firstLine(text: string): string {
+  const trimmed = text.trim();
+  const nl = trimmed.indexOf("\n");
+  return (nl < 0 ? trimmed : trimmed.slice(0, nl)).slice(0, 300);
+}
+
+/** Environment for tools: C locale so their output is the format our parsers know. */
+const TOOL_ENV = { LC_ALL: "C", LANG: "C" };
+
+export function createExec(): Exec {
+  const children = new Set<ResultPromise>();
+
+  async function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<ToolResult> {
+    const command = describe(file, args);
+    const child = execa(file, args, {
+      reject: false,
+      shell: false,
+      stdin: "ignore",
+      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      killSignal: "SIGTERM",
+      forceKillAfterDelay: 1000,
+      maxBuffer: opts.maxBytes ?? DEFAULT_MAX_BYTES,
+      stripFinalNewline: false,
+      env: TOOL_ENV,
+      cleanup: true,
+    });
+    children.add(child);
+    try {
+      const r = await child;
+      const stdout = typeof r.stdout === "string" ? r.stdout : "";
+      const stderr = typeof r.stderr === "string" ? r.stderr : "";
+      const code = (r as { code?: string }).code;
+      const notFound = code === "ENOENT" || code === "EACCES";
+      const overflowed = r.isMaxBuffer === true;
+      const ok = !r.failed;
+      let problem: string | undefined;
+      if (notFound) problem = `${file}: not found or not executable`;
+      else if (r.timedOut) problem = `${command}: timed out and was killed`;
+      else if (overflowed) problem = `${command}: output exceeded the limit and the tool was killed`;
+      else if (r.signal) problem = `${command}: killed by ${r.signal}`;
+      else if (!ok) {
+        const why = firstLine(stderr) || firstLine(stdout) || "no output";
+        problem = `${command}: exit code ${r.exitCode ?? "?"}: ${why}`;
+      }
+      return {
+        command,
+        exitCode: r.exitCode,
+        stdout,
+        stderr,
+        notFound,
+        timedOut: r.timedOut === true,
+        overflowed,
+        signal: r.signal,
+        ok,
+        problem,
+      };
+    } finally {
+      children.delete(child);
+    }
+  }
+
+  function stream(
+    file: string,
+    args: readonly string[],
+    handlers: StreamHandlers,
+    opts: StreamOptions = {},
+  ): StreamHandle {
+    const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
+    const child = execa(file, args, {
+      reject: false,
+      shell: false,
+      stdin: "ignore",
+      buffer: false,
+      env: TOOL_ENV,
+      cleanup: true,
+    });
+    children.add(child);
+
+    let pending = "";
+    let skipping = false;
+    let stderrTail = "";
+    child.stdout?.setEncoding("utf8");
+    child.stdout?.on("data", (chunk: string) => {
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf("\n", start);
+        if (nl < 0) break;
+        const piece = chunk.slice(start, nl);
+        start = nl + 1;
+        if (skipping) {
+          skipping = false;
+          continue;
+        }
+        let line = pending.length > 0 ? pending + piece : piece;
+        pending = "";
+        if (line.length > maxLine) {
+          opts.onOverlong?.();
+          continue;
+        }
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        handlers.onLine(line);
+      }
+      if (start < chunk.length && !skipping) {
+        pending += chunk.slice(start);
+        if (pending.length > maxLine) {
+          pending = "";
+          skipping = true;
+          opts.onOverlong?.();
+        }
+      }
+    });
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-2000);
+    });
+
+    let exited = false;
+    const done = child.then(
+      (r) => {
+        exited = true;
+        children.delete(child);
+        const code = (r as { code?: string }).code;
+        const notFound = code === "ENOENT" || code === "EACCES";
+        const why = firstLine(stderrTail) || (pending ? firstLine(pending) : "");
+        let problem: string;
+        if (notFound) problem = `${file}: not found or not executable`;
+        else if (r.signal) problem = `${describe(file, args)}: killed by ${r.signal}`;
+        else problem = `${describe(file, args)}: exited with code ${r.exitCode ?? "?"}${why ? `: ${why}` : ""}`;
+        handlers.onExit({ exitCode: r.exitCode, signal: r.signal, notFound, stderrTail, problem });
+      },
+      // reject:false means this should not happen; keep the contract anyway.
+      (err: unknown) => {
+        exited = true;
+        children.delete(child);
+        const msg = err instanceof Error ? err.message : String(err);
+        handlers.onExit({ exitCode: undefined, signal: undefined, notFound: false, stderrTail, problem: firstLine(msg) });
+      },
+    );
+
+    return {
+      pid: child.pid,
+      async kill(graceMs = 2000): Promise<void> {
+        if (exited) return;
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => {
+          if (!exited) child.kill("SIGKILL");
+        }, graceMs);
+        try {
+          await done;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+  }
+
+  async function killAll(graceMs = 2000): Promise<void> {
+    const all = [...children];
+    await Promise.all(
+      all.map(async (c) => {
+        c.kill("SIGTERM");
+        const t = setTimeout(() => c.kill("SIGKILL"), graceMs);
+        try {
+          await c;
+        } catch {
+          // reject:false; nothing to do
+        } finally {
+          clearTimeout(t);
+        }
+      }),
+    );
+  }
+
+  return { run, stream, killAll, running: () => children.size };
+}
