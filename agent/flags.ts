@@ -1,0 +1,56 @@
+/**
+ * Every setting of the agent, declared once. Each has a flag (`--name=value`), an environment
+ * variable (RINGWATCH_ + name upper-cased, `.` and `-` as `_`) and a YAML key (the same dotted
+ * name, nested or flat). Precedence: flag > environment > YAML file > default.
+ */
+export type FlagKind = "string" | "bool" | "duration" | "regex" | "address" | "enum" | "level" | "list";
+
+export interface FlagDef {
+  name: string;
+  kind: FlagKind;
+  help: string;
+  /** Default as it would be written on the command line (undefined = unset). */
+  default?: string;
+  /** Allowed values for kind "enum" / "level". */
+  choices?: readonly string[];
+}
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+/** Default listen port: 9742 (not 9100 node_exporter, 9400 dcgm-exporter, 9835, 9315/9683, 15132). */
+export const DEFAULT_PORT = 9742;
+
+export const FLAGS: readonly FlagDef[] = [
+  { name: "web.listen-address", kind: "address", default: `:${DEFAULT_PORT}`, help: "Address to serve /metrics, /healthz and / on: [host]:port." },
+  { name: "web.telemetry-path", kind: "string", default: "/metrics", help: "Path under which to expose metrics." },
+  { name: "path.sysfs", kind: "string", default: "/sys", help: "sysfs mount point (the InfiniBand collector reads <path>/class/infiniband)." },
+  { name: "path.procfs", kind: "string", default: "/proc", help: "procfs mount point (the gdr collector reads <path>/modules)." },
+  { name: "config.file", kind: "string", help: "Optional YAML file with the same settings (keys are flag names, nested or dotted)." },
+  { name: "log.level", kind: "level", default: "info", choices: LOG_LEVELS, help: "Only log messages at or above this level: debug, info, warn, error." },
+  { name: "once", kind: "bool", default: "false", help: "Run every enabled collector once, print the exposition to stdout and exit 0." },
+  { name: "collector.interval", kind: "duration", default: "15s", help: "Poll interval of the infiniband, gdr and mtu collectors (must divide a minute or an hour)." },
+  { name: "collector.timeout", kind: "duration", default: "10s", help: "Time limit of one poll, and of every external command it runs (the command is killed)." },
+  { name: "collector.gpu", kind: "bool", default: "true", help: "Enable the gpu collector (one long-lived nvidia-smi dmon)." },
+  { name: "collector.gpu.nvidia-smi", kind: "string", default: "nvidia-smi", help: "Path of nvidia-smi." },
+  { name: "collector.gpu.interval", kind: "duration", default: "5s", help: "dmon sampling interval (-d), whole seconds." },
+  { name: "collector.gpu.dmon-groups", kind: "string", default: "pucvmet", help: "dmon metric groups (-s)." },
+  { name: "collector.infiniband", kind: "bool", default: "true", help: "Enable the infiniband collector." },
+  { name: "collector.infiniband.source", kind: "enum", default: "auto", choices: ["auto", "sysfs", "tools"], help: "Where to read ports and counters: auto (sysfs when present, else tools), sysfs, tools (ibstat + perfquery)." },
+  { name: "collector.infiniband.ibstat", kind: "string", default: "ibstat", help: "Path of ibstat." },
+  { name: "collector.infiniband.perfquery", kind: "string", default: "perfquery", help: "Path of perfquery." },
+  { name: "collector.infiniband.device-include", kind: "regex", help: "Only report HCAs whose name matches this regular expression." },
+  { name: "collector.infiniband.device-exclude", kind: "regex", help: "Do not report HCAs whose name matches this regular expression." },
+  { name: "collector.infiniband.interval", kind: "duration", help: "Poll interval of the infiniband collector (default: --collector.interval)." },
+  { name: "collector.gdr", kind: "bool", default: "true", help: "Enable the gdr (GPUDirect RDMA readiness) collector." },
+  { name: "collector.gdr.lsmod", kind: "string", default: "lsmod", help: "Path of lsmod, used only when <path.procfs>/modules is absent." },
+  { name: "collector.gdr.interval", kind: "duration", help: "Poll interval of the gdr collector (default: --collector.interval)." },
+  { name: "collector.mtu", kind: "bool", default: "true", help: "Enable the mtu collector (ip -j -d link show)." },
+  { name: "collector.mtu.ip", kind: "string", default: "ip", help: "Path of ip (iproute2)." },
+  { name: "collector.mtu.device-include", kind: "regex", help: "Only report interfaces whose name matches this regular expression." },
+  { name: "collector.mtu.device-exclude", kind: "regex", default: "^(veth|cali|lxc|tap|tun|flannel|cni|vxlan|genev).*", help: "Do not report interfaces whose name matches this regular expression (default: per-pod and overlay interfaces)." },
+  { name: "collector.mtu.interval", kind: "duration", help: "Poll interval of the mtu collector (default: --collector.interval)." },
+];
+
+export function envName(flag: string): string {
+  return "RINGWATCH_" + flag.toUpperCase().replace(/[.-]/g, "_");
+}
