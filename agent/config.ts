@@ -134,7 +134,7 @@ export function readYamlSettings(path: string): RawSettings {
     const def = BY_NAME.get(key);
     if (!def) throw new ConfigError(`config file ${path}: unknown setting "${key}"`);
     if (value === null || typeof value === "object") throw new ConfigError(`config file ${path}: "${key}" must be a single value`);
-    raw.set(key, String(value as string | number | boolean));
+    raw.set(key, String(value));
   }
   return raw;
 }

@@ -105,7 +105,7 @@ export class Runner {
     this.stopped = true;
     for (const t of this.tasks) await t.destroy();
     this.tasks.length = 0;
-    await Promise.all(this.collectors.map((c) => (c.mode === "stream" ? c.stop?.() : undefined)));
+    await Promise.all(this.collectors.map((c) => (c.mode === "stream" && c.stop ? c.stop() : Promise.resolve())));
     // Poll runs in flight end on their own: their tools are killed by Exec.killAll().
   }
 
