@@ -133,7 +133,9 @@ export function readYamlSettings(path: string): RawSettings {
   for (const [key, value] of flat) {
     const def = BY_NAME.get(key);
     if (!def) throw new ConfigError(`config file ${path}: unknown setting "${key}"`);
-    if (value === null || typeof value === "object") throw new ConfigError(`config file ${path}: "${key}" must be a single value`);
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      throw new ConfigError(`config file ${path}: "${key}" must be a single value`);
+    }
     raw.set(key, String(value));
   }
   return raw;
