@@ -1,0 +1,31 @@
+# ringwatch container image: multi-stage, Node.js LTS slim runtime, non-root, no dev dependencies.
+# Build: docker build -t ringwatch .   Run: see deploy/kubernetes/ and README.md.
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY agent ./agent
+COPY collectors ./collectors
+# `npm ci` compiles through the prepare script; then drop the dev dependencies.
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:${NODE_VERSION}-bookworm-slim
+# iproute2: `ip -j -d link show` (mtu collector); infiniband-diags: ibstat/perfquery for
+# --collector.infiniband.source=tools. nvidia-smi comes from the host through the NVIDIA
+# container toolkit (NVIDIA_DRIVER_CAPABILITIES=utility).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends iproute2 infiniband-diags \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/ringwatch
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+ENV NODE_ENV=production \
+    NVIDIA_VISIBLE_DEVICES=all \
+    NVIDIA_DRIVER_CAPABILITIES=utility
+# The `node` user (uid 1000) of the official image; no root needed for the default collectors.
+USER node
+EXPOSE 9742
+ENTRYPOINT ["node", "/opt/ringwatch/dist/agent/main.js"]
