@@ -97,7 +97,7 @@ export class Runner {
       if (h.lastSuccessMs !== undefined) this.self.lastSuccess.set({ collector: c.name }, h.lastSuccessMs / 1000);
       if (h.durationSeconds !== undefined) this.self.duration.set({ collector: c.name }, h.durationSeconds);
       if (h.ok) this.recovered(c.name);
-      else this.noteProblem(c.name, h.reason ?? "not healthy", false, false);
+      else this.noteProblem(c.name, h.reason ?? "not healthy", h.absent === true, false);
     }
   }
 

@@ -23,8 +23,10 @@ export class CollectorError extends Error {
 /** Health of a long-lived collector, read by the runner at scrape time. */
 export interface CollectorHealth {
   ok: boolean;
-  /** Why it is not ok (one line, for logs). */
+  /** Why it is not ok (one stable line, for logs: logged once per change). */
   reason?: string;
+  /** Not ok because the source is simply not present on this machine (logged at info). */
+  absent?: boolean;
   /** Unix ms of the last successful sample. */
   lastSuccessMs?: number;
   /** Seconds the last complete sample took to produce (optional). */

@@ -1,0 +1,134 @@
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { CollectorError, type Collector, type CollectorName } from "../../collectors/collector.js";
+import { Runner } from "../../agent/runner.js";
+import { createSelfMetrics } from "../../agent/self-metrics.js";
+import { sample } from "../helpers/agent-process.js";
+
+/** A logger whose JSON lines we can read back. */
+function memoryLogger(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>> } {
+  const out: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(...chunk.toString().split("\n").filter(Boolean));
+      cb();
+    },
+  });
+  return { logger: pino({ level: "debug" }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+/** A poll collector whose behaviour each test scripts. */
+function scripted(name: CollectorName, step: (n: number) => Promise<void>): Collector & { calls: number; active: number; maxActive: number } {
+  const c = {
+    name,
+    mode: "poll" as const,
+    calls: 0,
+    active: 0,
+    maxActive: 0,
+    async update() {
+      c.calls++;
+      c.active++;
+      c.maxActive = Math.max(c.maxActive, c.active);
+      try {
+        await step(c.calls);
+      } finally {
+        c.active--;
+      }
+    },
+    once() {
+      return c.update();
+    },
+  };
+  return c;
+}
+
+const runners: Runner[] = [];
+afterEach(async () => {
+  for (const r of runners.splice(0)) await r.stop();
+});
+
+function setup(collectors: Collector[], timeoutMs = 1000) {
+  const registry = new Registry();
+  const { logger, lines } = memoryLogger();
+  let runner: Runner | undefined;
+  const self = createSelfMetrics(registry, "test", () => runner?.refreshStreams());
+  runner = new Runner(collectors, self, logger, { timeoutMs, intervalsMs: { gdr: 1000, mtu: 1000, infiniband: 1000 }, now: () => 1_700_000_000_000 });
+  runners.push(runner);
+  return { registry, runner, lines };
+}
+
+describe("Runner", () => {
+  it("records success, duration and last success of a poll", async () => {
+    const c = scripted("gdr", async () => {});
+    const { registry, runner } = setup([c]);
+    await runner.poll(c);
+    const text = await registry.metrics();
+    expect(sample(text, 'ringwatch_collector_success{collector="gdr"}')).toBe(1);
+    expect(sample(text, 'ringwatch_collector_last_success_timestamp_seconds{collector="gdr"}')).toBe(1_700_000_000);
+    expect(sample(text, 'ringwatch_collector_duration_seconds{collector="gdr"}')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'ringwatch_build_info{version="test",nodejs_version="' + process.versions.node + '"}')).toBe(1);
+  });
+
+  it("logs a failure once, not every cycle, and logs the recovery", async () => {
+    const c = scripted("mtu", async (n) => {
+      if (n <= 3) throw new CollectorError("ip: not found or not executable", { absent: true });
+      if (n === 4) throw new CollectorError("ip -j -d link show: exit code 1: boom");
+    });
+    const { registry, runner, lines } = setup([c]);
+    for (let i = 0; i < 5; i++) await runner.poll(c);
+    const logged = lines().filter((l) => l.collector === "mtu");
+    expect(logged.map((l) => [l.level, l.reason ?? l.msg])).toEqual([
+      [30, "ip: not found or not executable"],
+      [40, "ip -j -d link show: exit code 1: boom"],
+      [30, "collector recovered"],
+    ]);
+    expect(logged.some((l) => "stack" in l || "err" in l)).toBe(false);
+    expect(sample(await registry.metrics(), 'ringwatch_collector_success{collector="mtu"}')).toBe(1);
+  });
+
+  it("reports 0 and keeps running when a collector throws something unexpected", async () => {
+    const c = scripted("gdr", () => Promise.reject(new TypeError("x is undefined")));
+    const { registry, runner, lines } = setup([c]);
+    await runner.poll(c);
+    expect(sample(await registry.metrics(), 'ringwatch_collector_success{collector="gdr"}')).toBe(0);
+    expect(lines().some((l) => l.level === 50 && l.reason === "x is undefined")).toBe(true);
+  });
+
+  it("never overlaps a collector with itself and enforces the time limit", async () => {
+    let release: () => void = () => {};
+    const c = scripted("infiniband", (n) => (n === 1 ? new Promise<void>((r) => (release = r)) : Promise.resolve()));
+    const { registry, runner } = setup([c], 200);
+    const first = runner.poll(c);
+    const second = runner.poll(c); // while the first still runs: skipped
+    await first;
+    await second;
+    expect(c.calls).toBe(1);
+    expect(c.maxActive).toBe(1);
+    const text = await registry.metrics();
+    expect(sample(text, 'ringwatch_collector_success{collector="infiniband"}')).toBe(0);
+    release();
+  });
+
+  it("reads stream collectors' health at scrape time", async () => {
+    let ok = false;
+    const stream: Collector = {
+      name: "gpu",
+      mode: "stream",
+      start() {},
+      stop: () => Promise.resolve(),
+      health: () => (ok ? { ok: true, lastSuccessMs: 1_700_000_123_000 } : { ok: false, reason: "nvidia-smi: not found or not executable" }),
+      once: () => Promise.resolve(),
+    };
+    const { registry, runner, lines } = setup([stream]);
+    runner.start();
+    expect(sample(await registry.metrics(), 'ringwatch_collector_success{collector="gpu"}')).toBe(0);
+    expect(sample(await registry.metrics(), 'ringwatch_collector_success{collector="gpu"}')).toBe(0);
+    ok = true;
+    const text = await registry.metrics();
+    expect(sample(text, 'ringwatch_collector_success{collector="gpu"}')).toBe(1);
+    expect(sample(text, 'ringwatch_collector_last_success_timestamp_seconds{collector="gpu"}')).toBe(1_700_000_123);
+    expect(lines().filter((l) => l.collector === "gpu").map((l) => l.msg)).toEqual(["collector failed", "collector recovered"]);
+  });
+});

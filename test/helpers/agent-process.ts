@@ -1,0 +1,142 @@
+/**
+ * Starts the real, built agent (dist/agent/main.js) as a child process, the way users run it,
+ * and talks to it over HTTP.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { resolve } from "node:path";
+
+export const repoRoot = resolve(import.meta.dirname, "../..");
+export const agentMain = resolve(repoRoot, "dist/agent/main.js");
+export const fakesDir = resolve(repoRoot, "test/fakes");
+
+export interface RunningAgent {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  /** Every stdout line so far (pino JSON). */
+  logs: () => string[];
+  stderr: () => string;
+  scrape(path?: string): Promise<string>;
+  /** SIGTERM; resolves with exit code and milliseconds taken. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
+}
+
+export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000): Promise<RunningAgent> {
+  const child = spawn(process.execPath, [agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let partial = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d: string) => (stderr += d));
+  const port = await new Promise<number>((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error(`agent did not start in ${timeoutMs} ms; stderr: ${stderr}; logs: ${lines.join("\n")}`)), timeoutMs);
+    child.stdout.on("data", (d: string) => {
+      partial += d;
+      let nl;
+      while ((nl = partial.indexOf("\n")) >= 0) {
+        const line = partial.slice(0, nl);
+        partial = partial.slice(nl + 1);
+        lines.push(line);
+        if (line.includes('"ringwatch listening"')) {
+          clearTimeout(timer);
+          resolvePort((JSON.parse(line) as { port: number }).port);
+        }
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`agent exited with ${code} before listening; stderr: ${stderr}; logs: ${lines.join("\n")}`));
+    });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    child,
+    port,
+    url,
+    logs: () => lines.slice(),
+    stderr: () => stderr,
+    async scrape(path = "/metrics"): Promise<string> {
+      const res = await fetch(url + path);
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
+      return res.text();
+    },
+    stop(signal: NodeJS.Signals = "SIGTERM") {
+      const t0 = Date.now();
+      return new Promise((resolveStop) => {
+        if (child.exitCode !== null) return resolveStop({ code: child.exitCode, ms: 0 });
+        child.once("exit", (code) => resolveStop({ code, ms: Date.now() - t0 }));
+        child.kill(signal);
+      });
+    },
+  };
+}
+
+/** Runs the agent to completion (e.g. --once, bad flags). */
+export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [agentMain, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`agent did not finish in ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Value of one sample in an exposition, e.g. sample(text, 'ringwatch_gpu_power_watts{gpu="0"}'). */
+export function sample(exposition: string, series: string): number | undefined {
+  for (const line of exposition.split("\n")) {
+    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
+
+/** Every sample line of one metric family name. */
+export function samplesOf(exposition: string, name: string): string[] {
+  return exposition.split("\n").filter((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
+}
+
+/** Polls until fn returns a value other than undefined, or throws after timeoutMs. */
+export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 200): Promise<T> {
+  const t0 = Date.now();
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** PIDs of live processes whose command line contains `needle` (reads /proc). */
+export async function processesMatching(needle: string): Promise<number[]> {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const out: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = (await readFile(`/proc/${entry}/cmdline`, "utf8")).replace(/\0/g, " ");
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (cmd.includes(needle) && state !== "Z") out.push(Number(entry));
+    } catch {
+      // process gone
+    }
+  }
+  return out;
+}

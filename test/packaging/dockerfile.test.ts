@@ -1,0 +1,27 @@
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+// No Docker engine runs on the CI machines, so the image cannot be built here; these checks
+// hold the Dockerfile to the packaging rules instead.
+const text = readFileSync(join(resolve(import.meta.dirname, "../.."), "Dockerfile"), "utf8");
+const stages = text.split(/^FROM /m).slice(1);
+
+describe("Dockerfile", () => {
+  it("is multi-stage on a slim Node.js LTS image", () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const s of stages) expect(s).toMatch(/^node:\$\{NODE_VERSION\}-\w+-slim/);
+    const version = /^ARG NODE_VERSION=(\d+)$/m.exec(text)?.[1];
+    expect(Number(version) % 2).toBe(0); // even majors are the LTS lines
+  });
+
+  it("runs the final stage as a non-root user without dev dependencies", () => {
+    const final = stages[stages.length - 1] ?? "";
+    const user = /^USER (\S+)$/m.exec(final)?.[1];
+    expect(user).toBeDefined();
+    expect(["root", "0", "0:0"]).not.toContain(user);
+    expect(final).not.toMatch(/npm (ci|install)(?![^\n]*--omit=dev)/);
+    expect(stages[0]).toMatch(/npm prune --omit=dev/);
+    expect(final).toMatch(/ENTRYPOINT \["node", "\/opt\/ringwatch\/dist\/agent\/main.js"\]/);
+  });
+});
