@@ -3,6 +3,8 @@
  * variable (RINGWATCH_ + name upper-cased, `.` and `-` as `_`) and a YAML key (the same dotted
  * name, nested or flat). Precedence: flag > environment > YAML file > default.
  */
+import { DEFAULT_DEVICE_EXCLUDE } from "../collectors/mtu/filter.js";
+
 export type FlagKind = "string" | "bool" | "duration" | "regex" | "address" | "enum" | "level" | "list";
 
 export interface FlagDef {
@@ -47,7 +49,7 @@ export const FLAGS: readonly FlagDef[] = [
   { name: "collector.mtu", kind: "bool", default: "true", help: "Enable the mtu collector (ip -j -d link show)." },
   { name: "collector.mtu.ip", kind: "string", default: "ip", help: "Path of ip (iproute2)." },
   { name: "collector.mtu.device-include", kind: "regex", help: "Only report interfaces whose name matches this regular expression." },
-  { name: "collector.mtu.device-exclude", kind: "regex", default: "^(veth|cali|lxc|tap|tun|flannel|cni|vxlan|genev).*", help: "Do not report interfaces whose name matches this regular expression (default: per-pod and overlay interfaces)." },
+  { name: "collector.mtu.device-exclude", kind: "regex", default: DEFAULT_DEVICE_EXCLUDE.source, help: "Do not report interfaces whose name matches this regular expression; empty reports all (default: per-pod, per-VM and overlay interfaces)." },
   { name: "collector.mtu.interval", kind: "duration", help: "Poll interval of the mtu collector (default: --collector.interval)." },
 ];
 
