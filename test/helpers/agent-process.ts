@@ -118,7 +118,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
     } catch (err) {
       last = err;
     }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ""}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
