@@ -190,7 +190,8 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
   const pollInterval = (n: string): number => {
     const ms = duration(n, "collector.interval");
     if (intervalToCron(ms) === undefined) {
-      throw new ConfigError(`invalid interval for --${n}: must divide a minute (1s..30s, 60s) or an hour (whole minutes)`);
+      const which = pick(n, layers) !== undefined ? n : "collector.interval";
+      throw new ConfigError(`invalid interval for --${which}: must divide a minute (1s..30s, 60s) or an hour (whole minutes)`);
     }
     return ms;
   };

@@ -96,8 +96,7 @@ export class Runner {
       this.self.success.set({ collector: c.name }, h.ok ? 1 : 0);
       if (h.lastSuccessMs !== undefined) this.self.lastSuccess.set({ collector: c.name }, h.lastSuccessMs / 1000);
       if (h.durationSeconds !== undefined) this.self.duration.set({ collector: c.name }, h.durationSeconds);
-      if (h.ok) this.recovered(c.name);
-      else this.noteProblem(c.name, h.reason ?? "not healthy", h.absent === true, false);
+      // Stream collectors log their own trouble as it happens (they see each event); no log here.
     }
   }
 

@@ -27,6 +27,8 @@ export interface CollectorHealth {
   reason?: string;
   /** Not ok because the source is simply not present on this machine (logged at info). */
   absent?: boolean;
+  /** Not ok yet because the source is still starting (not logged as a failure). */
+  starting?: boolean;
   /** Unix ms of the last successful sample. */
   lastSuccessMs?: number;
   /** Seconds the last complete sample took to produce (optional). */

@@ -1,0 +1,103 @@
+/**
+ * Wires one agent together: registry, the process runner, the enabled collectors, the poll/stream
+ * runner and the HTTP server. Constructing it starts nothing; start() / runOnce() / stop() do.
+ */
+import type { Logger } from "pino";
+import { Registry, collectDefaultMetrics } from "prom-client";
+import type { Collector, CollectorDeps } from "../collectors/collector.js";
+import { createExec, type Exec } from "../collectors/exec.js";
+import { createGdrCollector } from "../collectors/gdr/collector.js";
+import { createGpuCollector } from "../collectors/gpu/collector.js";
+import { createInfinibandCollector } from "../collectors/infiniband/collector.js";
+import { createMtuCollector } from "../collectors/mtu/collector.js";
+import type { AgentConfig } from "./config.js";
+import { Runner } from "./runner.js";
+import { createSelfMetrics } from "./self-metrics.js";
+import { createMetricsServer, type MetricsServer } from "./server.js";
+import { VERSION } from "./version.js";
+
+export interface Agent {
+  readonly registry: Registry;
+  readonly exec: Exec;
+  readonly collectors: readonly Collector[];
+  /** Starts collectors and the HTTP server; resolves with the bound port. */
+  start(): Promise<number>;
+  /** Runs every collector once and returns the exposition text. */
+  runOnce(): Promise<string>;
+  /** Stops collectors, kills every child, closes the server. */
+  stop(): Promise<void>;
+}
+
+export interface AgentDeps {
+  logger: Logger;
+  now?: () => number;
+}
+
+export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Collector[] {
+  const out: Collector[] = [];
+  const timeoutMs = config.timeoutMs;
+  const child = (name: string): CollectorDeps => ({ ...deps, logger: deps.logger.child({ collector: name }) });
+  if (config.gpu.enabled) {
+    out.push(createGpuCollector(child("gpu"), { nvidiaSmi: config.gpu.nvidiaSmi, intervalSeconds: config.gpu.intervalSeconds, groups: config.gpu.dmonGroups, timeoutMs }));
+  }
+  if (config.infiniband.enabled) {
+    const ib = config.infiniband;
+    out.push(
+      createInfinibandCollector(child("infiniband"), {
+        sysfsRoot: config.sysfsRoot,
+        source: ib.source,
+        ibstat: ib.ibstat,
+        perfquery: ib.perfquery,
+        deviceInclude: ib.deviceInclude,
+        deviceExclude: ib.deviceExclude,
+        // One update may run ibstat and then perfquery: give each a third of the poll's limit.
+        timeoutMs: Math.max(1000, Math.floor(timeoutMs / 3)),
+      }),
+    );
+  }
+  if (config.gdr.enabled) out.push(createGdrCollector(child("gdr"), { procfsRoot: config.procfsRoot, lsmod: config.gdr.lsmod, timeoutMs }));
+  if (config.mtu.enabled) {
+    out.push(createMtuCollector(child("mtu"), { ip: config.mtu.ip, deviceInclude: config.mtu.deviceInclude, deviceExclude: config.mtu.deviceExclude ?? /(?!)/, timeoutMs }));
+  }
+  return out;
+}
+
+export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
+  const now = deps.now ?? Date.now;
+  const registry = new Registry();
+  if (!config.once) collectDefaultMetrics({ register: registry });
+  const exec = createExec();
+  const onScrape = { refresh: (): void => undefined };
+  const self = createSelfMetrics(registry, VERSION, () => onScrape.refresh());
+  const collectors = buildCollectors(config, { registry, logger: deps.logger, exec, now });
+  const runner = new Runner(collectors, self, deps.logger, {
+    timeoutMs: config.timeoutMs + 2000,
+    intervalsMs: { infiniband: config.infiniband.intervalMs, gdr: config.gdr.intervalMs, mtu: config.mtu.intervalMs },
+    now,
+  });
+  onScrape.refresh = () => runner.refreshStreams();
+  let server: MetricsServer | undefined;
+
+  return {
+    registry,
+    exec,
+    collectors,
+    async start(): Promise<number> {
+      server = createMetricsServer(registry, deps.logger, { telemetryPath: config.telemetryPath, version: VERSION });
+      const port = await server.listen(config.listen);
+      runner.start();
+      return port;
+    },
+    async runOnce(): Promise<string> {
+      await runner.runOnce();
+      await Promise.all(collectors.map((c) => (c.stop ? c.stop() : Promise.resolve())));
+      await exec.killAll();
+      return registry.metrics();
+    },
+    async stop(): Promise<void> {
+      await runner.stop();
+      await exec.killAll(1500);
+      await server?.close(2000);
+    },
+  };
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+/** Entry point: command line → config → logger → agent → signals. Bad flags or config: one line, exit 2. */
+import type { Logger } from "pino";
+import { createAgent } from "./app.js";
+import { ConfigError, helpText, parseCli, type AgentConfig } from "./config.js";
+import { createLogger } from "./logger.js";
+import { VERSION } from "./version.js";
+
+const SHUTDOWN_DEADLINE_MS = 4500;
+
+function fail(message: string): never {
+  process.stderr.write(`ringwatch: ${message}\n`);
+  process.exit(2);
+}
+
+async function runOnce(config: AgentConfig, logger: Logger): Promise<void> {
+  const agent = createAgent(config, { logger });
+  const text = await agent.runOnce();
+  process.stdout.write(text, () => process.exit(0));
+}
+
+async function runDaemon(config: AgentConfig, logger: Logger): Promise<void> {
+  const agent = createAgent(config, { logger });
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    const deadline = setTimeout(() => {
+      logger.warn("shutdown deadline reached; exiting");
+      process.exit(0);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err: String(err) }, "error during shutdown");
+        process.exit(0);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  try {
+    const port = await agent.start();
+    logger.info({ version: VERSION, port, collectors: agent.collectors.map((c) => c.name) }, "ringwatch listening");
+  } catch (err) {
+    logger.error({ reason: err instanceof Error ? err.message : String(err) }, "cannot start");
+    await agent.stop();
+    process.exit(1);
+  }
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  let action;
+  try {
+    action = parseCli(argv, process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+  if (action.kind === "help") {
+    process.stdout.write(helpText());
+    return;
+  }
+  if (action.kind === "version") {
+    process.stdout.write(`ringwatch ${VERSION} (node ${process.versions.node})\n`);
+    return;
+  }
+  const config = action.config;
+  const logger = createLogger(config.logLevel, config.once);
+  process.on("unhandledRejection", (reason) => logger.error({ reason: String(reason) }, "unhandled promise rejection"));
+  if (config.once) await runOnce(config, logger);
+  else await runDaemon(config, logger);
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  process.stderr.write(`ringwatch: fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
