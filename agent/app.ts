@@ -90,9 +90,10 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
     },
     async runOnce(): Promise<string> {
       await runner.runOnce();
+      const text = await registry.metrics();
       await Promise.all(collectors.map((c) => (c.stop ? c.stop() : Promise.resolve())));
       await exec.killAll();
-      return registry.metrics();
+      return text;
     },
     async stop(): Promise<void> {
       await runner.stop();

@@ -39,6 +39,8 @@ export class Runner {
   /** Last problem logged per collector (undefined = healthy). */
   private readonly problems = new Map<CollectorName, string | undefined>();
   private stopped = false;
+  /** Streams report health only once started (in --once mode runOnce() records their result). */
+  private streamsStarted = false;
 
   constructor(
     private readonly collectors: readonly Collector[],
@@ -55,6 +57,7 @@ export class Runner {
       error: (m) => this.logger.warn({ component: "cron" }, String(m)),
       debug: (m) => this.logger.debug({ component: "cron" }, String(m)),
     });
+    this.streamsStarted = true;
     for (const c of this.collectors) {
       if (c.mode === "stream") {
         try {
@@ -90,6 +93,7 @@ export class Runner {
 
   /** Called at scrape time: copies stream collectors' health into the self metrics. */
   refreshStreams(): void {
+    if (!this.streamsStarted) return;
     for (const c of this.collectors) {
       if (c.mode !== "stream" || !c.health) continue;
       const h = c.health();

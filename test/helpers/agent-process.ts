@@ -123,6 +123,24 @@ export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs 
   }
 }
 
+/** PIDs of live processes whose environment holds `KEY=value` (reads /proc): finds a test's own children even after they were orphaned. */
+export async function processesWithEnv(entry: string): Promise<number[]> {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const out: number[] = [];
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const env = (await readFile(`/proc/${pid}/environ`, "utf8")).split("\0");
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (env.includes(entry) && state !== "Z") out.push(Number(pid));
+    } catch {
+      // process gone, or not ours to read
+    }
+  }
+  return out;
+}
+
 /** PIDs of live processes whose command line contains `needle` (reads /proc). */
 export async function processesMatching(needle: string): Promise<number[]> {
   const { readdir, readFile } = await import("node:fs/promises");
