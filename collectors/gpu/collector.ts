@@ -41,6 +41,13 @@ const MAX_BACKOFF_MS = 60_000;
 /** A child that delivered for this long resets log de-duplication. */
 const QUIET_RESET_MS = 10 * 60_000;
 
+/** dmon's own default groups: power/temperature, utilisation, clocks; every driver has them. */
+const FALLBACK_GROUPS = "puc";
+
+function rejectsGroups(f: NvsmiFailure | undefined): boolean {
+  return f !== undefined && (f.kind === "command_failed" || f.kind === "not_supported");
+}
+
 export function identityArgs(): string[] {
   return [`--query-gpu=${IDENTITY_FIELDS.join(",")}`, "--format=csv,noheader,nounits"];
 }
@@ -183,6 +190,10 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
       absent = true;
       return;
     }
+    if (lastSuccessMs === undefined && rejectsGroups(lastFailure) && dmonArgs[2] !== FALLBACK_GROUPS) {
+      log.warn(`gpu: nvidia-smi dmon rejected groups "${dmonArgs[2] ?? ""}" (${lastFailure?.message ?? ""}); falling back to "${FALLBACK_GROUPS}"`);
+      dmonArgs[2] = FALLBACK_GROUPS;
+    }
     const failure = lastFailure ? `: ${lastFailure.message}` : "";
     const what = info.stalled ? `nvidia-smi dmon was silent for ${STALE_INTERVALS} intervals and was killed` : exit.problem;
     downReason = `${what}${failure}; restarting in ${retryS}s`;
@@ -197,10 +208,12 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
     }
   }
 
+  // Mutable: an old driver that rejects the configured groups gets dmon's default set instead.
+  const dmonArgs = ["dmon", "-s", groups, "-d", String(intervalS)];
   const sup = new Supervisor({
     exec: deps.exec,
     file,
-    args: ["dmon", "-s", groups, "-d", String(intervalS)],
+    args: dmonArgs,
     now: deps.now,
     silenceMs: staleMs,
     maxBackoffMs: MAX_BACKOFF_MS,
@@ -224,7 +237,11 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
   }
 
   async function once(): Promise<void> {
-    const r = await deps.exec.run(file, ["dmon", "-s", groups, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs });
+    let r = await deps.exec.run(file, ["dmon", "-s", dmonArgs[2] ?? groups, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs });
+    if (!r.ok && dmonArgs[2] !== FALLBACK_GROUPS && rejectsGroups(parseDmonText(r.stdout).errors[0])) {
+      dmonArgs[2] = FALLBACK_GROUPS;
+      r = await deps.exec.run(file, ["dmon", "-s", FALLBACK_GROUPS, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs });
+    }
     if (r.notFound) throw new CollectorError(`${file} not found or not executable`, { absent: true });
     const parsed = parseDmonText(r.stdout);
     for (const f of parsed.errors) metrics.countError(f.kind);

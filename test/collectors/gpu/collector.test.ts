@@ -103,6 +103,15 @@ describe("gpu collector (stream, real child processes)", () => {
     expect(dmonPids(r)).toHaveLength(1);
   });
 
+  it("falls back to dmon's default groups when an old driver rejects the configured ones", async () => {
+    const r = rig({ FAKE_NVSMI_DMON: H100_IDLE, FAKE_NVSMI_GROUPS: "puc" });
+    r.c.start?.();
+    await waitFor("power sample after fallback", async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69);
+    const dmonArgs = invocations(r).map(([, a]) => a).filter((a) => a.startsWith("dmon"));
+    expect(dmonArgs).toEqual(["dmon -s pucvmet -d 1", "dmon -s puc -d 1"]);
+    expect(r.lines.filter((l) => l.msg.includes('falling back to "puc"'))).toHaveLength(1);
+  });
+
   it("publishes every GPU of an 8-GPU node; `-` columns have no series", async () => {
     const r = rig({ FAKE_NVSMI_DMON: EIGHT_GPUS }, { groups: "pcut", intervalSeconds: 2 });
     r.c.start?.();
@@ -263,6 +272,13 @@ describe("gpu collector once()", () => {
     expect(await value(r.registry, "ringwatch_gpu_power_limit_watts", { gpu: "1" })).toBe(600);
     expect(await value(r.registry, "ringwatch_gpu_info", { gpu: "1", name: "NVIDIA RTX PRO 6000 Blackwell Server Edition", uuid: "" })).toBe(1);
     expect(r.exec.running()).toBe(0);
+  });
+
+  it("falls back to dmon's default groups when the driver rejects the configured ones", async () => {
+    const r = rig({ FAKE_NVSMI_DMON: EIGHT_GPUS, FAKE_NVSMI_GROUPS: "puc" });
+    await r.c.once();
+    expect(invocations(r).map(([, a]) => a).filter((a) => a.startsWith("dmon"))).toEqual(["dmon -s pucvmet -c 1 -d 1", "dmon -s puc -c 1 -d 1"]);
+    expect(await powerSeries(r)).toBe(8);
   });
 
   it("reports the last value printed for each GPU", async () => {
