@@ -1,0 +1,192 @@
+/**
+ * Network selection and GPUDirect RDMA lines.
+ *
+ *   NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB ib0:10.0.0.1<0>    (also /IB/SHARP)
+ *   NET/IB : No device found.                 NET/IB: [0] mlx5_3:1/IB   (2.3, one line per HCA)
+ *   NET/Socket : Using [0]eth0:10.2.3.32<0> [1]veth0:fe80::1%veth0<0>
+ *   Using network IB | Socket | IBext_v8      Using internal Network IB (2.3)
+ *   Bootstrap : Using ib0:10.159.0.34<0>      NET : Using interface enp1s0f0:100.97.16.164<0> (2.3)
+ *   Failed to open libibverbs.so[.1]          (INFO from 2.19; WARN before)
+ *   NET/IB : GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0' [(no module)]
+ *   GPU Direct RDMA Enabled for GPU 81000 / HCA 1 (distance 6 <= 7), read 0 [mode Default]
+ *   GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)
+ */
+import type { GdrEvent, NetDevice, NetEvent } from "./types.js";
+import { find, isDigit, isSpace, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
+
+/** `[0]mlx5_2:1/IB/SHARP` or `[0] mlx5_3:1/IB` or `[0]eth0:10.2.3.32<0>` at i; undefined if not a device. */
+function readDevice(s: string, i: number, end: number, socket: boolean): NetDevice | undefined {
+  const index = readInt(s, i + 1, end);
+  if (index === undefined || s.charCodeAt(pos) !== 93) return undefined;
+  const ns = skipSpaces(s, pos + 1, end);
+  const te = tokenEnd(s, ns, end);
+  const colon = s.indexOf(":", ns);
+  if (colon < 0 || colon >= te) return undefined;
+  const dev: NetDevice = { index, name: s.slice(ns, colon) };
+  if (socket) {
+    const lt = s.lastIndexOf("<", te);
+    dev.addr = s.slice(colon + 1, lt > colon ? lt : te);
+    return dev;
+  }
+  const port = readInt(s, colon + 1, te);
+  if (port !== undefined) dev.port = port;
+  let k = pos;
+  while (k < te && s.charCodeAt(k) === 47 /* / */) {
+    const seg = s.indexOf("/", k + 1);
+    const se = seg < 0 || seg > te ? te : seg;
+    const word = s.slice(k + 1, se);
+    if (word === "SHARP") dev.sharp = true;
+    else if (dev.linkLayer === undefined) dev.linkLayer = word;
+    k = se;
+  }
+  return dev;
+}
+
+/** Device list `[0]a [1]b [RO]; OOB if:addr<0>` from i; fills ev. */
+function readDeviceList(s: string, i: number, end: number, ev: NetEvent, socket: boolean): void {
+  const devices: NetDevice[] = [];
+  while (i < end) {
+    i = skipSpaces(s, i, end);
+    if (i >= end) break;
+    const c = s.charCodeAt(i);
+    if (c === 91 /* [ */) {
+      if (s.startsWith("[RO]", i)) {
+        ev.relaxedOrdering = true;
+        i += 4;
+        continue;
+      }
+      const d = readDevice(s, i, end, socket);
+      if (d === undefined) break;
+      devices.push(d);
+      i = tokenEnd(s, i + 1, end);
+      continue;
+    }
+    if (c === 59 /* ; */) {
+      i++;
+      continue;
+    }
+    if (s.startsWith("OOB ", i)) {
+      const os = skipSpaces(s, i + 4, end);
+      ev.oob = s.slice(os, tokenEnd(s, os, end));
+    }
+    break;
+  }
+  ev.devices = devices;
+}
+
+/** Messages starting with `NET` (NET/IB, NET/Socket, NET/Plugin, NET : Using interface). */
+export function parseNetMsg(s: string, m: number, end: number): NetEvent | GdrEvent | undefined {
+  if (s.startsWith("NET/IB", m)) {
+    let i = m + 6;
+    if (s.startsWith(" : ", i)) i += 3;
+    else if (s.startsWith(": ", i)) i += 2;
+    else return undefined;
+    if (s.startsWith("Using [", i)) {
+      const ev: NetEvent = { kind: "net", net: "IB", what: "using" };
+      readDeviceList(s, i + 6, end, ev, false);
+      return ev;
+    }
+    if (s.startsWith("No device found", i)) return { kind: "net", net: "IB", what: "no_device" };
+    if (s.startsWith("GPU Direct RDMA ", i)) return parseGdr(s, i, end);
+    if (s.charCodeAt(i) === 91) {
+      const d = readDevice(s, i, end, false);
+      if (d !== undefined) return { kind: "net", net: "IB", what: "device", devices: [d] };
+    }
+    return undefined;
+  }
+  if (s.startsWith("NET/Socket : Using ", m)) {
+    const ev: NetEvent = { kind: "net", net: "Socket", what: "using" };
+    readDeviceList(s, m + 19, end, ev, true);
+    return ev;
+  }
+  if (s.startsWith("NET : Using interface ", m)) {
+    return bootstrap(s, m + 22, end);
+  }
+  return undefined;
+}
+
+/** `Bootstrap : Using ib0:10.0.0.1<0>` / `Bootstrap: Using [0]ens192f1:10.150.178.134<0>` */
+export function parseBootstrap(s: string, m: number, end: number): NetEvent | undefined {
+  const k = find(s, "Using ", m, Math.min(end, m + 20));
+  if (k < 0) return undefined;
+  return bootstrap(s, k + 6, end);
+}
+
+function bootstrap(s: string, i: number, end: number): NetEvent {
+  const ev: NetEvent = { kind: "net", net: "Socket", what: "bootstrap" };
+  if (s.charCodeAt(i) === 91) {
+    readDeviceList(s, i, end, ev, true);
+  } else {
+    const te = tokenEnd(s, i, end);
+    const colon = s.indexOf(":", i);
+    const lt = s.lastIndexOf("<", te);
+    if (colon > i && colon < te) {
+      ev.devices = [{ index: 0, name: s.slice(i, colon), addr: s.slice(colon + 1, lt > colon ? lt : te) }];
+    }
+  }
+  return ev;
+}
+
+/** `Using network IBext_v8` / `Using internal Network IB` */
+export function parseUsingNetwork(s: string, m: number, end: number): NetEvent | undefined {
+  let i: number;
+  if (s.startsWith("Using network ", m)) i = m + 14;
+  else if (s.startsWith("Using internal Network ", m)) i = m + 23;
+  else return undefined;
+  const plugin = s.slice(i, tokenEnd(s, i, end));
+  const net = plugin.startsWith("IB") ? "IB" : plugin.startsWith("Socket") ? "Socket" : plugin;
+  return { kind: "net", net, what: "selected", plugin };
+}
+
+/** `Failed to open libibverbs.so[.1]` as INFO (2.19+): IB unavailable. */
+export function parseLibibverbs(s: string, m: number): NetEvent | undefined {
+  return s.startsWith("Failed to open libibverbs", m)
+    ? { kind: "net", net: "IB", what: "no_device", reason: "libibverbs missing" }
+    : undefined;
+}
+
+/** GPU Direct RDMA line; i points at "GPU Direct RDMA ". */
+export function parseGdr(s: string, i: number, end: number): GdrEvent | undefined {
+  let k = i + 16;
+  const enabled = s.startsWith("Enabled for ", k);
+  if (enabled) k += 12;
+  else if (s.startsWith("Disabled for ", k)) k += 13;
+  else return undefined;
+  if (s.startsWith("HCA ", k)) {
+    const ev: GdrEvent = { kind: "gdr", enabled, scope: "hca" };
+    const hca = readInt(s, k + 4, end);
+    if (hca !== undefined) ev.hca = hca;
+    const q1 = s.indexOf("'", pos);
+    const q2 = q1 < 0 ? -1 : s.indexOf("'", q1 + 1);
+    if (q1 >= 0 && q2 > q1 && q2 < end) ev.hcaName = s.slice(q1 + 1, q2);
+    const lp = find(s, "(", q2 > 0 ? q2 : pos, end);
+    const rp = lp < 0 ? -1 : find(s, ")", lp, end);
+    if (lp >= 0 && rp > lp) ev.reason = s.slice(lp + 1, rp);
+    return ev;
+  }
+  if (!s.startsWith("GPU ", k)) return undefined;
+  const ev: GdrEvent = { kind: "gdr", enabled, scope: "gpu" };
+  const gs = k + 4;
+  const ge = tokenEnd(s, gs, end);
+  ev.gpu = s.slice(gs, ge);
+  const hk = find(s, "HCA ", ge, end);
+  if (hk >= 0) {
+    const hca = readInt(s, hk + 4, end);
+    if (hca !== undefined) ev.hca = hca;
+  }
+  const dk = find(s, "(distance ", ge, end);
+  if (dk >= 0) {
+    const d = readInt(s, dk + 10, end);
+    if (d !== undefined) ev.distance = d;
+    let j = skipSpaces(s, pos, end);
+    while (j < end && !isDigit(s.charCodeAt(j)) && !isSpace(s.charCodeAt(j))) j++;
+    const lim = readInt(s, skipSpaces(s, j, end), end);
+    if (lim !== undefined) ev.limit = lim;
+  }
+  const rk = find(s, "read ", ge, end);
+  if (rk >= 0) {
+    const r = readInt(s, rk + 5, end);
+    if (r !== undefined) ev.read = r !== 0;
+  }
+  return ev;
+}

@@ -1,0 +1,159 @@
+/**
+ * Line prefixes: what launchers and log collectors put in front of a log line (OpenMPI
+ * `[1,0]<stdout>:`, PyTorch `[rank7]:`, torchrun `[default3]:`, Ray `(RayTrainWorker pid=.., ip=..) `,
+ * pdsh `host: `, srun `12: `, `[155] ` tags, markdown `> `, log-viewer `│`, ANSI colour codes) and
+ * NCCL's own `[YYYY-MM-DD HH:MM:SS] ` timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add
+ * sub-seconds). Only the text before the host name is decoded, and only when there is some.
+ */
+import type { LauncherPrefix } from "./types.js";
+import { isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
+
+const MAX_HOST = 255;
+
+/** Result of decoding the prefix region of a line. */
+export interface PrefixInfo {
+  ts?: string;
+  launcher?: LauncherPrefix;
+  /** Index where decoding stopped. */
+  end: number;
+}
+
+/** How much a prefix kind says about the global rank (higher wins when several are present). */
+const RANK_WEIGHT: Record<LauncherPrefix["kind"], number> = { rank: 4, mpi: 3, tag: 2, srun: 2, torchrun: 1, pdsh: 0, ray: 0 };
+
+/**
+ * Merges one decoded prefix into p. Several prefixes can stack (`(RayTrainWorker pid=1) [rank1]:`,
+ * `[80746] [rank0]:`): fields are united, and kind/rank come from the most rank-specific one.
+ */
+function launcherRank(p: PrefixInfo, l: LauncherPrefix): void {
+  const old = p.launcher;
+  if (old === undefined) {
+    p.launcher = l;
+    return;
+  }
+  const winner = RANK_WEIGHT[l.kind] > RANK_WEIGHT[old.kind] ? l : old;
+  const merged: LauncherPrefix = { ...old, ...l, kind: winner.kind };
+  if (winner.rank !== undefined) merged.rank = winner.rank;
+  else delete merged.rank;
+  p.launcher = merged;
+}
+
+/** `[...]` starting at i: NCCL timestamp, [rankN]:, [defaultN]:, [job,rank]<stdout>:, [N], ANSI remnant. */
+function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
+  // "[0m" / "[0;32m": an ANSI colour code whose ESC byte was lost
+  let a = i + 1;
+  while (a < end && a - i < 12 && (isDigit(s.charCodeAt(a)) || s.charCodeAt(a) === 59)) a++;
+  if (a > i + 1 && s.charCodeAt(a) === 109 /* m */) return a + 1;
+  const close = s.indexOf("]", i + 1);
+  if (close < 0 || close >= end || close - i > 64) return -1;
+  const c1 = s.charCodeAt(i + 1);
+  if (isDigit(c1)) {
+    const v = readInt(s, i + 1, close);
+    if (v !== undefined && pos === close) {
+      if (s.charCodeAt(close + 1) === 58) return (launcherRank(p, { kind: "tag", rank: v }), close + 2);
+      launcherRank(p, { kind: "tag", rank: v });
+      return close + 1;
+    }
+    if (v !== undefined && s.charCodeAt(pos) === 44) {
+      const job = v;
+      const r = readInt(s, pos + 1, close);
+      if (r !== undefined && pos === close) {
+        let k = close + 1;
+        const l: LauncherPrefix = { kind: "mpi", job, rank: r };
+        if (s.startsWith("<stdout>", k) || s.startsWith("<stderr>", k)) {
+          l.stream = s.charCodeAt(k + 4) === 111 ? "stdout" : "stderr";
+          k += 8;
+        }
+        if (s.charCodeAt(k) === 58) k++;
+        launcherRank(p, l);
+        return k;
+      }
+    }
+    // Timestamp: [2026-03-18 11:13:09] (any NCCL_DEBUG_TIMESTAMP_FORMAT that starts with a digit).
+    p.ts = s.slice(i + 1, close);
+    return close + 1;
+  }
+  if (s.startsWith("rank", i + 1) && isDigit(s.charCodeAt(i + 5))) {
+    const v = readInt(s, i + 5, close);
+    if (v !== undefined && pos === close) {
+      launcherRank(p, { kind: "rank", rank: v });
+      return s.charCodeAt(close + 1) === 58 ? close + 2 : close + 1;
+    }
+  }
+  let k = i + 1;
+  while (k < close && isAlpha2(s.charCodeAt(k))) k++;
+  if (k > i + 1 && k < close && s.charCodeAt(close + 1) === 58) {
+    const v = readInt(s, k, close);
+    if (v !== undefined && pos === close) {
+      launcherRank(p, { kind: "torchrun", localRank: v });
+      return close + 2;
+    }
+  }
+  return -1;
+}
+
+function isAlpha2(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
+}
+
+/** `(RayTrainWorker pid=615, ip=10.72.7.6) ` */
+function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
+  const close = s.indexOf(")", i);
+  if (close < 0 || close >= end || close - i > 200) return -1;
+  const pk = s.indexOf("pid=", i);
+  if (pk < 0 || pk > close) return -1;
+  const l: LauncherPrefix = { kind: "ray" };
+  const pid = readInt(s, pk + 4, close);
+  if (pid !== undefined) l.pid = pid;
+  if (pk > i + 1) l.actor = s.slice(i + 1, pk).trim();
+  const ik = s.indexOf("ip=", pk);
+  if (ik >= 0 && ik < close) l.ip = s.slice(ik + 3, close).trim();
+  launcherRank(p, l);
+  return close + 1;
+}
+
+/**
+ * Decodes launcher prefixes and the NCCL timestamp in [start, end). Never throws.
+ * `strict`: accept a pdsh/srun `word: ` prefix only when a `[` or `(` follows it (used on lines
+ * without a NCCL header, where `socketProgressOpt: ...` or `torch.distributed.X: ...` are text).
+ */
+export function parsePrefix(s: string, start: number, end: number, strict = false): PrefixInfo {
+  const p: PrefixInfo = { end: start };
+  let i = start;
+  for (let guard = 0; guard < 8 && i < end; guard++) {
+    i = skipSpaces(s, i, end);
+    if (i >= end) break;
+    const c = s.charCodeAt(i);
+    let next = -1;
+    if (c === 27) next = s.indexOf("m", i) + 1 || -1; // ESC[...m
+    else if (c === 0x2502 || c === 0x2503 || c === 62 /* > */) next = i + 1;
+    else if (c === 91 /* [ */) next = bracket(s, i, end, p);
+    else if (c === 40 /* ( */) next = rayPrefix(s, i, end, p);
+    else next = wordColon(s, i, end, p, strict);
+    if (next <= i) break;
+    i = next;
+  }
+  p.end = i;
+  return p;
+}
+
+/** pdsh `host: ` or srun `12: ` */
+function wordColon(s: string, i: number, end: number, p: PrefixInfo, strict: boolean): number {
+  let k = i;
+  while (k < end && k - i < MAX_HOST && hostChar(s.charCodeAt(k))) k++;
+  if (k === i || k + 1 >= end || s.charCodeAt(k) !== 58 || !isSpace(s.charCodeAt(k + 1))) return -1;
+  if (strict) {
+    const c = s.charCodeAt(skipSpaces(s, k + 1, end));
+    if (c !== 91 && c !== 40) return -1;
+  }
+  const v = readInt(s, i, k);
+  if (v !== undefined && pos === k) launcherRank(p, { kind: "srun", rank: v });
+  else launcherRank(p, { kind: "pdsh", host: s.slice(i, k) });
+  return k + 2;
+}
+
+/** [A-Za-z0-9._-] */
+function hostChar(c: number): boolean {
+  const l = c | 32;
+  return (l >= 97 && l <= 122) || (c >= 48 && c <= 57) || c === 45 || c === 95 || c === 46;
+}
