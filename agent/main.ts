@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point: command line → config → logger → agent → signals. Bad flags or config: one line, exit 2. */
 import type { Logger } from "pino";
+import { runAnalyze } from "./analyze/cli.js";
 import { createAgent } from "./app.js";
 import { ConfigError, helpText, parseCli, type AgentConfig } from "./config.js";
 import { createLogger } from "./logger.js";
@@ -52,6 +53,12 @@ async function runDaemon(config: AgentConfig, logger: Logger): Promise<void> {
 }
 
 async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === "analyze") {
+    let out = "";
+    const code = runAnalyze(argv.slice(1), { stdout: (s) => (out += s), stderr: (s) => process.stderr.write(s) });
+    process.stdout.write(out, () => process.exit(code));
+    return;
+  }
   let action;
   try {
     action = parseCli(argv, process.env);

@@ -33,6 +33,8 @@ export interface GpuSample {
 export interface GpuCollector extends Collector {
   /** Latest fresh sample per GPU (dmon index); GPUs without a row for 3 intervals are absent. */
   latestSamples(): ReadonlyMap<string, GpuSample>;
+  /** Identity per GPU index (bus id, power limit) from the last --query-gpu read. */
+  identities(): ReadonlyMap<string, GpuIdentity>;
 }
 
 const STALE_INTERVALS = 3;
@@ -299,6 +301,9 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
     latestSamples(): ReadonlyMap<string, GpuSample> {
       if (started) withdrawStale();
       return latest;
+    },
+    identities(): ReadonlyMap<string, GpuIdentity> {
+      return identity;
     },
   };
 }

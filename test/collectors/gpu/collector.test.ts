@@ -97,6 +97,7 @@ describe("gpu collector (stream, real child processes)", () => {
     const latest = r.c.latestSamples().get("0");
     expect(latest?.values).toMatchObject({ pwr: 69, sm: 0, pclk: 345 });
     expect(latest?.atMs).toBeGreaterThan(Date.now() - 5000);
+    expect(r.c.identities().get("0")).toMatchObject({ pciBusId: "00000000:00:09.0", powerLimitWatts: 700 });
     const args = invocations(r).map(([, a]) => a);
     expect(args).toContain("dmon -s pucvmet -d 1");
     expect(args).toContain("--query-gpu=index,uuid,name,pci.bus_id,driver_version,power.limit --format=csv,noheader,nounits");

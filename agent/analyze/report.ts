@@ -1,0 +1,92 @@
+/** The shape `ringwatch analyze --json` prints (a contract: other tools read it). */
+
+export type FindingKind =
+  | "collective_mismatch"
+  | "rank_behind"
+  | "watchdog_timeout"
+  | "socket_transport"
+  | "gdr_disabled"
+  | "network_error"
+  | "nccl_error"
+  | "hang_suspected";
+
+export type Severity = "critical" | "warning" | "info";
+
+export interface Finding {
+  kind: FindingKind;
+  severity: Severity;
+  /** One or two sentences for a person at 2:47 AM: what, where, what to do. */
+  summary: string;
+  ranks: number[];
+  /** `host:pid` of the processes concerned. */
+  processes: string[];
+  comm_id: string | null;
+  /** `file:line` of the lines that show it. */
+  evidence: string[];
+  /** The numbers that make it specific, where they apply. */
+  seq?: number;
+  op?: string;
+  other_op?: string;
+  op_count?: string;
+  peer?: string;
+  count?: number;
+  timeout_ms?: number;
+}
+
+export interface ProcessSummary {
+  process: string;
+  host: string;
+  pid: number;
+  nccl_version: string | null;
+  net: string;
+  gdr: string;
+  files: string[];
+  ranks: { comm_id: string; rank: number }[];
+  warnings: number;
+}
+
+export interface CommunicatorSummary {
+  comm_id: string;
+  nranks: number | null;
+  ranks_seen: number;
+  collectives_max: number;
+  collectives_min: number;
+  last_op: string | null;
+  torn_down: boolean;
+}
+
+export interface Report {
+  findings: Finding[];
+  processes: ProcessSummary[];
+  communicators: CommunicatorSummary[];
+}
+
+const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
+const KIND_ORDER: FindingKind[] = [
+  "rank_behind",
+  "collective_mismatch",
+  "hang_suspected",
+  "watchdog_timeout",
+  "network_error",
+  "nccl_error",
+  "socket_transport",
+  "gdr_disabled",
+];
+
+/** Most important first: severity, then the kinds that name a culprit. */
+export function sortFindings(f: Finding[]): Finding[] {
+  return f.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
+}
+
+/** `0-6,9` */
+export function rankList(ranks: readonly number[]): string {
+  const s = [...new Set(ranks)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < s.length; ) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === (s[j] ?? 0) + 1) j++;
+    parts.push(j > i + 1 ? `${s[i]}-${s[j]}` : j === i + 1 ? `${s[i]},${s[j]}` : `${s[i]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
+}

@@ -1,0 +1,33 @@
+/**
+ * What a GPU looks like while its rank is silent: a NCCL kernel spinning in a collective reads
+ * ~100 % SM utilisation at near-idle power (nccl#968, NeMo#9291, horovod#3611); a rank blocked on
+ * the CPU side leaves its GPU at ~0 %; a GPU computing (e.g. replaying CUDA graphs, which print no
+ * COLL lines) is busy at high power, and its silence is not a hang.
+ */
+export type GpuSignature = "spin" | "idle" | "busy";
+
+export interface GpuReading {
+  /** SM utilisation, percent. */
+  sm?: number;
+  /** Power draw, watts. */
+  powerW?: number;
+  /** Enforced power limit, watts. */
+  powerLimitW?: number;
+}
+
+/** SM utilisation at or above this counts as "spinning or computing". */
+export const SPIN_SM_PERCENT = 90;
+/** Below this share of the power limit a fully "utilised" GPU is spinning, not computing. */
+export const SPIN_POWER_SHARE = 0.4;
+/** At or below this SM utilisation the GPU is idle. */
+export const IDLE_SM_PERCENT = 5;
+
+export function classifyGpu(r: GpuReading): GpuSignature | undefined {
+  if (r.sm === undefined) return undefined;
+  if (r.sm <= IDLE_SM_PERCENT) return "idle";
+  if (r.sm >= SPIN_SM_PERCENT && r.powerW !== undefined && r.powerLimitW !== undefined && r.powerLimitW > 0) {
+    return r.powerW < SPIN_POWER_SHARE * r.powerLimitW ? "spin" : "busy";
+  }
+  // Partly utilised, or no power limit to judge by: something is running on it.
+  return "busy";
+}

@@ -1,0 +1,124 @@
+/**
+ * What ringwatch knows about the NCCL processes, communicators and ranks it reads logs of.
+ * Built by Tracker from parser events; read by the detectors (agent/detect) and the metrics.
+ * Every map here is bounded: see Tracker's limits.
+ */
+import type { WarnKind } from "../types.js";
+
+/** One writer of NCCL lines: `host:pid`. */
+export interface ProcessState {
+  key: string;
+  host: string;
+  pid: number;
+  /** NCCL version (`2.21.5+cuda12.4`) once seen. */
+  version?: string;
+  /** Log files this process was read from (path → last line number read). */
+  sources: Map<string, number>;
+  /** comm pointer (process-local) → communicator key. */
+  comms: Map<string, string>;
+  /** Networks NCCL said it uses: "IB", "RoCE", "Socket", a plugin name. */
+  nets: Set<string>;
+  /** `NET/IB : No device found` or libibverbs missing: NCCL fell back to sockets. */
+  noIbDevice: boolean;
+  /** Channel links that went over the network, by transport (`IB`, `Socket`), and whether any used GDRDMA. */
+  netLinks: Map<string, number>;
+  gdrLinks: number;
+  /** `GPU Direct RDMA Enabled|Disabled` lines. */
+  gdrEnabled: number;
+  gdrDisabled: number;
+  warnings: WarningRecord[];
+  /** First `file:line` of a few transport facts: no_ib, socket_link, ib_link, gdr_disabled, gdrdma. */
+  evidence: Map<string, string>;
+  /** Last time a line of this process was read (ms). */
+  lastSeenMs: number;
+  /** COLL lines whose comm pointer had no Init COMPLETE line we saw (excerpts, init cut off). */
+  unresolvedColl: number;
+  /** Per unresolved comm pointer: what its COLL lines said (bounded), for offline grouping by opCount. */
+  unresolved: Map<string, UnresolvedComm>;
+  /** Set when <procfs>/<pid> was found gone (ms). */
+  goneSinceMs?: number;
+}
+
+export interface UnresolvedComm {
+  ptr: string;
+  nranks?: number;
+  cudaDev?: number;
+  count: number;
+  lastOp?: string;
+  lastOpCount?: string;
+  /** opCount (hex) → op, last SEQ_WINDOW. */
+  opsByOpCount: Map<string, { op: string; where: string }>;
+  lastWhere?: string;
+}
+
+export interface WarningRecord {
+  kind: WarnKind;
+  message: string;
+  peer?: string;
+  peerPort?: number;
+  ibStatus?: number;
+  vendorErr?: number;
+  mismatchRank?: number;
+  atMs: number;
+  /** `file:line` where it was read. */
+  where: string;
+}
+
+/** One rank of one communicator, as seen in one process's log. */
+export interface RankState {
+  rank: number;
+  processKey: string;
+  commPtr: string;
+  nranks?: number;
+  cudaDev?: number;
+  nvmlDev?: number;
+  busId?: string;
+  /** COLL lines counted since ringwatch began reading this rank (the rank entered that many collectives). */
+  collectives: number;
+  /** True when counting began at the communicator's Init line (the count is the real sequence). */
+  countFromInit: boolean;
+  lastOp?: string;
+  lastOpCount?: string;
+  /** When the last COLL line was written (ms): line timestamp, read time, or file mtime for history. */
+  lastProgressMs?: number;
+  tornDownMs?: number;
+  /** `file:line` of the last COLL line and of the Init COMPLETE line. */
+  lastCollWhere?: string;
+  initWhere?: string;
+}
+
+/** Ops seen at one sequence index of a communicator, for mismatch detection. */
+export interface SeqOps {
+  op: string;
+  rank: number;
+  mismatch?: { rank: number; op: string };
+}
+
+export interface ArrivalRecord {
+  /** Rank that arrived last at this sequence index, and how much later than the first (ms). */
+  lastRank: number;
+  spreadMs: number;
+}
+
+/** A communicator: the ranks of one commId (or split key) seen on this node. */
+export interface CommState {
+  key: string;
+  /** `commId` as NCCL prints it, or undefined for split communicators keyed otherwise. */
+  commId?: string;
+  nranks?: number;
+  ranks: Map<number, RankState>;
+  /** Sequence index (1-based count) → op of the first rank there; bounded window. */
+  seqOps: Map<number, SeqOps>;
+  /** A collective-type mismatch seen: sequence index, ranks and ops. */
+  mismatch?: { seq: number; rankA: number; opA: string; rankB: number; opB: string; where?: string };
+  /** Arrivals at sequence indexes not yet reached by every local rank. */
+  pendingArrivals: Map<number, { firstMs: number; lastMs: number; lastRank: number; seen: number }>;
+  /** Finished arrival records, newest last (bounded). */
+  arrivals: ArrivalRecord[];
+  /** Gaps (ms) between advances of the communicator's furthest rank, newest last (bounded). */
+  gaps: number[];
+  /** Max collective count over ranks and when it last advanced. */
+  maxCollectives: number;
+  lastAdvanceMs?: number;
+  createdMs: number;
+}

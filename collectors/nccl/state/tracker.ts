@@ -1,0 +1,389 @@
+/**
+ * Folds parser events into per-process, per-communicator and per-rank state. Pure apart from the
+ * time passed in with each line; no I/O. Bounded: communicators beyond maxComms are dropped (and
+ * counted), per-communicator windows keep the last SEQ_WINDOW indexes, warnings the last few.
+ */
+import { splitCommKey } from "../parse-init.js";
+import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../types.js";
+import type { CommState, ProcessState, RankState } from "./model.js";
+import { ncclTimestampMs } from "./times.js";
+
+export interface LineContext {
+  /** File the line came from. */
+  source: string;
+  /** 1-based line number in that file as far as ringwatch read it (for evidence `file:line`). */
+  lineNo: number;
+  /** When the line was read (live), or undefined (offline: only line timestamps count). */
+  readMs?: number;
+  /** Read from the head of a file that existed before ringwatch started: time unknown. */
+  historical?: boolean;
+  /** The file's mtime, the latest time a historical line can have been written. */
+  mtimeMs?: number;
+}
+
+export interface TrackerLimits {
+  maxComms: number;
+  maxProcesses: number;
+}
+
+const SEQ_WINDOW = 256;
+const ARRIVAL_WINDOW = 64;
+const GAP_WINDOW = 128;
+const WARN_WINDOW = 32;
+const MAX_UNRESOLVED = 16;
+
+export interface WatchdogRecord {
+  rank?: number;
+  pgRank?: number;
+  opType?: string;
+  seq?: number;
+  timeoutMs?: number;
+  ranForMs?: number;
+  processKey?: string;
+  where: string;
+}
+
+export interface WorkStatusRecord {
+  rank?: number;
+  lastEnqueued?: number;
+  lastCompleted?: number;
+  failedSeq?: number;
+  processKey?: string;
+  where: string;
+}
+
+export class Tracker {
+  readonly processes = new Map<string, ProcessState>();
+  readonly comms = new Map<string, CommState>();
+  /** WARN lines by kind since start (for ringwatch_nccl_warnings_total). */
+  readonly warningCounts = new Map<string, number>();
+  /** PyTorch watchdog timeouts by (rank, op type) since start. */
+  readonly watchdogCounts = new Map<string, { rank: string; opType: string; count: number }>();
+  readonly watchdogs: WatchdogRecord[] = [];
+  readonly workStatus: WorkStatusRecord[] = [];
+  readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
+  readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
+  droppedComms = 0;
+  droppedProcesses = 0;
+  private readonly lastProcessBySource = new Map<string, string>();
+  private readonly versionBySource = new Map<string, string>();
+
+  constructor(private readonly limits: TrackerLimits = { maxComms: 1024, maxProcesses: 4096 }) {}
+
+  ingest(ev: NcclEvent, ctx: LineContext): void {
+    const proc = this.processFor(ev, ctx);
+    const where = `${ctx.source}:${ctx.lineNo}`;
+    switch (ev.kind) {
+      case "version":
+        if (proc) proc.version = ev.version;
+        else this.versionBySource.set(ctx.source, ev.version);
+        return;
+      case "init":
+        if (proc && ev.phase === "complete") this.onInit(proc, ev, ctx, where);
+        return;
+      case "coll":
+        if (proc) this.onColl(proc, ev, ctx, where);
+        return;
+      case "net":
+        if (!proc) return;
+        if (ev.what === "no_device") {
+          proc.noIbDevice = true;
+          note(proc, "no_ib", where);
+        } else if (ev.what === "using") {
+          const ll = ev.devices?.find((d) => d.linkLayer)?.linkLayer;
+          proc.nets.add(ev.net === "IB" && ll === "RoCE" ? "RoCE" : ev.net);
+        }
+        return;
+      case "gdr":
+        if (!proc) return;
+        if (ev.enabled) proc.gdrEnabled++;
+        else {
+          proc.gdrDisabled++;
+          note(proc, "gdr_disabled", where);
+        }
+        return;
+      case "channel":
+        if (!proc || (ev.transport !== "NET" && ev.transport !== "COLLNET")) return;
+        proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
+        note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);
+        if (ev.gdr) {
+          proc.gdrLinks++;
+          note(proc, "gdrdma", where);
+        }
+        return;
+      case "warn":
+        this.onWarn(proc, ev, ctx, where);
+        return;
+      case "teardown":
+        if (proc && ev.phase === "complete") this.onTeardown(proc, ev, ctx);
+        return;
+      case "pt_watchdog_timeout": {
+        const rank = ev.launcherRank ?? ev.pgRank;
+        const opType = ev.opType ?? "unknown";
+        const key = `${rank ?? ""}|${opType}`;
+        const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
+        c.count++;
+        this.watchdogCounts.set(key, c);
+        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, WARN_WINDOW);
+        return;
+      }
+      case "pt_work_status":
+        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, WARN_WINDOW);
+        return;
+      case "pt_error":
+        pushBounded(
+          this.ptErrors,
+          { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, processKey: proc?.key, where },
+          WARN_WINDOW,
+        );
+        return;
+      case "pt_desync":
+      case "pt_flight_recorder":
+        pushBounded(this.desync, { what: ev.what, ranks: ev.ranks, seq: ev.seq, nextSeq: ev.kind === "pt_desync" ? ev.nextSeq : undefined, where }, WARN_WINDOW);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Removes a communicator and the rank records under it. */
+  retireComm(key: string): void {
+    this.comms.delete(key);
+  }
+
+  /** Removes a process (its ranks go with retireRank / when their comm empties). */
+  retireProcess(key: string): void {
+    const p = this.processes.get(key);
+    if (!p) return;
+    for (const commKey of p.comms.values()) {
+      const c = this.comms.get(commKey);
+      if (!c) continue;
+      for (const [r, st] of c.ranks) if (st.processKey === key) c.ranks.delete(r);
+      if (c.ranks.size === 0) this.comms.delete(commKey);
+    }
+    this.processes.delete(key);
+    for (const [src, k] of this.lastProcessBySource) if (k === key) this.lastProcessBySource.delete(src);
+  }
+
+  private processFor(ev: NcclEvent, ctx: LineContext): ProcessState | undefined {
+    let key: string | undefined;
+    if (ev.host !== undefined && ev.pid !== undefined) key = `${ev.host}:${ev.pid}`;
+    else key = this.lastProcessBySource.get(ctx.source);
+    if (key === undefined) return undefined;
+    let p = this.processes.get(key);
+    if (!p) {
+      if (ev.host === undefined || ev.pid === undefined) return undefined;
+      if (this.processes.size >= this.limits.maxProcesses) {
+        this.droppedProcesses++;
+        return undefined;
+      }
+      p = {
+        key,
+        host: ev.host,
+        pid: ev.pid,
+        sources: new Map(),
+        comms: new Map(),
+        nets: new Set(),
+        noIbDevice: false,
+        netLinks: new Map(),
+        gdrLinks: 0,
+        gdrEnabled: 0,
+        gdrDisabled: 0,
+        warnings: [],
+        evidence: new Map(),
+        lastSeenMs: ctx.readMs ?? 0,
+        unresolvedColl: 0,
+        unresolved: new Map(),
+      };
+      const v = this.versionBySource.get(ctx.source);
+      if (v) p.version = v;
+      this.processes.set(key, p);
+    }
+    p.sources.set(ctx.source, ctx.lineNo);
+    if (ctx.readMs !== undefined) p.lastSeenMs = ctx.readMs;
+    this.lastProcessBySource.set(ctx.source, key);
+    return p;
+  }
+
+  private commKeyFor(proc: ProcessState, ev: InitEvent): string | undefined {
+    if (ev.commId) return ev.commId;
+    if (ev.parent !== undefined && ev.splitCount !== undefined && ev.color !== undefined) {
+      const parentKey = proc.comms.get(ev.parent) ?? `${proc.key}/${ev.parent}`;
+      return splitCommKey(parentKey, ev.splitCount, ev.color);
+    }
+    // Old NCCL (< 2.1x) prints no commId: the ranks of one process's comm cannot be grouped
+    // across processes, so key it by process and pointer.
+    return ev.comm ? `${proc.key}/${ev.comm}` : undefined;
+  }
+
+  private onInit(proc: ProcessState, ev: InitEvent, ctx: LineContext, where: string): void {
+    if (ev.comm === undefined || ev.rank === undefined) return;
+    const key = this.commKeyFor(proc, ev);
+    if (key === undefined) return;
+    let comm = this.comms.get(key);
+    if (!comm) {
+      if (this.comms.size >= this.limits.maxComms) {
+        this.droppedComms++;
+        return;
+      }
+      comm = {
+        key,
+        commId: ev.commId,
+        nranks: ev.nranks,
+        ranks: new Map(),
+        seqOps: new Map(),
+        pendingArrivals: new Map(),
+        arrivals: [],
+        gaps: [],
+        maxCollectives: 0,
+        createdMs: lineTime(ev, ctx) ?? 0,
+      };
+      this.comms.set(key, comm);
+    }
+    proc.comms.set(ev.comm, key);
+    const rank: RankState = {
+      rank: ev.rank,
+      processKey: proc.key,
+      commPtr: ev.comm,
+      nranks: ev.nranks,
+      cudaDev: ev.commCudaDev ?? ev.cudaDev,
+      nvmlDev: ev.nvmlDev,
+      busId: ev.busId,
+      collectives: 0,
+      countFromInit: true,
+      initWhere: where,
+    };
+    comm.ranks.set(ev.rank, rank);
+  }
+
+  private onColl(proc: ProcessState, ev: CollEvent, ctx: LineContext, where: string): void {
+    const key = proc.comms.get(ev.comm);
+    const comm = key === undefined ? undefined : this.comms.get(key);
+    let st: RankState | undefined;
+    if (comm) for (const r of comm.ranks.values()) if (r.processKey === proc.key && r.commPtr === ev.comm) st = r;
+    if (!comm || !st) {
+      proc.unresolvedColl++;
+      this.noteUnresolved(proc, ev, where);
+      return;
+    }
+    const at = lineTime(ev, ctx);
+    st.collectives++;
+    st.lastOp = ev.op;
+    st.lastOpCount = ev.opCount;
+    st.lastCollWhere = where;
+    if (at !== undefined) st.lastProgressMs = at;
+    const seq = st.collectives;
+    if (seq > comm.maxCollectives) {
+      if (at !== undefined && comm.lastAdvanceMs !== undefined && !ctx.historical) pushBounded(comm.gaps, at - comm.lastAdvanceMs, GAP_WINDOW);
+      comm.maxCollectives = seq;
+      if (at !== undefined) comm.lastAdvanceMs = at;
+    }
+    this.noteOp(comm, seq, st.rank, ev.op, where);
+    if (at !== undefined && !ctx.historical) this.noteArrival(comm, seq, st.rank, at);
+  }
+
+  private noteUnresolved(proc: ProcessState, ev: CollEvent, where: string): void {
+    let u = proc.unresolved.get(ev.comm);
+    if (!u) {
+      if (proc.unresolved.size >= MAX_UNRESOLVED) return;
+      u = { ptr: ev.comm, nranks: ev.nranks, cudaDev: ev.cudaDev, count: 0, opsByOpCount: new Map() };
+      proc.unresolved.set(ev.comm, u);
+    }
+    u.count++;
+    u.lastOp = ev.op;
+    u.lastOpCount = ev.opCount;
+    u.lastWhere = where;
+    if (!u.opsByOpCount.has(ev.opCount)) {
+      u.opsByOpCount.set(ev.opCount, { op: ev.op, where });
+      if (u.opsByOpCount.size > SEQ_WINDOW) {
+        const first = u.opsByOpCount.keys().next();
+        if (!first.done) u.opsByOpCount.delete(first.value);
+      }
+    }
+  }
+
+  private noteOp(comm: CommState, seq: number, rank: number, op: string, where: string): void {
+    const seen = comm.seqOps.get(seq);
+    if (!seen) {
+      comm.seqOps.set(seq, { op, rank });
+      comm.seqOps.delete(seq - SEQ_WINDOW);
+      return;
+    }
+    if (seen.op !== op && !seen.mismatch) {
+      seen.mismatch = { rank, op };
+      if (!comm.mismatch) comm.mismatch = { seq, rankA: seen.rank, opA: seen.op, rankB: rank, opB: op, where };
+    }
+  }
+
+  private noteArrival(comm: CommState, seq: number, rank: number, at: number): void {
+    const local = comm.ranks.size;
+    if (local < 2) return;
+    let a = comm.pendingArrivals.get(seq);
+    if (!a) {
+      a = { firstMs: at, lastMs: at, lastRank: rank, seen: 0 };
+      comm.pendingArrivals.set(seq, a);
+      comm.pendingArrivals.delete(seq - SEQ_WINDOW);
+    }
+    a.seen++;
+    if (at >= a.lastMs) {
+      a.lastMs = at;
+      a.lastRank = rank;
+    }
+    if (a.seen >= local) {
+      pushBounded(comm.arrivals, { lastRank: a.lastRank, spreadMs: a.lastMs - a.firstMs }, ARRIVAL_WINDOW);
+      comm.pendingArrivals.delete(seq);
+    }
+  }
+
+  private onWarn(proc: ProcessState | undefined, ev: WarnEvent, ctx: LineContext, where: string): void {
+    this.warningCounts.set(ev.warnKind, (this.warningCounts.get(ev.warnKind) ?? 0) + 1);
+    if (!proc) return;
+    pushBounded(
+      proc.warnings,
+      {
+        kind: ev.warnKind,
+        message: ev.message.slice(0, 300),
+        peer: ev.peer,
+        peerPort: ev.peerPort,
+        ibStatus: ev.ibStatus,
+        vendorErr: ev.vendorErr,
+        mismatchRank: ev.mismatchRank,
+        atMs: lineTime(ev, ctx) ?? 0,
+        where,
+      },
+      WARN_WINDOW,
+    );
+  }
+
+  private onTeardown(proc: ProcessState, ev: TeardownEvent, ctx: LineContext): void {
+    const at = lineTime(ev, ctx) ?? ctx.readMs ?? 0;
+    const mark = (commKey: string, ptr: string | undefined): void => {
+      const c = this.comms.get(commKey);
+      if (!c) return;
+      for (const r of c.ranks.values()) if (r.processKey === proc.key && (ptr === undefined || r.commPtr === ptr)) r.tornDownMs = at;
+    };
+    if (ev.comm !== undefined) {
+      const key = proc.comms.get(ev.comm);
+      if (key !== undefined) mark(key, ev.comm);
+      return;
+    }
+    // No pointer printed (old versions): every communicator of the process ends.
+    for (const key of new Set(proc.comms.values())) mark(key, undefined);
+  }
+}
+
+/** When a line was written: its own timestamp, else the read time; history: the file's mtime at most. */
+function lineTime(ev: NcclEvent, ctx: LineContext): number | undefined {
+  const ts = ncclTimestampMs(ev.ts);
+  if (ctx.historical) return ts ?? ctx.mtimeMs;
+  return ctx.readMs ?? ts;
+}
+
+function note(p: ProcessState, fact: string, where: string): void {
+  if (!p.evidence.has(fact)) p.evidence.set(fact, where);
+}
+
+function pushBounded<T>(arr: T[], item: T, max: number): void {
+  arr.push(item);
+  if (arr.length > max) arr.splice(0, arr.length - max);
+}
