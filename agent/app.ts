@@ -10,6 +10,7 @@ import { createGdrCollector } from "../collectors/gdr/collector.js";
 import { createGpuCollector } from "../collectors/gpu/collector.js";
 import { createInfinibandCollector } from "../collectors/infiniband/collector.js";
 import { createMtuCollector } from "../collectors/mtu/collector.js";
+import { createNcclCollector } from "../collectors/nccl/collector.js";
 import type { AgentConfig } from "./config.js";
 import { Runner } from "./runner.js";
 import { createSelfMetrics } from "./self-metrics.js";
@@ -37,9 +38,10 @@ export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Colle
   const out: Collector[] = [];
   const timeoutMs = config.timeoutMs;
   const child = (name: string): CollectorDeps => ({ ...deps, logger: deps.logger.child({ collector: name }) });
-  if (config.gpu.enabled) {
-    out.push(createGpuCollector(child("gpu"), { nvidiaSmi: config.gpu.nvidiaSmi, intervalSeconds: config.gpu.intervalSeconds, groups: config.gpu.dmonGroups, timeoutMs }));
-  }
+  const gpu = config.gpu.enabled
+    ? createGpuCollector(child("gpu"), { nvidiaSmi: config.gpu.nvidiaSmi, intervalSeconds: config.gpu.intervalSeconds, groups: config.gpu.dmonGroups, timeoutMs })
+    : undefined;
+  if (gpu) out.push(gpu);
   if (config.infiniband.enabled) {
     const ib = config.infiniband;
     out.push(
@@ -58,6 +60,21 @@ export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Colle
   if (config.gdr.enabled) out.push(createGdrCollector(child("gdr"), { procfsRoot: config.procfsRoot, lsmod: config.gdr.lsmod, timeoutMs }));
   if (config.mtu.enabled) {
     out.push(createMtuCollector(child("mtu"), { ip: config.mtu.ip, deviceInclude: config.mtu.deviceInclude, deviceExclude: config.mtu.deviceExclude ?? /(?!)/, timeoutMs }));
+  }
+  if (config.nccl.enabled) {
+    const n = config.nccl;
+    out.push(
+      createNcclCollector(child("nccl"), {
+        paths: n.paths,
+        procfsRoot: config.procfsRoot,
+        hangThresholdMs: n.hangThresholdMs,
+        maxComms: n.maxCommunicators,
+        retireAfterMs: n.retireAfterMs,
+        checkPids: n.checkPids,
+        usePolling: n.polling,
+        gpu,
+      }),
+    );
   }
   return out;
 }

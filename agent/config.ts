@@ -40,6 +40,15 @@ export interface AgentConfig {
   };
   gdr: { enabled: boolean; lsmod: string; intervalMs: number };
   mtu: { enabled: boolean; ip: string; deviceInclude: RegExp | undefined; deviceExclude: RegExp | undefined; intervalMs: number };
+  nccl: {
+    enabled: boolean;
+    paths: string[];
+    hangThresholdMs: number;
+    maxCommunicators: number;
+    retireAfterMs: number;
+    checkPids: boolean;
+    polling: boolean | "auto";
+  };
 }
 
 /** What the command line asked for besides settings. */
@@ -85,7 +94,8 @@ function parseArgv(argv: readonly string[]): { raw: RawSettings; help: boolean; 
         i++;
       }
     }
-    raw.set(name, value);
+    if (def.kind === "list" && raw.has(name)) raw.set(name, `${raw.get(name) ?? ""}\n${value}`);
+    else raw.set(name, value);
   }
   return { raw, help, version };
 }
@@ -133,6 +143,10 @@ export function readYamlSettings(path: string): RawSettings {
   for (const [key, value] of flat) {
     const def = BY_NAME.get(key);
     if (!def) throw new ConfigError(`config file ${path}: unknown setting "${key}"`);
+    if (def.kind === "list" && Array.isArray(value) && value.every((v) => typeof v === "string")) {
+      raw.set(key, value.join("\n"));
+      continue;
+    }
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
       throw new ConfigError(`config file ${path}: "${key}" must be a single value`);
     }
@@ -201,6 +215,19 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
     if (!d.choices?.includes(v)) throw new ConfigError(`invalid value "${v}" for --${n}: expected one of ${d.choices?.join(", ")}`);
     return v as T;
   };
+  const list = (n: string): string[] =>
+    str(n)
+      .split(/[\n,]/)
+      .map((x) => x.trim())
+      .filter((x) => x.length > 0);
+  const int = (n: string, min: number): number => {
+    const v = str(n);
+    if (!/^\d+$/.test(v) || Number(v) < min) throw new ConfigError(`invalid value "${v}" for --${n}: expected a whole number >= ${min}`);
+    return Number(v);
+  };
+  const ncclPaths = list("collector.nccl.path");
+  if (ncclPaths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
+  const polling = choice<"auto" | "true" | "false">("collector.nccl.polling");
   const gpuMs = duration("collector.gpu.interval");
   if (gpuMs % 1000 !== 0) throw new ConfigError(`invalid value for --collector.gpu.interval: dmon samples in whole seconds`);
   const groups = str("collector.gpu.dmon-groups");
@@ -233,6 +260,15 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
       deviceInclude: regex("collector.mtu.device-include"),
       deviceExclude: regex("collector.mtu.device-exclude"),
       intervalMs: pollInterval("collector.mtu.interval"),
+    },
+    nccl: {
+      enabled: bool("collector.nccl"),
+      paths: ncclPaths,
+      hangThresholdMs: duration("collector.nccl.hang-threshold"),
+      maxCommunicators: int("collector.nccl.max-communicators", 1),
+      retireAfterMs: duration("collector.nccl.retire-after"),
+      checkPids: bool("collector.nccl.check-pids"),
+      polling: polling === "auto" ? "auto" : polling === "true",
     },
   };
 }

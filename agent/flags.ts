@@ -5,7 +5,7 @@
  */
 import { DEFAULT_DEVICE_EXCLUDE } from "../collectors/mtu/filter.js";
 
-export type FlagKind = "string" | "bool" | "duration" | "regex" | "address" | "enum" | "level" | "list";
+export type FlagKind = "string" | "bool" | "duration" | "regex" | "address" | "enum" | "level" | "list" | "int";
 
 export interface FlagDef {
   name: string;
@@ -51,6 +51,13 @@ export const FLAGS: readonly FlagDef[] = [
   { name: "collector.mtu.device-include", kind: "regex", help: "Only report interfaces whose name matches this regular expression." },
   { name: "collector.mtu.device-exclude", kind: "regex", default: DEFAULT_DEVICE_EXCLUDE.source, help: "Do not report interfaces whose name matches this regular expression; empty reports all (default: per-pod, per-VM and overlay interfaces)." },
   { name: "collector.mtu.interval", kind: "duration", help: "Poll interval of the mtu collector (default: --collector.interval)." },
+  { name: "collector.nccl", kind: "bool", default: "true", help: "Enable the nccl collector (follows NCCL_DEBUG_FILE and PyTorch logs, detects hangs)." },
+  { name: "collector.nccl.path", kind: "list", default: "/var/log/nccl", help: "Directory or glob of NCCL / PyTorch log files to follow; repeat the flag for more (environment and YAML: comma-separated or a list)." },
+  { name: "collector.nccl.hang-threshold", kind: "duration", default: "120s", help: "Silence of every live rank of a communicator after which a hang is suspected (stretched to 10x the communicator's recent p99 gap, at most 30m)." },
+  { name: "collector.nccl.max-communicators", kind: "int", default: "256", help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total)." },
+  { name: "collector.nccl.retire-after", kind: "duration", default: "1h", help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line." },
+  { name: "collector.nccl.check-pids", kind: "bool", default: "true", help: "Check <path.procfs>/<pid> to tell a finished job from a hung one (only for pids of this host's name)." },
+  { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ];
 
 export function envName(flag: string): string {

@@ -3,7 +3,7 @@ import type { Registry } from "prom-client";
 import type { Exec } from "./exec.js";
 
 /** Names of the collectors; each has a --collector.<name> switch. */
-export const COLLECTOR_NAMES = ["gpu", "infiniband", "gdr", "mtu"] as const;
+export const COLLECTOR_NAMES = ["gpu", "infiniband", "gdr", "mtu", "nccl"] as const;
 export type CollectorName = (typeof COLLECTOR_NAMES)[number];
 
 /**

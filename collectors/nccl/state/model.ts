@@ -117,6 +117,8 @@ export interface CommState {
   arrivals: ArrivalRecord[];
   /** Gaps (ms) between advances of the communicator's furthest rank, newest last (bounded). */
   gaps: number[];
+  /** Every rank was counted from its Init line: sequence indexes line up across ranks. */
+  allCountedFromInit: boolean;
   /** Max collective count over ranks and when it last advanced. */
   maxCollectives: number;
   lastAdvanceMs?: number;

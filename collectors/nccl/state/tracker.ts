@@ -146,6 +146,32 @@ export class Tracker {
     }
   }
 
+  /**
+   * The head read of `source` did not reach its end (ringwatch started while the job ran): the COLL
+   * lines counted so far are a fragment. Counting restarts for the ranks of its processes (marked
+   * countFromInit = false, so "behind" falls back to opCount), and sequence-indexed windows of
+   * their communicators are cleared so they cannot misalign.
+   */
+  markResumed(source: string): void {
+    const procs = new Set<string>();
+    for (const p of this.processes.values()) if (p.sources.has(source)) procs.add(p.key);
+    for (const c of this.comms.values()) {
+      let touched = false;
+      for (const r of c.ranks.values()) {
+        if (!procs.has(r.processKey)) continue;
+        r.collectives = 0;
+        r.countFromInit = false;
+        touched = true;
+      }
+      if (!touched) continue;
+      c.allCountedFromInit = false;
+      c.seqOps.clear();
+      c.pendingArrivals.clear();
+      c.arrivals.length = 0;
+      c.maxCollectives = Math.max(0, ...[...c.ranks.values()].map((r) => r.collectives));
+    }
+  }
+
   /** Removes a communicator and the rank records under it. */
   retireComm(key: string): void {
     this.comms.delete(key);
@@ -235,6 +261,7 @@ export class Tracker {
         pendingArrivals: new Map(),
         arrivals: [],
         gaps: [],
+        allCountedFromInit: true,
         maxCollectives: 0,
         createdMs: lineTime(ev, ctx) ?? 0,
       };
@@ -278,6 +305,8 @@ export class Tracker {
       comm.maxCollectives = seq;
       if (at !== undefined) comm.lastAdvanceMs = at;
     }
+    // Sequence indexes line up across ranks only when every rank was counted from its Init line.
+    if (!comm.allCountedFromInit) return;
     this.noteOp(comm, seq, st.rank, ev.op, where);
     if (at !== undefined && !ctx.historical) this.noteArrival(comm, seq, st.rank, at);
   }

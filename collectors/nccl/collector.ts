@@ -1,0 +1,211 @@
+/**
+ * The nccl collector: follows NCCL_DEBUG_FILE / PyTorch logs (follow/), parses every line
+ * (parse-line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
+ * (agent/detect) at scrape time and every few seconds, when verdict changes are logged and
+ * finished jobs retired. A stream collector: it runs from start() to stop().
+ */
+import { stat } from "node:fs/promises";
+import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "../../agent/detect/types.js";
+import { evaluateAll, type NodeView } from "../../agent/detect/verdict.js";
+import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
+import { Follower, type FollowedFile } from "./follow/follower.js";
+import { NcclMetrics } from "./metrics.js";
+import { createNodeView, type GpuSource } from "./node-view.js";
+import { parseLine } from "./parse-line.js";
+import { Tracker } from "./state/tracker.js";
+
+export interface NcclOptions {
+  /** Directories or globs to follow (--collector.nccl.path). */
+  paths: string[];
+  procfsRoot: string;
+  hangThresholdMs: number;
+  maxComms: number;
+  /** Processes whose liveness cannot be checked are retired after this long without a line. */
+  retireAfterMs: number;
+  checkPids: boolean;
+  usePolling: boolean | "auto";
+  gpu?: GpuSource;
+  headBytes?: number;
+  /** How often verdicts are evaluated for logging and retirement (ms). Default 5000. */
+  evaluateEveryMs?: number;
+  /** How long a dead or torn-down rank is kept before its series go (ms). Default 60,000. */
+  retireGraceMs?: number;
+  /** Overrides for the detectors (tests). */
+  detect?: Partial<DetectOptions>;
+  /** Overrides for the node view (tests). */
+  view?: NodeView;
+  /** Follower sweep/poll intervals (tests). */
+  sweepIntervalMs?: number;
+  pollIntervalMs?: number;
+}
+
+export interface NcclCollector extends Collector {
+  /** Current verdicts (evaluated now). */
+  verdicts(): CommVerdict[];
+  readonly tracker: Tracker;
+}
+
+const DEFAULT_HEAD_BYTES = 256 * 1024;
+
+export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): NcclCollector {
+  const log = deps.logger;
+  const tracker = new Tracker({ maxComms: opts.maxComms, maxProcesses: Math.max(4096, opts.maxComms * 8) });
+  const detect: DetectOptions = { ...DEFAULT_DETECT, hangThresholdMs: opts.hangThresholdMs, ...opts.detect };
+  const view = opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
+  const headBytes = opts.headBytes ?? DEFAULT_HEAD_BYTES;
+  const graceMs = opts.retireGraceMs ?? 60_000;
+  const lineNos = new Map<string, number>();
+  const historicalFiles = new Set<string>();
+  let follower: Follower | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let failure: string | undefined;
+  let startedMs: number | undefined;
+  const hung = new Set<string>();
+
+  const metrics = new NcclMetrics(deps.registry, () => metrics.publish(tracker, evaluate(), follower?.stats()));
+
+  function fileKey(f: FollowedFile): string {
+    return `${f.dev}:${f.ino}:${f.generation}`;
+  }
+
+  function onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void {
+    const key = fileKey(file);
+    let lineNo = lineNos.get(key) ?? 0;
+    const readMs = deps.now();
+    if (meta.historical) historicalFiles.add(file.path);
+    for (const line of lines) {
+      lineNo++;
+      const ev = parseLine(line);
+      if (ev) tracker.ingest(ev, { source: file.path, lineNo, readMs, historical: meta.historical, mtimeMs: meta.mtimeMs });
+    }
+    lineNos.set(key, lineNo);
+  }
+
+  function evaluate(): CommVerdict[] {
+    return evaluateAll(tracker, deps.now(), detect, view);
+  }
+
+  /** Files whose head read did not reach their end: counting restarts for their ranks. */
+  async function settleHistory(): Promise<void> {
+    for (const path of historicalFiles) {
+      try {
+        if ((await stat(path)).size > headBytes) tracker.markResumed(path);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    historicalFiles.clear();
+  }
+
+  function retire(now: number): void {
+    for (const p of [...tracker.processes.values()]) {
+      const alive = view.alive(p);
+      if (alive === true) p.goneSinceMs = undefined;
+      else if (alive === false) p.goneSinceMs ??= now;
+      const gone = p.goneSinceMs !== undefined && now - p.goneSinceMs >= graceMs;
+      const stale = alive === undefined && now - p.lastSeenMs >= opts.retireAfterMs;
+      if (gone || stale) {
+        log.info({ process: p.key, reason: gone ? "process exited" : "no line for the retire-after period" }, "nccl: retiring process");
+        tracker.retireProcess(p.key);
+      }
+    }
+    for (const c of [...tracker.comms.values()]) {
+      for (const [r, st] of c.ranks) if (st.tornDownMs !== undefined && now - st.tornDownMs >= graceMs) c.ranks.delete(r);
+      if (c.ranks.size === 0) tracker.retireComm(c.key);
+    }
+  }
+
+  function logChanges(verdicts: CommVerdict[]): void {
+    const now = new Set<string>();
+    for (const v of verdicts) {
+      if (!v.hangSuspected) continue;
+      now.add(v.commKey);
+      if (hung.has(v.commKey)) continue;
+      log.warn(
+        {
+          comm_id: v.commKey,
+          silent_seconds: Math.round((v.silentMs ?? 0) / 1000),
+          threshold_seconds: Math.round(v.thresholdMs / 1000),
+          ranks_behind: v.behind,
+          live_ranks: v.liveRanks,
+          gpu_signatures: v.gpus.map((g) => `${g.gpu}:${g.signature}`),
+        },
+        `nccl: hang suspected on communicator ${v.commKey}${v.behind.length ? `; rank ${v.behind.join(",")} never entered the collective the others wait in` : ""}`,
+      );
+    }
+    for (const k of hung) if (!now.has(k)) log.info({ comm_id: k }, `nccl: communicator ${k} no longer hung`);
+    hung.clear();
+    for (const k of now) hung.add(k);
+  }
+
+  function tick(): void {
+    try {
+      const now = deps.now();
+      retire(now);
+      logChanges(evaluate());
+    } catch (err) {
+      log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
+    }
+  }
+
+  function makeFollower(): Follower {
+    return new Follower(
+      {
+        paths: opts.paths,
+        headBytes,
+        usePolling: opts.usePolling,
+        ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
+        ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+        now: deps.now,
+      },
+      {
+        onLines,
+        onTruncated: (f) => lineNos.delete(fileKey(f)),
+        onFileRemoved: (f) => lineNos.delete(fileKey(f)),
+      },
+    );
+  }
+
+  async function startFollowing(): Promise<void> {
+    follower = makeFollower();
+    try {
+      await follower.start();
+      await settleHistory();
+      failure = undefined;
+      startedMs = deps.now();
+      log.info({ paths: opts.paths, files: follower.stats().files, polling: follower.stats().polling }, "nccl: following logs");
+    } catch (err) {
+      failure = `cannot follow ${opts.paths.join(", ")}: ${err instanceof Error ? err.message : String(err)}`;
+      log.warn({ reason: failure }, "nccl: log follower failed");
+    }
+  }
+
+  return {
+    name: "nccl",
+    mode: "stream",
+    tracker,
+    verdicts: evaluate,
+    start(): void {
+      void startFollowing();
+      timer = setInterval(tick, opts.evaluateEveryMs ?? 5000);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await follower?.stop();
+    },
+    health(): CollectorHealth {
+      if (failure) return { ok: false, reason: failure };
+      if (startedMs === undefined) return { ok: false, reason: "starting", starting: true };
+      return { ok: true, lastSuccessMs: deps.now() };
+    },
+    async once(): Promise<void> {
+      await startFollowing();
+      await follower?.flush();
+      await follower?.stop();
+      if (failure) throw new CollectorError(failure);
+      metrics.publish(tracker, evaluate(), follower?.stats());
+    },
+  };
+}

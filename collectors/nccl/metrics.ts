@@ -1,0 +1,144 @@
+/**
+ * The NCCL collector's series. Everything is recomputed at scrape time from the tracker and the
+ * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once.
+ */
+import { Gauge, type Counter, type Registry } from "prom-client";
+import type { CommVerdict } from "../../agent/detect/types.js";
+import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
+import type { FollowerStats } from "./follow/types.js";
+import { transportOf } from "./state/transport.js";
+import type { Tracker } from "./state/tracker.js";
+
+export class NcclMetrics {
+  readonly hang: Gauge<"comm_id">;
+  private readonly collectives: Counter<"comm_id" | "rank">;
+  private readonly lastProgress: Gauge<"comm_id" | "rank">;
+  private readonly lastOpCount: Gauge<"comm_id" | "rank">;
+  private readonly info: Gauge<"comm_id" | "rank" | "nranks" | "pid" | "cuda_dev" | "bus_id" | "nccl_version">;
+  private readonly behind: Gauge<"comm_id" | "rank">;
+  private readonly straggler: Gauge<"comm_id" | "rank">;
+  private readonly mismatch: Gauge<"comm_id">;
+  private readonly threshold: Gauge<"comm_id">;
+  private readonly transport: Gauge<"comm_id" | "rank" | "net" | "gdr">;
+  private readonly warnings: Counter<"kind">;
+  private readonly watchdog: Counter<"rank" | "op_type">;
+  private readonly signature: Gauge<"gpu" | "signature">;
+  private readonly files: Gauge;
+  private readonly lines: Counter;
+  private readonly bytes: Counter;
+  private readonly tooLong: Counter;
+  private readonly truncations: Counter;
+  private readonly readErrors: Counter;
+  private readonly filesDropped: Counter;
+  private readonly commsDropped: Counter;
+  private readonly unresolved: Counter;
+
+  constructor(registry: Registry, collect: () => void) {
+    // Registered first: prom-client reads metrics in registration order, so this collect hook
+    // refreshes every NCCL series before any of them is read.
+    this.hang = new Gauge({
+      name: "ringwatch_nccl_hang_suspected",
+      help: "1 while every live rank of this communicator seen on this node has made no progress for the hang threshold (see README: NCCL verdicts).",
+      labelNames: ["comm_id"],
+      registers: [registry],
+      collect,
+    });
+    this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank that never entered the collective the other ranks of its hung communicator wait in.", ["comm_id", "rank"]);
+    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank that arrives last at >= 80 % of the communicator's recent collectives while the job still moves.", ["comm_id", "rank"]);
+    this.mismatch = gauge(registry, "ringwatch_nccl_collective_mismatch", "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.", ["comm_id"]);
+    this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
+    this.collectives = counter(registry, "ringwatch_nccl_rank_collectives_total", "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.", ["comm_id", "rank"]);
+    this.lastProgress = gauge(registry, "ringwatch_nccl_rank_last_progress_timestamp_seconds", "Unix time of this rank's last collective (COLL line).", ["comm_id", "rank"]);
+    this.lastOpCount = gauge(registry, "ringwatch_nccl_rank_last_op_count", "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).", ["comm_id", "rank"]);
+    this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"]);
+    this.transport = gauge(registry, "ringwatch_nccl_transport_info", "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).", ["comm_id", "rank", "net", "gdr"]);
+    this.warnings = counter(registry, "ringwatch_nccl_warnings_total", "NCCL WARN lines by class.", ["kind"]);
+    this.watchdog = counter(registry, "ringwatch_pytorch_watchdog_timeouts_total", "PyTorch ProcessGroupNCCL watchdog collective timeouts by rank and op type.", ["rank", "op_type"]);
+    this.signature = gauge(registry, "ringwatch_gpu_hang_signature", "1 for the GPU of a rank of a hung communicator, labelled with what it reads: spin (~100 % SM at low power) or idle (~0 %).", ["gpu", "signature"]);
+    this.files = gauge(registry, "ringwatch_nccl_log_files", "Log files followed.", []);
+    this.lines = counter(registry, "ringwatch_nccl_log_lines_total", "Log lines read.", []);
+    this.bytes = counter(registry, "ringwatch_nccl_log_bytes_total", "Log bytes read.", []);
+    this.tooLong = counter(registry, "ringwatch_nccl_log_lines_too_long_total", "Lines skipped for exceeding the line length cap.", []);
+    this.truncations = counter(registry, "ringwatch_nccl_log_truncations_total", "Log files found truncated (copytruncate) and read again from the start.", []);
+    this.readErrors = counter(registry, "ringwatch_nccl_log_read_errors_total", "Failed reads of log files (e.g. EACCES); retried.", []);
+    this.filesDropped = counter(registry, "ringwatch_nccl_log_files_dropped_total", "Log files not followed because of the file cap.", []);
+    this.commsDropped = counter(registry, "ringwatch_nccl_communicators_dropped_total", "Communicators not tracked because of --collector.nccl.max-communicators.", []);
+    this.unresolved = counter(registry, "ringwatch_nccl_unresolved_collectives_total", "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).", []);
+  }
+
+  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined): void {
+    const coll: Sample[] = [];
+    const prog: Sample[] = [];
+    const opc: Sample[] = [];
+    const info: Sample[] = [];
+    const transport: Sample[] = [];
+    for (const c of t.comms.values()) {
+      for (const r of c.ranks.values()) {
+        const l = { comm_id: c.key, rank: String(r.rank) };
+        coll.push({ labels: l, value: r.collectives });
+        if (r.lastProgressMs !== undefined) prog.push({ labels: l, value: r.lastProgressMs / 1000 });
+        if (r.lastOpCount !== undefined && r.lastOpCount.length <= 13) opc.push({ labels: l, value: Number.parseInt(r.lastOpCount, 16) });
+        const p = t.processes.get(r.processKey);
+        info.push({
+          labels: { ...l, nranks: String(r.nranks ?? c.nranks ?? ""), pid: String(p?.pid ?? ""), cuda_dev: String(r.cudaDev ?? ""), bus_id: r.busId ?? "", nccl_version: p?.version ?? "" },
+          value: 1,
+        });
+        if (p) {
+          const tr = transportOf(p);
+          transport.push({ labels: { ...l, net: tr.net, gdr: tr.gdr }, value: 1 });
+        }
+      }
+    }
+    publishCounter(this.collectives, coll);
+    publishGauge(this.lastProgress, prog);
+    publishGauge(this.lastOpCount, opc);
+    publishGauge(this.info, info);
+    publishGauge(this.transport, transport);
+
+    const hang: Sample[] = [];
+    const behind: Sample[] = [];
+    const strag: Sample[] = [];
+    const mism: Sample[] = [];
+    const thr: Sample[] = [];
+    const sig: Sample[] = [];
+    for (const v of verdicts) {
+      const comm = t.comms.get(v.commKey);
+      if (!comm) continue;
+      hang.push({ labels: { comm_id: v.commKey }, value: v.hangSuspected ? 1 : 0 });
+      mism.push({ labels: { comm_id: v.commKey }, value: v.mismatch ? 1 : 0 });
+      thr.push({ labels: { comm_id: v.commKey }, value: v.thresholdMs / 1000 });
+      for (const r of comm.ranks.keys()) {
+        behind.push({ labels: { comm_id: v.commKey, rank: String(r) }, value: v.behind.includes(r) ? 1 : 0 });
+        strag.push({ labels: { comm_id: v.commKey, rank: String(r) }, value: v.stragglers.includes(r) ? 1 : 0 });
+      }
+      if (v.hangSuspected) for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
+    }
+    publishGauge(this.hang, hang);
+    publishGauge(this.behind, behind);
+    publishGauge(this.straggler, strag);
+    publishGauge(this.mismatch, mism);
+    publishGauge(this.threshold, thr);
+    publishGauge(this.signature, dedupe(sig));
+    publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
+    publishCounter(this.watchdog, [...t.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
+    publishCounter(this.commsDropped, [{ labels: {}, value: t.droppedComms }]);
+    let unresolved = 0;
+    for (const p of t.processes.values()) unresolved += p.unresolvedColl;
+    publishCounter(this.unresolved, [{ labels: {}, value: unresolved }]);
+    if (stats) {
+      publishGauge(this.files, [{ labels: {}, value: stats.files }]);
+      publishCounter(this.lines, [{ labels: {}, value: stats.linesRead }]);
+      publishCounter(this.bytes, [{ labels: {}, value: stats.bytesRead }]);
+      publishCounter(this.tooLong, [{ labels: {}, value: stats.linesTooLong }]);
+      publishCounter(this.truncations, [{ labels: {}, value: stats.truncations }]);
+      publishCounter(this.readErrors, [{ labels: {}, value: stats.readErrors }]);
+      publishCounter(this.filesDropped, [{ labels: {}, value: stats.filesDropped }]);
+    }
+  }
+}
+
+function dedupe(samples: Sample[]): Sample[] {
+  const seen = new Map<string, Sample>();
+  for (const s of samples) seen.set(`${s.labels.gpu}|${s.labels.signature}`, s);
+  return [...seen.values()];
+}
