@@ -58,6 +58,25 @@ describe("parseCli", () => {
     expect(c.mtu.deviceExclude?.test("ib0")).toBe(false);
     expect(c.once).toBe(false);
     expect(c.logLevel).toBe("info");
+    expect(c.nccl).toEqual({
+      enabled: true,
+      paths: ["/var/log/nccl"],
+      hangThresholdMs: 120_000,
+      maxCommunicators: 256,
+      retireAfterMs: 3_600_000,
+      checkPids: true,
+      polling: "auto",
+    });
+  });
+
+  it("repeats --collector.nccl.path; env and YAML take comma lists and YAML lists", () => {
+    expect(config(["--collector.nccl.path=/a", "--collector.nccl.path", "/b/*.log"]).nccl.paths).toEqual(["/a", "/b/*.log"]);
+    expect(config([], { RINGWATCH_COLLECTOR_NCCL_PATH: "/x, /y" }).nccl.paths).toEqual(["/x", "/y"]);
+    const file = yamlFile("collector:\n  nccl:\n    path: [/l1, /l2]\n    polling: true\n    hang-threshold: 3m\n");
+    const c = config([`--config.file=${file}`]);
+    expect(c.nccl.paths).toEqual(["/l1", "/l2"]);
+    expect(c.nccl.polling).toBe(true);
+    expect(c.nccl.hangThresholdMs).toBe(180_000);
   });
 
   it("reads --name=value, --name value, --no-name and bare booleans", () => {
@@ -128,6 +147,9 @@ describe("parseCli", () => {
     [["--collector.gpu.dmon-groups=pz"], /letters of pucvmet/],
     [["--path.sysfs"], /needs a value/],
     [["--config.file=/nonexistent/ringwatch.yml"], /cannot read config file/],
+    [["--collector.nccl.max-communicators=0"], /expected a whole number >= 1/],
+    [["--collector.nccl.polling=sometimes"], /expected one of auto, true, false/],
+    [["--collector.nccl.path="], /at least one directory or glob/],
   ])("rejects %j with one clear line", (argv, message) => {
     let err: unknown;
     try {
