@@ -1,0 +1,76 @@
+/** `ringwatch analyze` as a command: simulated jobs written to real files, real capture files, exit codes. */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Report } from "../../agent/analyze/report.js";
+import { fixturesDir } from "../helpers/fixtures.js";
+import { runAgent } from "../helpers/agent-process.js";
+import { Scenario, rankStopsBeforeCollective, socketFallback, writeScenario } from "../sim/index.js";
+import { tempDir } from "./env.js";
+
+const TWO_NODES = { nodes: ["node-a", "node-b"], ranksPerNode: 8, ncclVersion: "2.21.5+cuda12.4" };
+
+describe("ringwatch analyze", () => {
+  it("names the rank that never entered collective #N from a file per rank (16 ranks, 2 nodes)", async () => {
+    const dir = tempDir();
+    const sim = new Scenario(TWO_NODES, { faults: [rankStopsBeforeCollective({ rank: 11, atStep: 4, beforeCollIndex: 2 })] });
+    await writeScenario(sim, dir, { durationMs: 30_000, stderr: false });
+    const r = await runAgent(["analyze", "--json", dir]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.processes).toHaveLength(16);
+    const behind = report.findings.filter((f) => f.kind === "rank_behind");
+    expect(behind.length).toBeGreaterThanOrEqual(1);
+    expect(behind.every((f) => f.ranks.length === 1 && f.ranks[0] === 11)).toBe(true);
+    expect(behind[0]?.processes[0]).toMatch(/^node-b:\d+$/);
+    expect(behind[0]?.evidence[0]).toMatch(/nccl-node-b-\d+\.log:\d+$/);
+    expect(report.findings[0]?.kind).toBe("rank_behind"); // the verdict comes first
+    const text = await runAgent(["analyze", dir]);
+    expect(text.stdout.split("\n")[2]).toBe("VERDICT");
+    expect(text.stdout.split("\n")[3]).toMatch(/^ {2}CRITICAL rank_behind: Rank 11 \(node-b:\d+\) never entered collective #\d+ \((AllReduce|AllGather|ReduceScatter|Broadcast)\)/);
+  });
+
+  it("reads one combined launcher stdout with all ranks interleaved the same way", async () => {
+    const dir = tempDir();
+    const sim = new Scenario(TWO_NODES, { faults: [rankStopsBeforeCollective({ rank: 11, atStep: 4, beforeCollIndex: 2 })] });
+    await writeScenario(sim, dir, { durationMs: 30_000, perRank: false, stderr: false, combined: { file: "job.out", style: "openmpi" } });
+    const r = await runAgent(["analyze", "--json", join(dir, "job.out")]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.processes).toHaveLength(16);
+    expect(report.findings.find((f) => f.kind === "rank_behind")?.ranks).toEqual([11]);
+  });
+
+  it("says when NCCL fell back to sockets", async () => {
+    const dir = tempDir();
+    await writeScenario(new Scenario(TWO_NODES, { faults: [socketFallback()] }), dir, { durationMs: 10_000, stderr: false });
+    const report = JSON.parse((await runAgent(["analyze", "--json", dir])).stdout) as Report;
+    const f = report.findings.find((x) => x.kind === "socket_transport");
+    expect(f?.processes).toHaveLength(16);
+    expect(report.processes.every((p) => p.net === "Socket")).toBe(true);
+  });
+
+  it("reads a real capture file as given (line numbers count its provenance line)", async () => {
+    const r = await runAgent(["analyze", "--json", join(fixturesDir, "nccl/91-hang-coll-rank2-allgather-while-others-allreduce.log")]);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.findings[0]).toMatchObject({ kind: "collective_mismatch", op_count: "28c" });
+    expect(report.findings[0]?.evidence[0]).toMatch(/91-hang-coll-rank2-allgather-while-others-allreduce\.log:2$/);
+  });
+
+  it("exit 2 with one line when nothing can be read; 0 with a warning when some can", async () => {
+    const none = await runAgent(["analyze", "/nonexistent/a.log"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe("ringwatch: analyze: cannot read /nonexistent/a.log: ENOENT\nringwatch: analyze: none of the inputs could be read\n");
+    const empty = await runAgent(["analyze"]);
+    expect(empty.code).toBe(2);
+    const bad = await runAgent(["analyze", "--bogus", "x"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    const dir = tempDir();
+    writeFileSync(join(dir, "binary.log"), Buffer.from([0, 255, 10, 1, 2, 3, 0xc3, 0x28, 10]));
+    const some = await runAgent(["analyze", join(dir, "binary.log"), "/nonexistent/b.log"]);
+    expect(some.code).toBe(0);
+    expect(some.stdout).toContain("VERDICT: nothing wrong found");
+    expect(some.stderr).toContain("cannot read /nonexistent/b.log");
+  });
+});
