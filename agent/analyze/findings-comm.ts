@@ -11,7 +11,8 @@ function opAt(comm: CommState, seq: number): string | undefined {
 export function commFindings(state: TrackedState): Finding[] {
   const out: Finding[] = [];
   for (const comm of state.comms.values()) {
-    const ranks = [...comm.ranks.values()].filter((r) => r.tornDownMs === undefined);
+    // Offline, ranks aborted after a timeout still show where they stood; only a clean Destroy ends a rank.
+    const ranks = [...comm.ranks.values()].filter((r) => r.tornDownHow !== "destroy");
     if (comm.mismatch) {
       const m = comm.mismatch;
       out.push({

@@ -6,8 +6,16 @@ function uniq<T>(xs: Iterable<T>): T[] {
   return [...new Set(xs)];
 }
 
+/** Every rank the logs' communicators name (for "which rank did not report"). */
+function knownRanks(t: Tracker): Set<number> {
+  let world: number[] = [];
+  for (const c of t.comms.values()) if (c.ranks.size > world.length) world = [...c.ranks.keys()];
+  return new Set(world);
+}
+
 export function pytorchFindings(t: Tracker): Finding[] {
   const out: Finding[] = [];
+  const known = knownRanks(t);
   // Watchdog timeouts, grouped by (SeqNum, OpType): ranks at different sequence numbers diverged.
   const groups = new Map<string, typeof t.watchdogs>();
   for (const w of t.watchdogs) {
@@ -35,6 +43,30 @@ export function pytorchFindings(t: Tracker): Finding[] {
       ...(w0.timeoutMs !== undefined ? { timeout_ms: w0.timeoutMs } : {}),
     });
   }
+  // Every other rank timed out in the same work: a known rank that printed no timeout never enqueued it.
+  let silentCulprit = false;
+  if (groups.size === 1 && known.size > 0) {
+    const ws = [...groups.values()][0] ?? [];
+    const reported = new Set(ws.map((w) => w.rank).filter((r): r is number => r !== undefined));
+    const silent = [...known].filter((r) => !reported.has(r)).sort((a, b) => a - b);
+    const w0 = ws[0];
+    if (w0 && reported.size > 0 && silent.length > 0 && silent.length <= Math.max(1, Math.floor(known.size / 4))) {
+      silentCulprit = true;
+      out.push({
+        kind: "rank_behind",
+        severity: "critical",
+        summary:
+          `Rank ${rankList(silent)} printed no watchdog timeout while rank ${rankList([...reported])} timed out in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"}): ` +
+          `it never enqueued that collective. Look at what rank ${rankList(silent)} was doing (py-spy dump of its process).`,
+        ranks: silent,
+        processes: [],
+        comm_id: null,
+        evidence: ws.map((w) => w.where).slice(0, 3),
+        ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+        ...(w0.opType ? { op: w0.opType } : {}),
+      });
+    }
+  }
   // "last enqueued NCCL work": the rank with the smallest value never enqueued what the others wait in.
   const enq = new Map<number, { enq: number; done?: number; where: string; proc?: string }>();
   for (const s of t.workStatus) {
@@ -61,7 +93,8 @@ export function pytorchFindings(t: Tracker): Finding[] {
       });
     } else {
       const stuck = [...enq].filter(([, e]) => e.done !== undefined && e.done < e.enq);
-      if (stuck.length > 0) {
+      // Not when a rank stayed silent: the others wait for it, the network is not to blame.
+      if (stuck.length > 0 && !silentCulprit) {
         out.push({
           kind: "hang_suspected",
           severity: "critical",

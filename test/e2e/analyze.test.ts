@@ -30,6 +30,18 @@ describe("ringwatch analyze", () => {
     expect(text.stdout.split("\n")[3]).toMatch(/^ {2}CRITICAL rank_behind: Rank 11 \(node-b:\d+\) never entered collective #\d+ \((AllReduce|AllGather|ReduceScatter|Broadcast)\)/);
   });
 
+  it("after PyTorch's watchdog aborted every waiting rank, still names the silent rank first", async () => {
+    const dir = tempDir();
+    const sim = new Scenario(TWO_NODES, { faults: [rankStopsBeforeCollective({ rank: 11, atStep: 4, beforeCollIndex: 2 })], watchdog: { timeoutMs: 20_000 } });
+    await writeScenario(sim, dir, { durationMs: 40_000 });
+    const report = JSON.parse((await runAgent(["analyze", "--json", dir])).stdout) as Report;
+    expect(report.findings[0]).toMatchObject({ kind: "rank_behind", ranks: [11] });
+    const wd = report.findings.find((f) => f.kind === "watchdog_timeout");
+    expect(wd?.ranks).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15]);
+    expect(report.findings.filter((f) => f.kind === "rank_behind").every((f) => f.ranks.join() === "11")).toBe(true);
+    expect(report.findings.some((f) => f.summary.includes("points at the network"))).toBe(false);
+  });
+
   it("reads one combined launcher stdout with all ranks interleaved the same way", async () => {
     const dir = tempDir();
     const sim = new Scenario(TWO_NODES, { faults: [rankStopsBeforeCollective({ rank: 11, atStep: 4, beforeCollIndex: 2 })] });

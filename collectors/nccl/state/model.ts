@@ -82,6 +82,8 @@ export interface RankState {
   /** When the last COLL line was written (ms): line timestamp, read time, or file mtime for history. */
   lastProgressMs?: number;
   tornDownMs?: number;
+  /** How: `destroy` (clean end) or `abort` (an error or PyTorch's watchdog took it down). */
+  tornDownHow?: "abort" | "destroy";
   /** `file:line` of the last COLL line and of the Init COMPLETE line. */
   lastCollWhere?: string;
   initWhere?: string;

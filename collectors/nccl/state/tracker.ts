@@ -389,7 +389,10 @@ export class Tracker {
     const mark = (commKey: string, ptr: string | undefined): void => {
       const c = this.comms.get(commKey);
       if (!c) return;
-      for (const r of c.ranks.values()) if (r.processKey === proc.key && (ptr === undefined || r.commPtr === ptr)) r.tornDownMs = at;
+      for (const r of c.ranks.values()) if (r.processKey === proc.key && (ptr === undefined || r.commPtr === ptr)) {
+          r.tornDownMs = at;
+          r.tornDownHow = ev.what;
+        }
     };
     if (ev.comm !== undefined) {
       const key = proc.comms.get(ev.comm);
