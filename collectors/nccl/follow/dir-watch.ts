@@ -1,0 +1,208 @@
+/**
+ * Finds the files to follow: walks the patterns' root directories (readdir, as deep as the
+ * patterns allow, through symlinked directories; a directory reached twice is walked once) and
+ * reports files that appear and disappear. Each directory has a one-shot watch: its first event
+ * closes it and schedules a rescan of that directory, which re-arms it first. (A persistent
+ * directory watch would also fire on every write to every file in it.) Directories on file systems
+ * without inotify, or whose watch failed, are rescanned by the poll loop; a root that does not
+ * exist yet is looked for there too.
+ */
+import { watch, type Dirent, type FSWatcher, type Stats } from "node:fs";
+import { readdir, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { wanted, type PathPattern } from "./glob.js";
+
+/**
+ * Delay from a directory event to its rescan (plus a little per entry for big directories). An
+ * entry created, deleted or renamed is looked at soon; a write to a file in the directory (which
+ * a directory watch reports too) only means the watch must be re-armed, so that waits longer.
+ */
+const DIR_DELAY_MS = 100;
+const DIR_BUSY_DELAY_MS = 1000;
+const DIR_DELAY_PER_FILE_MS = 0.1;
+
+export interface DirSink {
+  added(path: string, st: Stats): void;
+  unlinked(path: string): void;
+  known(path: string): boolean;
+  watchFailed(err: unknown): void;
+}
+
+interface Dir {
+  readonly path: string;
+  readonly id: string;
+  polled: boolean;
+  watch: FSWatcher | null;
+  timer: NodeJS.Timeout | null;
+  files: Set<string>;
+  subdirs: Set<string>;
+  /** The scan in progress (a request meanwhile sets `again` and waits for the same promise). */
+  running: Promise<void> | null;
+  again: boolean;
+}
+
+export class DirWatcher {
+  private readonly dirs = new Map<string, Dir>();
+  /** dev:ino -> path of directories walked. */
+  private readonly ids = new Map<string, string>();
+  /** Roots and whether each is polled (file system without inotify). */
+  private readonly roots = new Map<string, boolean>();
+  private closed = false;
+
+  constructor(
+    private readonly patterns: readonly PathPattern[],
+    private readonly accept: (path: string) => boolean,
+    private readonly sink: DirSink,
+  ) {}
+
+  /** Walks every root (polled: true = no watches below it). */
+  async start(roots: ReadonlyMap<string, boolean>): Promise<void> {
+    for (const [root, polled] of roots) {
+      this.roots.set(root, polled);
+      await this.scan(root, polled);
+    }
+  }
+
+  /** Rescans every directory (sweep), or only those without a watch (poll loop); finds new roots. */
+  async rescan(onlyPolled: boolean): Promise<void> {
+    for (const [root, polled] of this.roots) if (!this.dirs.has(root)) await this.scan(root, polled);
+    for (const d of [...this.dirs.values()]) if (!onlyPolled || d.polled) await this.scan(d.path, d.polled);
+  }
+
+  /** Rescans the directory holding path, if it is one we walk (a file there may have a new name). */
+  async rescanDirOf(path: string): Promise<void> {
+    const d = this.dirs.get(dirname(path));
+    if (d !== undefined) await this.scan(d.path, d.polled);
+  }
+
+  /** Whether path lies below a root on a file system without inotify. */
+  isPolledPath(path: string): boolean {
+    let best = -1;
+    let polled = false;
+    for (const [root, p] of this.roots) {
+      if (root.length > best && (path === root || path.startsWith(root === "/" ? "/" : root + "/"))) {
+        best = root.length;
+        polled = p;
+      }
+    }
+    return polled;
+  }
+
+  /** Whether some directory is polled for lack of inotify (stats). */
+  get polling(): boolean {
+    for (const d of this.dirs.values()) if (d.polled) return true;
+    return false;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const d of this.dirs.values()) this.quiet(d);
+    this.dirs.clear();
+  }
+
+  private async scan(path: string, polled: boolean): Promise<void> {
+    let d = this.dirs.get(path);
+    if (d === undefined) {
+      const st = await stat(path).catch(() => undefined);
+      if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
+      const id = `${st.dev}:${st.ino}`;
+      if (this.ids.has(id)) return; // reached before under another name
+      d = { path, id, polled, watch: null, timer: null, files: new Set(), subdirs: new Set(), running: null, again: false };
+      this.dirs.set(path, d);
+      this.ids.set(id, path);
+    }
+    if (d.running !== null) {
+      d.again = true;
+      return d.running;
+    }
+    const dir = d;
+    dir.running = (async () => {
+      try {
+        do {
+          dir.again = false;
+          await this.scanOnce(dir);
+        } while (dir.again && !this.closed && this.dirs.get(path) === dir);
+      } finally {
+        dir.running = null;
+      }
+    })();
+    return dir.running;
+  }
+
+  private async scanOnce(d: Dir): Promise<void> {
+    if (!d.polled && d.watch === null) this.arm(d); // before readdir: nothing falls between
+    let entries: Dirent[];
+    try {
+      entries = await readdir(d.path, { withFileTypes: true });
+    } catch {
+      this.drop(d.path);
+      return;
+    }
+    const files = new Set<string>();
+    const subdirs = new Set<string>();
+    for (const e of entries) {
+      const p = join(d.path, e.name);
+      let isDir = e.isDirectory();
+      let isFile = e.isFile();
+      if (e.isSymbolicLink()) {
+        if (!wanted(this.patterns, p, undefined)) continue;
+        const st = await stat(p).catch(() => undefined);
+        isDir = st?.isDirectory() ?? false;
+        isFile = st?.isFile() ?? false;
+      }
+      if (isDir && wanted(this.patterns, p, true)) subdirs.add(p);
+      else if (isFile && wanted(this.patterns, p, false) && this.accept(p)) files.add(p);
+    }
+    if (this.closed) return;
+    for (const p of files) {
+      if (this.sink.known(p)) continue;
+      const st = await stat(p).catch(() => undefined);
+      if (st?.isFile() === true && !this.closed) this.sink.added(p, st);
+    }
+    for (const p of d.files) if (!files.has(p)) this.sink.unlinked(p);
+    d.files = files;
+    for (const s of d.subdirs) if (!subdirs.has(s)) this.drop(s);
+    d.subdirs = subdirs;
+    for (const s of subdirs) if (!this.dirs.has(s)) await this.scan(s, d.polled);
+  }
+
+  private arm(d: Dir): void {
+    try {
+      const w = watch(d.path, (event) => this.fired(d, event));
+      w.on("error", () => this.fired(d, "rename"));
+      d.watch = w;
+    } catch (e) {
+      d.polled = true;
+      this.sink.watchFailed(e);
+    }
+  }
+
+  private fired(d: Dir, event: string): void {
+    if (d.watch !== null) d.watch.close();
+    d.watch = null;
+    if (d.timer !== null || this.closed) return;
+    const delay = (event === "rename" ? DIR_DELAY_MS : DIR_BUSY_DELAY_MS) + d.files.size * DIR_DELAY_PER_FILE_MS;
+    d.timer = setTimeout(() => {
+      d.timer = null;
+      void this.scan(d.path, d.polled);
+    }, delay);
+  }
+
+  /** A directory is gone: its files are unlinked, its subdirectories dropped too. */
+  private drop(path: string): void {
+    const d = this.dirs.get(path);
+    if (d === undefined) return;
+    this.quiet(d);
+    this.dirs.delete(path);
+    this.ids.delete(d.id);
+    for (const p of d.files) this.sink.unlinked(p);
+    for (const s of d.subdirs) this.drop(s);
+  }
+
+  private quiet(d: Dir): void {
+    if (d.watch !== null) d.watch.close();
+    if (d.timer !== null) clearTimeout(d.timer);
+    d.watch = null;
+    d.timer = null;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Reads what is new in one followed file: from the saved offset to the size fstat reports, in
+ * chunks into a reused buffer (never a whole-file read, never history twice). Detects
+ * copytruncate before trusting the offset:
+ *  - smaller: the bytes before the offset are gone -> truncated. If they are still there the size
+ *    was stale (NFS/SMB attribute caches report old sizes) and nothing happens.
+ *  - same size, new mtime: tail and head fingerprints compared -> truncated if either differs.
+ *  - larger: each read starts TAIL_PRINT bytes early; different bytes there -> truncated.
+ * A truncated file is read again from 0 (leading NULs skipped: a writer without O_APPEND leaves a
+ * hole up to its old offset).
+ */
+import type { Stats } from "node:fs";
+import type { FdCache } from "./fd-cache.js";
+import { closeQuietly } from "./fd-cache.js";
+import { errCode, fstatFd, openRead, readAt } from "./fs-async.js";
+import { TAIL_PRINT, type Tail } from "./tail-state.js";
+import type { FollowerStats } from "./types.js";
+
+/** Bytes one file may read per turn before others get theirs. */
+export const TURN_BYTES = 8 * 1024 * 1024;
+
+export interface ReadContext {
+  readonly headBytes: number;
+  readonly stats: FollowerStats;
+  readonly fds: FdCache;
+  emit(t: Tail, lines: string[], historical: boolean, mtimeMs: number): void;
+  truncated(t: Tail): void;
+  /** open() said the path does not exist any more. */
+  pathGone(path: string): void;
+  /** open() found another file at the path. */
+  pathReplaced(path: string, st: Stats): void;
+  /** fstat says t has no links left while paths still name it: check what they name now. */
+  unlinked(t: Tail): void;
+  /** More is left after this turn. */
+  requeue(t: Tail): void;
+}
+
+export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<void> {
+  if (t.removed) return;
+  t.busy = true;
+  try {
+    const st = await openAndStat(t, ctx);
+    if (st === undefined || t.removed || t.fd === null) return;
+    if (st.nlink === 0 && t.paths.size > 0) ctx.unlinked(t); // deleted (maybe recreated) while hot
+    await readBody(t, t.fd, st, buf, ctx);
+    t.errored = false;
+  } catch {
+    ctx.stats.readErrors++;
+    t.errored = true;
+    ctx.fds.close(t);
+  } finally {
+    t.busy = false;
+    if (t.closeAfterRead || t.removed) ctx.fds.close(t);
+  }
+}
+
+async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined> {
+  if (t.fd !== null) {
+    ctx.fds.use(t);
+    return fstatFd(t.fd);
+  }
+  const path = t.paths.values().next().value;
+  if (path === undefined) return undefined; // orphan without an fd: nothing left to read
+  let fd: number;
+  try {
+    fd = await openRead(path);
+  } catch (e) {
+    const code = errCode(e);
+    if (code === "ENOENT" || code === "ENOTDIR") ctx.pathGone(path);
+    else {
+      ctx.stats.readErrors++;
+      t.errored = true;
+    }
+    return undefined;
+  }
+  let st: Stats;
+  try {
+    st = await fstatFd(fd);
+  } catch (e) {
+    closeQuietly(fd);
+    throw e;
+  }
+  if (t.removed || !t.sameFile(st)) {
+    closeQuietly(fd);
+    if (!t.removed) ctx.pathReplaced(path, st);
+    return undefined;
+  }
+  t.fd = fd;
+  ctx.fds.use(t);
+  return st;
+}
+
+async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadContext): Promise<void> {
+  const size = st.size;
+  const mtime = st.mtimeMs;
+  if (t.headPending) return readHead(t, fd, size, mtime, buf, ctx);
+  if (size === t.offset && mtime === t.mtimeMs) return;
+  if (size <= t.offset && t.offset > 0) {
+    if (await unchanged(t, fd, buf, size === t.offset)) {
+      if (size === t.offset) t.mtimeMs = mtime;
+      return;
+    }
+    ctx.truncated(t);
+  }
+  t.mtimeMs = mtime;
+  if (size <= t.offset) return;
+  if (!(await readRange(t, fd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
+    ctx.truncated(t);
+    await readRange(t, fd, size, false, mtime, buf, ctx, false, TURN_BYTES);
+  }
+}
+
+/** Whether the bytes before the offset (and, if asked, the head) are still what we read. */
+async function unchanged(t: Tail, fd: number, buf: Buffer, checkHead: boolean): Promise<boolean> {
+  const k = t.tailLen;
+  if (k > 0) {
+    const n = await readAt(fd, buf, 0, k, t.offset - k);
+    if (n !== k || buf.compare(t.tailPrint, 0, k, 0, k) !== 0) return false;
+  }
+  const h = t.headLen;
+  if (checkHead && h > 0) {
+    const n = await readAt(fd, buf, 0, h, 0);
+    if (n !== h || buf.compare(t.headPrint, 0, h, 0, h) !== 0) return false;
+  }
+  return true;
+}
+
+/** A file that existed at start: its first headBytes (historical), then on from its end. */
+async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: Buffer, ctx: ReadContext): Promise<void> {
+  t.headPending = false;
+  t.mtimeMs = mtime;
+  const limit = Math.min(size, ctx.headBytes);
+  if (limit > 0) await readRange(t, fd, limit, true, mtime, buf, ctx, false, Infinity);
+  if (size <= limit || t.removed) return;
+  // Skip the middle: only new lines from here. The fragment of a line cut at the end is skipped too.
+  t.splitter.reset();
+  const k = Math.min(TAIL_PRINT, size);
+  const n = await readAt(fd, buf, 0, k, size - k);
+  if (n !== k) {
+    ctx.truncated(t); // it shrank while we looked: read it as a new file
+    return;
+  }
+  t.offset = size;
+  t.tailLen = 0;
+  t.rememberTail(buf, 0, k);
+  if (buf[k - 1] !== 10) t.splitter.skipping = true;
+}
+
+/**
+ * Reads [offset, limit) and emits its complete lines, one onLines call per chunk. With verify the
+ * read starts tailLen bytes early and returns false if those differ from the tail fingerprint.
+ */
+async function readRange(
+  t: Tail, fd: number, limit: number, historical: boolean, mtime: number,
+  buf: Buffer, ctx: ReadContext, verify: boolean, budget: number,
+): Promise<boolean> {
+  const k = verify ? t.tailLen : 0;
+  let pos = t.offset - k;
+  let first = true;
+  while (pos < limit) {
+    const n = await readAt(fd, buf, 0, Math.min(buf.length, limit - pos), pos);
+    if (n === 0 || t.removed) break; // shrank under us: the next look sorts it out
+    let from = 0;
+    if (first) {
+      first = false;
+      if (n < k || buf.compare(t.tailPrint, 0, k, 0, k) !== 0) return false;
+      from = k;
+    }
+    const lines: string[] = [];
+    const tooLong = t.splitter.tooLong;
+    t.splitter.push(buf, from, n, lines);
+    ctx.stats.linesTooLong += t.splitter.tooLong - tooLong;
+    t.rememberHead(buf, from, n, t.offset);
+    t.offset += n - from;
+    pos += n;
+    t.rememberTail(buf, from, n); // buf[0, from) is already the fingerprint
+    ctx.stats.bytesRead += n - from;
+    if (lines.length > 0) ctx.emit(t, lines, historical, mtime);
+    budget -= n;
+    if (budget <= 0 && pos < limit) {
+      ctx.requeue(t);
+      break;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,182 @@
+/**
+ * Paths and inodes. A followed file is keyed by (dev, ino): a path that shows an inode already
+ * followed is that file under a new name (rename, a symlink, a second matching pattern) and keeps
+ * its offset; a path that shows a new inode is a new file, read from its start. A file no followed
+ * path names any more is an orphan: it is still read through its open fd for removeGraceMs (a
+ * rename may be seen as "old path gone" before "new path found"), then its directory is looked at
+ * once more, and only then is it removed (onFileRemoved).
+ */
+import type { Stats } from "node:fs";
+import { idOf, Tail, type StartMode } from "./tail-state.js";
+import type { FollowedFile, FollowerHandlers, FollowerStats } from "./types.js";
+
+export interface RegistryHost {
+  readonly stats: FollowerStats;
+  readonly handlers: FollowerHandlers;
+  readonly maxFiles: number;
+  readonly maxLineBytes: number;
+  readonly removeGraceMs: number;
+  accept(path: string): boolean;
+  /** How a file seen now starts: "head" (existed at start) or "start" (new). */
+  startMode(st: Stats): StartMode;
+  /** path is below a root on a file system without inotify. */
+  onPollingFs(path: string): boolean;
+  enqueue(t: Tail): void;
+  /** t is new: start watching it. */
+  watchFile(t: Tail): void;
+  /** t goes: stop its watch and timers, close its fd. */
+  forgetFile(t: Tail): void;
+  /** t gained a path while it has others: check that they still name it (rename vs alias). */
+  verify(t: Tail): void;
+  /** path no longer names t. */
+  pathGone(t: Tail, path: string): void;
+  /**
+   * t has had no path for removeGraceMs (path was its last one): look for a new name once more
+   * (its directory's rescan may still be pending), then set t.finalize and queue t for removal.
+   */
+  orphanExpired(t: Tail, path: string): void;
+  call(fn: () => void): void;
+}
+
+export class Registry {
+  readonly byPath = new Map<string, Tail>();
+  readonly byId = new Map<string, Tail>();
+  /** Last generation per path (also remembers paths that had a file: recreate = rotation). */
+  private readonly gens = new Map<string, number>();
+  private readonly dropped = new Set<string>();
+  /** Tails whose head read is still to do. */
+  headsPending = 0;
+
+  constructor(private readonly host: RegistryHost) {}
+
+  /** A file is (or may be) at path now. */
+  added(path: string, st: Stats): void {
+    if (!st.isFile() || !this.host.accept(path)) return;
+    let t = this.byId.get(idOf(st));
+    if (t !== undefined && !t.sameFile(st)) {
+      this.remove(t); // its inode number was freed and reused: the old file is gone
+      t = undefined;
+    }
+    const cur = this.byPath.get(path);
+    if (cur !== undefined && cur !== t) this.detach(path, cur);
+    if (t !== undefined) {
+      if (cur !== t) {
+        const others = t.paths.size > 0;
+        this.attach(path, t);
+        if (others) this.host.verify(t);
+      }
+      this.host.enqueue(t);
+      return;
+    }
+    this.create(path, st);
+  }
+
+  unlinked(path: string): void {
+    const t = this.byPath.get(path);
+    if (t !== undefined) this.detach(path, t);
+  }
+
+  truncated(t: Tail): void {
+    t.rewind();
+    t.splitter.skipNul = true;
+    const generation = t.file.generation + 1;
+    t.file = { ...t.file, generation };
+    for (const p of t.paths) this.gens.set(p, generation);
+    this.host.stats.truncations++;
+    const file = t.file;
+    this.host.call(() => this.host.handlers.onTruncated?.(file));
+  }
+
+  /** Whether path was dropped for the maxFiles cap and there is still no room (no need to stat it). */
+  isDropped(path: string): boolean {
+    return this.byId.size >= this.host.maxFiles && this.dropped.has(path);
+  }
+
+  /** Forgets t now (onFileRemoved). A partial last line is dropped. */
+  remove(t: Tail): void {
+    if (t.removed) return;
+    t.removed = true;
+    if (t.headCounted) this.headsPending--;
+    t.headCounted = false;
+    if (t.orphanTimer !== null) clearTimeout(t.orphanTimer);
+    for (const p of t.paths) this.byPath.delete(p);
+    t.paths.clear();
+    this.byId.delete(`${t.file.dev}:${t.file.ino}`);
+    this.host.forgetFile(t);
+    const file = t.file;
+    this.host.call(() => this.host.handlers.onFileRemoved?.(file));
+  }
+
+  /** Ends every timer and watch (stop). */
+  quiesce(): void {
+    for (const t of this.byId.values()) {
+      if (t.orphanTimer !== null) clearTimeout(t.orphanTimer);
+      t.orphanTimer = null;
+      this.host.forgetFile(t);
+    }
+  }
+
+  private create(path: string, st: Stats): void {
+    if (this.byId.size >= this.host.maxFiles) {
+      if (!this.dropped.has(path)) {
+        this.host.stats.filesDropped++;
+        if (this.dropped.size < this.host.maxFiles) this.dropped.add(path);
+      }
+      return;
+    }
+    if (this.gens.has(path)) this.host.stats.rotations++;
+    const generation = (this.gens.get(path) ?? -1) + 1;
+    this.setGen(path, generation);
+    const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation };
+    const mode = this.host.startMode(st);
+    const t = new Tail(file, st, mode, this.host.maxLineBytes, this.host.onPollingFs(path));
+    if (mode === "head") {
+      t.headCounted = true;
+      this.headsPending++;
+    }
+    this.byId.set(idOf(st), t);
+    t.paths.add(path);
+    this.byPath.set(path, t);
+    this.dropped.delete(path);
+    this.host.call(() => this.host.handlers.onFileAdded?.(file));
+    this.host.watchFile(t);
+    this.host.enqueue(t);
+  }
+
+  private attach(path: string, t: Tail): void {
+    t.paths.add(path);
+    this.byPath.set(path, t);
+    this.setGen(path, Math.max(this.gens.get(path) ?? -1, t.file.generation));
+    if (t.orphanTimer !== null) clearTimeout(t.orphanTimer);
+    t.orphanTimer = null;
+    t.finalize = false;
+    if (!t.paths.has(t.file.path)) t.file = { ...t.file, path }; // renamed
+  }
+
+  private detach(path: string, t: Tail): void {
+    t.paths.delete(path);
+    this.byPath.delete(path);
+    this.host.pathGone(t, path);
+    const next = t.paths.values().next().value;
+    if (next !== undefined) {
+      if (t.file.path === path) t.file = { ...t.file, path: next };
+      return;
+    }
+    if (t.orphanTimer !== null) clearTimeout(t.orphanTimer);
+    t.orphanTimer = setTimeout(() => {
+      t.orphanTimer = null;
+      if (t.paths.size === 0 && !t.removed) this.host.orphanExpired(t, path);
+    }, this.host.removeGraceMs);
+    t.orphanTimer.unref();
+    this.host.enqueue(t); // read what was appended before it went (through the fd, if open)
+  }
+
+  private setGen(path: string, g: number): void {
+    this.gens.set(path, g);
+    if (this.gens.size <= 4 * this.host.maxFiles) return;
+    for (const p of this.gens.keys()) {
+      if (this.gens.size <= 2 * this.host.maxFiles) break;
+      if (!this.byPath.has(p)) this.gens.delete(p);
+    }
+  }
+}

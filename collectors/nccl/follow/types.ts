@@ -1,0 +1,73 @@
+/**
+ * Public types of the log follower. See follower.ts for the behaviour; README.md next to this
+ * file for how each file-system case (append, rotation, copytruncate, delete, symlink) is handled.
+ */
+
+export interface FollowedFile {
+  /** A path the file is currently reachable under (the first one seen; updated on rename). */
+  path: string;
+  dev: number;
+  ino: number;
+  /** Bumps when the same path is a new file or was truncated. Starts at 0 per path. */
+  generation: number;
+}
+
+export interface FollowerHandlers {
+  /**
+   * Complete lines (no newline, CR stripped) read from one file, in order. `historical` = read
+   * from the head of a file that already existed at start (its times are unknown); mtimeMs = the
+   * file's mtime at read.
+   */
+  onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void;
+  onFileAdded?(file: FollowedFile): void;
+  onFileRemoved?(file: FollowedFile): void;
+  onTruncated?(file: FollowedFile): void;
+}
+
+export interface FollowerOptions {
+  /**
+   * Directories (every regular file below, depth <= maxDepth), files, or globs (`*`, `?`, `**`,
+   * `[abc]`, `{a,b}`). The static prefix directory of a glob is watched and matched here.
+   */
+  paths: string[];
+  /** Bytes read from the head of each file that exists at start; then it continues from its end. Default 256 KiB. */
+  headBytes?: number;
+  /** Lines longer than this (bytes) are skipped and counted, never buffered whole. Default 64 KiB. */
+  maxLineBytes?: number;
+  /** "auto" (default): inotify, polling on network/FUSE file systems or when watches fail. */
+  usePolling?: boolean | "auto";
+  /** Default 1000. */
+  pollIntervalMs?: number;
+  /** Every N ms stat every known path and read what events missed. Default 5000. */
+  sweepIntervalMs?: number;
+  /** Cap on followed files; further files are counted in filesDropped. Default 10000. */
+  maxFiles?: number;
+  /** Directory levels below a watched directory (or a glob's `**`). Default 4. */
+  maxDepth?: number;
+  /** Which files to follow. Default: skip hidden files and .gz .xz .zst .bz2 .lz4. */
+  accept?: (path: string) => boolean;
+  /**
+   * Accepted for API compatibility but not used: the only clock the follower needs is compared
+   * with file times (birth vs. start), which are wall-clock, so an injected clock would mislead it.
+   */
+  now?: () => number;
+  /**
+   * Extension: how long a file that no followed path names any more is kept (and read through its
+   * open descriptor) before onFileRemoved, so a rename seen as unlink + add is not a new file. Default 1000.
+   */
+  removeGraceMs?: number;
+}
+
+export interface FollowerStats {
+  files: number;
+  bytesRead: number;
+  linesRead: number;
+  linesTooLong: number;
+  truncations: number;
+  rotations: number;
+  filesDropped: number;
+  readErrors: number;
+  polling: boolean;
+  /** Extension: exceptions thrown by a handler (caught; the follower goes on). */
+  handlerErrors: number;
+}

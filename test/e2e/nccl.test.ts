@@ -1,0 +1,74 @@
+/**
+ * The nccl collector end to end: the built agent follows the logs that real rank processes write,
+ * and /metrics names the hung communicator and the rank behind; the verdict drops when the job ends.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { tempDir } from "./env.js";
+
+const COMM = "0x49bbd7790311d5eb";
+let ranks: ChildProcess[] = [];
+let agent: RunningAgent | undefined;
+
+afterEach(async () => {
+  for (const r of ranks) r.kill("SIGTERM");
+  ranks = [];
+  await agent?.stop();
+  agent = undefined;
+});
+
+function startRanks(dir: string, n: number, env: (rank: number) => NodeJS.ProcessEnv): ChildProcess[] {
+  ranks = Array.from({ length: n }, (_, r) =>
+    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(n), COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...env(r) }, stdio: "ignore" }),
+  );
+  return ranks;
+}
+
+describe("nccl collector end to end", () => {
+  it("a rank that never enters collective #40: hang and that rank behind on /metrics; the verdict drops when the job ends", async () => {
+    const dir = tempDir();
+    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=4s"]);
+    const a = agent;
+    const t0 = Date.now();
+    startRanks(dir, 8, (r) => (r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }));
+    const hung = await eventually(async () => {
+      const t = await a.scrape();
+      return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
+    }, 30_000);
+    const ttv = Date.now() - t0;
+    // 40 collectives at 100 ms (~4 s), then the 4 s threshold: the verdict lands a few seconds later.
+    expect(ttv).toBeGreaterThan(6000);
+    expect(sample(hung, `ringwatch_nccl_rank_behind{comm_id="${COMM}",rank="5"}`)).toBe(1);
+    expect(samplesOf(hung, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toHaveLength(1);
+    expect(sample(hung, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`)).toBe(40);
+    expect(sample(hung, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="5"}`)).toBe(39);
+    expect(samplesOf(hung, "ringwatch_nccl_rank_info")).toHaveLength(8);
+    expect(samplesOf(hung, "ringwatch_nccl_transport_info").every((l) => l.includes('net="IB",gdr="enabled"'))).toBe(true);
+    expect(sample(hung, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
+    // The verdict is also logged once, by the evaluation that runs every 5 s.
+    await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("hang suspected on communicator") && l.includes("rank 5 never entered")) ? true : undefined), 10_000);
+    expect(a.logs().filter((l) => l.includes("hang suspected on communicator"))).toHaveLength(1);
+
+    for (const r of ranks) r.kill("SIGTERM");
+    await Promise.all(ranks.map((r) => new Promise((res) => (r.exitCode !== null ? res(null) : r.once("exit", res)))));
+    const after = await a.scrape(); // processes gone: the verdict drops at once
+    expect(sample(after, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(0);
+    expect(samplesOf(after, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toEqual([]);
+  });
+
+  it("a healthy job raises nothing and every line is read", async () => {
+    const dir = tempDir();
+    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=3s"]);
+    const a = agent;
+    startRanks(dir, 4, () => ({}));
+    await new Promise((r) => setTimeout(r, 6000));
+    const t = await a.scrape();
+    expect(sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(0);
+    const counts = samplesOf(t, "ringwatch_nccl_rank_collectives_total").map((l) => Number(l.split(" ")[1]));
+    expect(counts).toHaveLength(4);
+    expect(Math.min(...counts)).toBeGreaterThan(30);
+    expect(sample(t, "ringwatch_nccl_log_files")).toBe(4);
+  });
+});
