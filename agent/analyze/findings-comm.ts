@@ -1,5 +1,5 @@
 /** Offline findings about communicators: who never entered collective #N, mismatched collectives. */
-import type { CommState, ProcessState, RankState } from "../../collectors/nccl/state/model.js";
+import { lastCollWhere, type CommState, type ProcessState, type RankState } from "../../collectors/nccl/state/model.js";
 import type { TrackedState } from "../detect/verdict.js";
 import { ranksBehind } from "../detect/verdict.js";
 import { rankList, type Finding } from "./report.js";
@@ -37,7 +37,7 @@ export function commFindings(state: TrackedState): Finding[] {
     const seq = comm.maxCollectives;
     const op = opAt(comm, seq) ?? ahead[0]?.lastOp;
     const behindRanks = ranks.filter((r) => behind.includes(r.rank));
-    const lastOf = (rs: RankState[]): string[] => rs.map((r) => r.lastCollWhere).filter((w): w is string => w !== undefined);
+    const lastOf = (rs: RankState[]): string[] => rs.map(lastCollWhere).filter((w): w is string => w !== undefined);
     out.push({
       kind: "rank_behind",
       severity: "critical",

@@ -11,6 +11,7 @@ import { CollectorError, type Collector, type CollectorDeps, type CollectorHealt
 import { Follower, type FollowedFile } from "./follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
+import { fastColl } from "./coll-fast.js";
 import { parseLine } from "./parse-line.js";
 import { Tracker } from "./state/tracker.js";
 
@@ -68,17 +69,40 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
     return `${f.dev}:${f.ino}:${f.generation}`;
   }
 
+  /** Per followed file: the `host:pid:` its last plain NCCL line started with, for the COLL fast path. */
+  const writerOf = new Map<string, { prefix: string; processKey: string }>();
+
   function onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void {
     const key = fileKey(file);
     let lineNo = lineNos.get(key) ?? 0;
     const readMs = deps.now();
     if (meta.historical) historicalFiles.add(file.path);
+    let writer = writerOf.get(key);
+    // One context object per batch, updated per line: the tracker copies what it keeps.
+    const ctx = { source: file.path, lineNo, readMs, historical: meta.historical, mtimeMs: meta.mtimeMs };
     for (const line of lines) {
-      lineNo++;
+      ctx.lineNo = ++lineNo;
+      if (writer && line.startsWith(writer.prefix)) {
+        const coll = fastColl(line, writer.prefix.length);
+        if (coll && tracker.ingestColl(writer.processKey, coll, ctx)) continue;
+      }
       const ev = parseLine(line);
-      if (ev) tracker.ingest(ev, { source: file.path, lineNo, readMs, historical: meta.historical, mtimeMs: meta.mtimeMs });
+      if (!ev) continue;
+      tracker.ingest(ev, ctx);
+      if (ev.host !== undefined && ev.pid !== undefined && !ev.torn) {
+        const prefix = `${ev.host}:${ev.pid}:`;
+        if (line.startsWith(prefix) && writer?.prefix !== prefix) {
+          writer = { prefix, processKey: `${ev.host}:${ev.pid}` };
+          writerOf.set(key, writer);
+        }
+      }
     }
     lineNos.set(key, lineNo);
+  }
+
+  function forget(f: FollowedFile): void {
+    lineNos.delete(fileKey(f));
+    writerOf.delete(fileKey(f));
   }
 
   function evaluate(): CommVerdict[] {
@@ -160,8 +184,8 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
       },
       {
         onLines,
-        onTruncated: (f) => lineNos.delete(fileKey(f)),
-        onFileRemoved: (f) => lineNos.delete(fileKey(f)),
+        onTruncated: (f) => forget(f),
+        onFileRemoved: (f) => forget(f),
       },
     );
   }

@@ -16,6 +16,8 @@ export interface ProcessState {
   sources: Map<string, number>;
   /** comm pointer (process-local) → communicator key. */
   comms: Map<string, string>;
+  /** comm pointer (process-local) → this process's rank in that communicator. */
+  ranksByPtr: Map<string, RankState>;
   /** Networks NCCL said it uses: "IB", "RoCE", "Socket", a plugin name. */
   nets: Set<string>;
   /** `NET/IB : No device found` or libibverbs missing: NCCL fell back to sockets. */
@@ -68,6 +70,7 @@ export interface WarningRecord {
 export interface RankState {
   rank: number;
   processKey: string;
+  commKey: string;
   commPtr: string;
   nranks?: number;
   cudaDev?: number;
@@ -84,9 +87,16 @@ export interface RankState {
   tornDownMs?: number;
   /** How: `destroy` (clean end) or `abort` (an error or PyTorch's watchdog took it down). */
   tornDownHow?: "abort" | "destroy";
-  /** `file:line` of the last COLL line and of the Init COMPLETE line. */
-  lastCollWhere?: string;
+  /** Where the last COLL line was read (file and line number; see whereOf). */
+  lastCollSource?: string;
+  lastCollLine?: number;
+  /** `file:line` of the Init COMPLETE line. */
   initWhere?: string;
+}
+
+/** `file:line` of a rank's last COLL line. */
+export function lastCollWhere(r: RankState): string | undefined {
+  return r.lastCollSource === undefined ? undefined : `${r.lastCollSource}:${r.lastCollLine ?? 0}`;
 }
 
 /** Ops seen at one sequence index of a communicator, for mismatch detection. */

@@ -72,6 +72,10 @@ export class Tracker {
 
   ingest(ev: NcclEvent, ctx: LineContext): void {
     const proc = this.processFor(ev, ctx);
+    if (ev.kind === "coll") {
+      if (proc) this.onColl(proc, ev, ctx);
+      return;
+    }
     const where = `${ctx.source}:${ctx.lineNo}`;
     switch (ev.kind) {
       case "version":
@@ -80,9 +84,6 @@ export class Tracker {
         return;
       case "init":
         if (proc && ev.phase === "complete") this.onInit(proc, ev, ctx, where);
-        return;
-      case "coll":
-        if (proc) this.onColl(proc, ev, ctx, where);
         return;
       case "net":
         if (!proc) return;
@@ -144,6 +145,20 @@ export class Tracker {
       default:
         return;
     }
+  }
+
+  /**
+   * A COLL line already attributed to a known process (the live fast path: no full parse).
+   * Returns false when the process is unknown and the line must go through ingest().
+   */
+  ingestColl(processKey: string, coll: { op: string; opCount: string; comm: string }, ctx: LineContext): boolean {
+    const proc = this.processes.get(processKey);
+    // The caller learnt processKey from a fully parsed line of this same source, so the process
+    // already lists it; only the per-line essentials are updated here.
+    if (!proc) return false;
+    if (ctx.readMs !== undefined) proc.lastSeenMs = ctx.readMs;
+    this.onColl(proc, coll as CollEvent, ctx);
+    return true;
   }
 
   /**
@@ -209,6 +224,7 @@ export class Tracker {
         pid: ev.pid,
         sources: new Map(),
         comms: new Map(),
+        ranksByPtr: new Map(),
         nets: new Set(),
         noIbDevice: false,
         netLinks: new Map(),
@@ -271,6 +287,7 @@ export class Tracker {
     const rank: RankState = {
       rank: ev.rank,
       processKey: proc.key,
+      commKey: key,
       commPtr: ev.comm,
       nranks: ev.nranks,
       cudaDev: ev.commCudaDev ?? ev.cudaDev,
@@ -281,23 +298,23 @@ export class Tracker {
       initWhere: where,
     };
     comm.ranks.set(ev.rank, rank);
+    proc.ranksByPtr.set(ev.comm, rank);
   }
 
-  private onColl(proc: ProcessState, ev: CollEvent, ctx: LineContext, where: string): void {
-    const key = proc.comms.get(ev.comm);
-    const comm = key === undefined ? undefined : this.comms.get(key);
-    let st: RankState | undefined;
-    if (comm) for (const r of comm.ranks.values()) if (r.processKey === proc.key && r.commPtr === ev.comm) st = r;
-    if (!comm || !st) {
+  private onColl(proc: ProcessState, ev: CollEvent, ctx: LineContext): void {
+    const st = proc.ranksByPtr.get(ev.comm);
+    const comm = st === undefined ? undefined : this.comms.get(st.commKey);
+    if (!comm || !st || comm.ranks.get(st.rank) !== st) {
       proc.unresolvedColl++;
-      this.noteUnresolved(proc, ev, where);
+      this.noteUnresolved(proc, ev, `${ctx.source}:${ctx.lineNo}`);
       return;
     }
     const at = lineTime(ev, ctx);
     st.collectives++;
     st.lastOp = ev.op;
     st.lastOpCount = ev.opCount;
-    st.lastCollWhere = where;
+    st.lastCollSource = ctx.source;
+    st.lastCollLine = ctx.lineNo;
     if (at !== undefined) st.lastProgressMs = at;
     const seq = st.collectives;
     if (seq > comm.maxCollectives) {
@@ -307,7 +324,7 @@ export class Tracker {
     }
     // Sequence indexes line up across ranks only when every rank was counted from its Init line.
     if (!comm.allCountedFromInit) return;
-    this.noteOp(comm, seq, st.rank, ev.op, where);
+    this.noteOp(comm, seq, st.rank, ev.op, ctx);
     if (at !== undefined && !ctx.historical) this.noteArrival(comm, seq, st.rank, at);
   }
 
@@ -331,7 +348,7 @@ export class Tracker {
     }
   }
 
-  private noteOp(comm: CommState, seq: number, rank: number, op: string, where: string): void {
+  private noteOp(comm: CommState, seq: number, rank: number, op: string, ctx: LineContext): void {
     const seen = comm.seqOps.get(seq);
     if (!seen) {
       comm.seqOps.set(seq, { op, rank });
@@ -340,7 +357,7 @@ export class Tracker {
     }
     if (seen.op !== op && !seen.mismatch) {
       seen.mismatch = { rank, op };
-      if (!comm.mismatch) comm.mismatch = { seq, rankA: seen.rank, opA: seen.op, rankB: rank, opB: op, where };
+      if (!comm.mismatch) comm.mismatch = { seq, rankA: seen.rank, opA: seen.op, rankB: rank, opB: op, where: `${ctx.source}:${ctx.lineNo}` };
     }
   }
 
