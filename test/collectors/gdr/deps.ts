@@ -1,34 +1,6 @@
-/** Test wiring for the gdr collector: a fresh registry, a silent logger, the REAL exec. */
+/** Test wiring for the gdr collector (shared with other collectors' tests) and its procfs fixtures. */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pino } from "pino";
-import { Registry } from "prom-client";
-import type { CollectorDeps } from "../../../collectors/collector.js";
-import { createExec } from "../../../collectors/exec.js";
 
-export const fakesDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "fakes");
+export { fakesDir, makeDeps, series, valueOf, type Series } from "../../helpers/collector-deps.js";
 export const procfsFixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "fixtures", "procfs");
-
-export function makeDeps(): CollectorDeps {
-  return { registry: new Registry(), logger: pino({ level: "silent" }), exec: createExec(), now: () => Date.now() };
-}
-
-export interface Series {
-  labels: Record<string, string | number>;
-  value: number;
-}
-
-/** Every series of one metric, as the registry would expose it; [] when it has none. */
-export async function series(registry: Registry, name: string): Promise<Series[]> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) throw new Error(`metric ${name} is not registered`);
-  const data = await metric.get();
-  return data.values.map((v) => ({ labels: { ...v.labels } as Record<string, string | number>, value: v.value }));
-}
-
-/** Value of the series with exactly these labels, or undefined. */
-export async function valueOf(registry: Registry, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const all = await series(registry, name);
-  const want = JSON.stringify(Object.entries(labels).sort());
-  return all.find((s) => JSON.stringify(Object.entries(s.labels).sort()) === want)?.value;
-}
