@@ -73,6 +73,9 @@ export class NcclMetrics {
     const info: Sample[] = [];
     const transport: Sample[] = [];
     for (const c of t.comms.values()) {
+      // Before NCCL 2.23 only the first process prints the version line: its peers share it.
+      let commVersion = "";
+      for (const r of c.ranks.values()) commVersion ||= t.processes.get(r.processKey)?.version ?? "";
       for (const r of c.ranks.values()) {
         const l = { comm_id: c.key, rank: String(r.rank) };
         coll.push({ labels: l, value: r.collectives });
@@ -80,7 +83,7 @@ export class NcclMetrics {
         if (r.lastOpCount !== undefined && r.lastOpCount.length <= 13) opc.push({ labels: l, value: Number.parseInt(r.lastOpCount, 16) });
         const p = t.processes.get(r.processKey);
         info.push({
-          labels: { ...l, nranks: String(r.nranks ?? c.nranks ?? ""), pid: String(p?.pid ?? ""), cuda_dev: String(r.cudaDev ?? ""), bus_id: r.busId ?? "", nccl_version: p?.version ?? "" },
+          labels: { ...l, nranks: String(r.nranks ?? c.nranks ?? ""), pid: String(p?.pid ?? ""), cuda_dev: String(r.cudaDev ?? ""), bus_id: r.busId ?? "", nccl_version: p?.version ?? commVersion },
           value: 1,
         });
         if (p) {

@@ -45,6 +45,7 @@ describe("nccl collector end to end", () => {
     expect(sample(hung, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`)).toBe(40);
     expect(sample(hung, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="5"}`)).toBe(39);
     expect(samplesOf(hung, "ringwatch_nccl_rank_info")).toHaveLength(8);
+    expect(samplesOf(hung, "ringwatch_nccl_rank_info").every((l) => l.includes('nccl_version="2.21.5"') && l.includes('nranks="8"'))).toBe(true);
     expect(samplesOf(hung, "ringwatch_nccl_transport_info").every((l) => l.includes('net="IB",gdr="enabled"'))).toBe(true);
     expect(sample(hung, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
     // The verdict is also logged once, by the evaluation that runs every 5 s.
