@@ -13,6 +13,18 @@ export interface GpuReading {
   powerW?: number;
   /** Enforced power limit, watts. */
   powerLimitW?: number;
+  /** Framebuffer memory in use, MiB (dmon fb). */
+  fbUsedMiB?: number;
+}
+
+/**
+ * A GPU whose framebuffer is (nearly) empty holds no training process: the job that used it has
+ * ended. A hung rank keeps its memory. Used where process liveness cannot be checked (pods).
+ */
+export const EMPTY_FB_MIB = 1024;
+
+export function gpuReleased(r: GpuReading): boolean {
+  return r.fbUsedMiB !== undefined && r.fbUsedMiB < EMPTY_FB_MIB;
 }
 
 /** SM utilisation at or above this counts as "spinning or computing". */

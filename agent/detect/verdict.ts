@@ -12,7 +12,7 @@
  * mismatch: two ranks issued different collective types at the same sequence index, or NCCL warned.
  */
 import type { CommState, ProcessState, RankState } from "../../collectors/nccl/state/model.js";
-import { classifyGpu, type GpuReading } from "./gpu-signature.js";
+import { classifyGpu, gpuReleased, type GpuReading } from "./gpu-signature.js";
 import { quantile } from "./percentile.js";
 import type { CommVerdict, DetectOptions, GpuObservation } from "./types.js";
 
@@ -134,10 +134,19 @@ export function evaluateComm(
     return { ...verdict, reason: "idle: its processes last worked on another communicator" };
   }
   const gpus: GpuObservation[] = [];
-  for (const r of live) {
-    const g = view.gpuFor(r);
+  const readings = live.map((r) => view.gpuFor(r));
+  for (const [i, g] of readings.entries()) {
     const sig = g ? classifyGpu(g) : undefined;
-    if (g && sig) gpus.push({ gpu: g.gpu, rank: r.rank, signature: sig });
+    const rank = live[i]?.rank;
+    if (g && sig && rank !== undefined) gpus.push({ gpu: g.gpu, rank, signature: sig });
+  }
+  // Liveness unknown (pods) but every GPU of these ranks has released its memory: the job ended.
+  const unknown = live.every((r) => {
+    const p = state.processes.get(r.processKey);
+    return p !== undefined && view.alive(p) === undefined;
+  });
+  if (unknown && readings.length > 0 && readings.every((g) => g !== undefined && gpuReleased(g))) {
+    return { ...verdict, gpus, reason: "ended: every GPU of its ranks released its memory" };
   }
   verdict.gpus = gpus;
   if (gpus.length > 0 && gpus.every((g) => g.signature === "busy")) {

@@ -61,7 +61,7 @@ export function createNodeView(o: NodeViewOptions): NodeView {
       if (index === undefined) return undefined;
       const s = o.gpu.latestSamples().get(index);
       if (!s) return undefined;
-      return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: ids.get(index)?.powerLimitWatts };
+      return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: ids.get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
     },
   };
 }

@@ -12,7 +12,7 @@ import { parseLine } from "../../../collectors/nccl/parse-line.js";
 import { Tracker } from "../../../collectors/nccl/state/tracker.js";
 import type { Scenario } from "../../sim/index.js";
 
-export type GpuMode = "none" | "busy" | "spin" | "idle" | ((rank: number, t: number) => GpuReading | undefined);
+export type GpuMode = "none" | "busy" | "spin" | "idle" | ((rank: number, t: number, sim: Scenario) => GpuReading | undefined);
 
 export interface Harness {
   tracker: Tracker;
@@ -33,7 +33,10 @@ const READINGS: Record<"busy" | "spin" | "idle", GpuReading> = {
 };
 
 /** Ranks whose files this node reads: those on `host` (default: the first node). */
-export function createHarness(sim: Scenario, opts: { host?: string; gpu?: GpuMode; detect?: Partial<DetectOptions>; epochMs?: number } = {}): Harness {
+export function createHarness(
+  sim: Scenario,
+  opts: { host?: string; gpu?: GpuMode; detect?: Partial<DetectOptions>; epochMs?: number; liveness?: "pids" | "unknown" } = {},
+): Harness {
   const host = opts.host ?? sim.spec.nodes[0];
   const epoch = opts.epochMs ?? 1_800_000_000_000;
   const detect = { ...DEFAULT_DETECT, ...opts.detect };
@@ -43,13 +46,14 @@ export function createHarness(sim: Scenario, opts: { host?: string; gpu?: GpuMod
   const gpu = opts.gpu ?? "none";
   const view: NodeView = {
     alive: (p) => {
+      if (opts.liveness === "unknown") return undefined; // pods: another PID namespace
       const truth = sim.truth();
       const r = truth.ranks.find((x) => p.sources.has(x.file) || x.file.includes(`-${p.pid}.log`));
       return r ? r.alive : undefined;
     },
     gpuFor: (r) => {
       if (gpu === "none") return undefined;
-      const reading = typeof gpu === "function" ? gpu(r.rank, t) : READINGS[gpu];
+      const reading = typeof gpu === "function" ? gpu(r.rank, t, sim) : READINGS[gpu];
       return reading ? { gpu: String(r.nvmlDev ?? r.cudaDev ?? r.rank), ...reading } : undefined;
     },
   };

@@ -76,6 +76,20 @@ describe("NCCL verdicts on simulated jobs", () => {
     }
   });
 
+  it("in pods (liveness unknown), a job that ends without teardown lines is told apart by its GPUs' memory", () => {
+    // After the exit the GPUs read 0 % at idle power with their framebuffer released; a hung job keeps its memory.
+    const after = (held: boolean) => (rank: number, _t: number, sim: Scenario) => {
+      const alive = sim.truth().ranks.find((r) => r.rank === rank)?.alive ?? false;
+      return alive ? { sm: 100, powerW: 600, powerLimitW: 700, fbUsedMiB: 70_000 } : { sm: 0, powerW: 65, powerLimitW: 700, fbUsedMiB: held ? 70_000 : 3 };
+    };
+    const ended = createHarness(new Scenario(ONE_NODE_16, { faults: [jobExits({ atStep: 5, clean: false })] }), { liveness: "unknown", gpu: after(false) });
+    expect(firstHang(ended.run(400_000, 2000))).toBeUndefined();
+    expect(ended.verdicts().some((v) => v.reason.startsWith("ended"))).toBe(true);
+    // Memory still held (processes stuck, not gone): that is a hang.
+    const stuck = createHarness(new Scenario(ONE_NODE_16, { faults: [jobExits({ atStep: 5, clean: false })] }), { liveness: "unknown", gpu: after(true) });
+    expect(firstHang(stuck.run(400_000, 2000))).toBeDefined();
+  });
+
   it("CUDA-graph replay silence is not a hang while the GPUs compute", () => {
     const h = createHarness(new Scenario(ONE_NODE_16, { faults: [graphReplay({ fromStep: 3 })] }), { gpu: "busy" });
     expect(firstHang(h.run(600_000, 2000))).toBeUndefined();
