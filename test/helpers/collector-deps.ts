@@ -1,5 +1,8 @@
 /** Test wiring for collectors: a fresh registry, a silent logger, the REAL exec; series readers. */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { afterEach, beforeEach, vi } from "vitest";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -30,4 +33,33 @@ export async function valueOf(registry: Registry, name: string, labels: Record<s
   const all = await series(registry, name);
   const want = JSON.stringify(Object.entries(labels).sort());
   return all.find((s) => JSON.stringify(Object.entries(s.labels).sort()) === want)?.value;
+}
+
+/**
+ * Per-test wiring for a collector that runs fake tools: a temp dir, FAKE_CALL_LOG pointing into it
+ * (the fakes append each invocation), fresh deps; everything torn down after each test.
+ */
+export function useToolRig(prefix: string): { deps: () => CollectorDeps; tmp: () => string; calls: () => string[] } {
+  let tmp = "";
+  let callLog = "";
+  let deps: CollectorDeps | undefined;
+  beforeEach(() => {
+    tmp = mkdtempSync(join(tmpdir(), prefix));
+    callLog = join(tmp, "calls.log");
+    vi.stubEnv("FAKE_CALL_LOG", callLog);
+    deps = makeDeps();
+  });
+  afterEach(async () => {
+    await deps?.exec.killAll(100);
+    vi.unstubAllEnvs();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+  return {
+    deps: () => {
+      if (!deps) throw new Error("useToolRig: deps used outside a test");
+      return deps;
+    },
+    tmp: () => tmp,
+    calls: () => (existsSync(callLog) ? readFileSync(callLog, "utf8").trim().split("\n") : []),
+  };
 }

@@ -1,34 +1,22 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { CollectorError, type CollectorDeps } from "../../../collectors/collector.js";
 import { createGdrCollector } from "../../../collectors/gdr/collector.js";
-import { fakesDir, makeDeps, procfsFixtures, series, valueOf } from "./deps.js";
-
+import { fakesDir, procfsFixtures, series, valueOf } from "./deps.js";
+import { useToolRig } from "../../helpers/collector-deps.js";
 const LSMOD = join(fakesDir, "lsmod");
 const H100 = "03-gpud-pr39-lsmod-peermem-h100.txt";
 
+const rig = useToolRig("ringwatch-gdr-");
+const calls = rig.calls;
 let tmp: string;
-let callLog: string;
 let deps: CollectorDeps;
 
 beforeEach(() => {
-  tmp = mkdtempSync(join(tmpdir(), "ringwatch-gdr-"));
-  callLog = join(tmp, "calls.log");
-  vi.stubEnv("FAKE_CALL_LOG", callLog);
-  deps = makeDeps();
+  deps = rig.deps();
+  tmp = rig.tmp();
 });
-
-afterEach(async () => {
-  await deps.exec.killAll(100);
-  vi.unstubAllEnvs();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function calls(): string[] {
-  return existsSync(callLog) ? readFileSync(callLog, "utf8").trim().split("\n") : [];
-}
 
 /** A procfs root with no `modules` file: the lsmod path. */
 function emptyProcfs(): string {

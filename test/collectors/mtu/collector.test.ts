@@ -1,36 +1,24 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { CollectorError, type CollectorDeps } from "../../../collectors/collector.js";
 import { createMtuCollector } from "../../../collectors/mtu/collector.js";
 import { fixturesDir } from "../../helpers/fixtures.js";
 import { fakesDir, makeDeps, series, valueOf } from "./deps.js";
-
+import { useToolRig } from "../../helpers/collector-deps.js";
 const IP = join(fakesDir, "ip");
 const JSON_IFB = "90-local-sandbox-iproute2-6.1-ip-j-d-link-ifb.txt";
 const TEXT_IPOIB = "06-lkml-ip-d-link-mlx5_ib0-ipoib-details-UNATTRIB.txt";
 
+const rig = useToolRig("ringwatch-mtu-");
+const calls = rig.calls;
 let tmp: string;
-let callLog: string;
 let deps: CollectorDeps;
 
 beforeEach(() => {
-  tmp = mkdtempSync(join(tmpdir(), "ringwatch-mtu-"));
-  callLog = join(tmp, "calls.log");
-  vi.stubEnv("FAKE_CALL_LOG", callLog);
-  deps = makeDeps();
+  deps = rig.deps();
+  tmp = rig.tmp();
 });
-
-afterEach(async () => {
-  await deps.exec.killAll(100);
-  vi.unstubAllEnvs();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-function calls(): string[] {
-  return existsSync(callLog) ? readFileSync(callLog, "utf8").trim().split("\n") : [];
-}
 
 async function mtus(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
