@@ -59,21 +59,11 @@ export function ranksBehind(ranks: readonly RankState[]): number[] {
     return ranks.filter((r) => r.collectives < max).map((r) => r.rank).sort((a, b) => a - b);
   }
   // Counting began mid-run (ringwatch restarted): NCCL's opCount orders them when it advances.
-  const ops = ranks.map((r) => ({ rank: r.rank, op: parseHex(r.lastOpCount) }));
-  const known = ops.filter((o): o is { rank: number; op: bigint } => o.op !== undefined);
+  const known = ranks.filter((r): r is RankState & { lastOpCount: number } => r.lastOpCount !== undefined).map((r) => ({ rank: r.rank, op: r.lastOpCount }));
   if (known.length < 2) return [];
-  const max = known.reduce((m, o) => (o.op > m ? o.op : m), 0n);
-  if (max === 0n) return [];
+  const max = known.reduce((m, o) => (o.op > m ? o.op : m), 0);
+  if (max === 0) return [];
   return known.filter((o) => o.op < max).map((o) => o.rank).sort((a, b) => a - b);
-}
-
-function parseHex(s: string | undefined): bigint | undefined {
-  if (s === undefined || s.length === 0 || s.length > 16) return undefined;
-  try {
-    return BigInt("0x" + s);
-  } catch {
-    return undefined;
-  }
 }
 
 export function stragglers(comm: CommState, opts: DetectOptions): number[] {

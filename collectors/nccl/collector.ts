@@ -1,6 +1,6 @@
 /**
  * The nccl collector: follows NCCL_DEBUG_FILE / PyTorch logs (follow/), parses every line
- * (parse-line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
+ * (file-sink.ts: COLL lines on bytes, the rest with parse-line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
  * (agent/detect) at scrape time and every few seconds, when verdict changes are logged and
  * finished jobs retired. A stream collector: it runs from start() to stop().
  */
@@ -11,8 +11,7 @@ import { CollectorError, type Collector, type CollectorDeps, type CollectorHealt
 import { Follower, type FollowedFile } from "./follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
-import { fastColl } from "./coll-fast.js";
-import { parseLine } from "./parse-line.js";
+import { FileSink } from "./file-sink.js";
 import { Tracker } from "./state/tracker.js";
 
 export interface NcclOptions {
@@ -55,7 +54,6 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
   const view = opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
   const headBytes = opts.headBytes ?? DEFAULT_HEAD_BYTES;
   const graceMs = opts.retireGraceMs ?? 60_000;
-  const lineNos = new Map<string, number>();
   const historicalFiles = new Set<string>();
   let follower: Follower | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -69,40 +67,25 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
     return `${f.dev}:${f.ino}:${f.generation}`;
   }
 
-  /** Per followed file: the `host:pid:` its last plain NCCL line started with, for the COLL fast path. */
-  const writerOf = new Map<string, { prefix: string; processKey: string }>();
+  /** Per followed file (dev:ino:generation): its sink, which knows its writer and line count. */
+  const sinks = new Map<string, FileSink>();
+  const onSinkError = (err: unknown, where: string): void => {
+    log.warn({ where, reason: err instanceof Error ? err.message : String(err) }, "nccl: line could not be processed");
+  };
 
-  function onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void {
+  function openSink(file: FollowedFile, meta: { historical: boolean; mtimeMs: number }): FileSink {
     const key = fileKey(file);
-    let lineNo = lineNos.get(key) ?? 0;
-    const readMs = deps.now();
-    if (meta.historical) historicalFiles.add(file.path);
-    let writer = writerOf.get(key);
-    // One context object per batch, updated per line: the tracker copies what it keeps.
-    const ctx = { source: file.path, lineNo, readMs, historical: meta.historical, mtimeMs: meta.mtimeMs };
-    for (const line of lines) {
-      ctx.lineNo = ++lineNo;
-      if (writer && line.startsWith(writer.prefix)) {
-        const coll = fastColl(line, writer.prefix.length);
-        if (coll && tracker.ingestColl(writer.processKey, coll, ctx)) continue;
-      }
-      const ev = parseLine(line);
-      if (!ev) continue;
-      tracker.ingest(ev, ctx);
-      if (ev.host !== undefined && ev.pid !== undefined && !ev.torn) {
-        const prefix = `${ev.host}:${ev.pid}:`;
-        if (line.startsWith(prefix) && writer?.prefix !== prefix) {
-          writer = { prefix, processKey: `${ev.host}:${ev.pid}` };
-          writerOf.set(key, writer);
-        }
-      }
+    let sink = sinks.get(key);
+    if (sink === undefined) {
+      sink = new FileSink(tracker, onSinkError);
+      sinks.set(key, sink);
     }
-    lineNos.set(key, lineNo);
+    if (meta.historical) historicalFiles.add(file.path);
+    return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs);
   }
 
   function forget(f: FollowedFile): void {
-    lineNos.delete(fileKey(f));
-    writerOf.delete(fileKey(f));
+    sinks.delete(fileKey(f));
   }
 
   function evaluate(): CommVerdict[] {
@@ -134,7 +117,7 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
       }
     }
     for (const c of [...tracker.comms.values()]) {
-      for (const [r, st] of c.ranks) if (st.tornDownMs !== undefined && now - st.tornDownMs >= graceMs) c.ranks.delete(r);
+      for (const [r, st] of [...c.ranks]) if (st.tornDownMs !== undefined && now - st.tornDownMs >= graceMs) tracker.retireRank(c.key, r);
       if (c.ranks.size === 0) tracker.retireComm(c.key);
     }
   }
@@ -183,7 +166,7 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
         now: deps.now,
       },
       {
-        onLines,
+        openSink,
         onTruncated: (f) => forget(f),
         onFileRemoved: (f) => forget(f),
       },

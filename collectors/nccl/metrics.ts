@@ -80,7 +80,7 @@ export class NcclMetrics {
         const l = { comm_id: c.key, rank: String(r.rank) };
         coll.push({ labels: l, value: r.collectives });
         if (r.lastProgressMs !== undefined) prog.push({ labels: l, value: r.lastProgressMs / 1000 });
-        if (r.lastOpCount !== undefined && r.lastOpCount.length <= 13) opc.push({ labels: l, value: Number.parseInt(r.lastOpCount, 16) });
+        if (r.lastOpCount !== undefined) opc.push({ labels: l, value: r.lastOpCount });
         const p = t.processes.get(r.processKey);
         info.push({
           labels: { ...l, nranks: String(r.nranks ?? c.nranks ?? ""), pid: String(p?.pid ?? ""), cuda_dev: String(r.cudaDev ?? ""), bus_id: r.busId ?? "", nccl_version: p?.version ?? commVersion },

@@ -6,6 +6,7 @@
  */
 import type { Stats } from "node:fs";
 import { ChangeWatcher } from "./change-watch.js";
+import { CollectingSink } from "./collecting-sink.js";
 import { DirWatcher } from "./dir-watch.js";
 import { FdCache } from "./fd-cache.js";
 import { needsPolling } from "./fs-type.js";
@@ -18,7 +19,7 @@ import { checkPath, Sweeper } from "./sweep.js";
 import { birthOf, type StartMode, type Tail } from "./tail-state.js";
 import type { FollowerHandlers, FollowerOptions, FollowerStats } from "./types.js";
 
-export type { FollowedFile, FollowerHandlers, FollowerOptions, FollowerStats } from "./types.js";
+export type { FollowedFile, FollowerHandlers, FollowerOptions, FollowerStats, LineSink } from "./types.js";
 
 /** Files read in parallel (one reused buffer each): a stalled NFS read does not stop the rest. */
 const READ_SLOTS = 4;
@@ -223,10 +224,19 @@ export class Follower {
       headBytes: this.o.headBytes,
       stats: this.counters,
       fds: this.fds,
-      emit: (t, lines, historical, mtimeMs) => {
-        this.counters.linesRead += lines.length;
+      sinkFor: (t, historical, mtimeMs) => {
+        const h = this.handlers;
+        if (h.openSink !== undefined) return h.openSink(t.file, { historical, mtimeMs });
+        return new CollectingSink(historical, mtimeMs);
+      },
+      delivered: (t, sink, n) => {
+        this.counters.linesRead += n;
+        if (!(sink instanceof CollectingSink) || sink.lines.length === 0) return;
         const file = t.file;
-        this.call(() => this.handlers.onLines(file, lines, { historical, mtimeMs }));
+        this.call(() => this.handlers.onLines?.(file, sink.lines, { historical: sink.historical, mtimeMs: sink.mtimeMs }));
+      },
+      sinkFailed: () => {
+        this.counters.handlerErrors++;
       },
       truncated: (t) => reg.truncated(t),
       pathGone: (p) => reg.unlinked(p),

@@ -2,7 +2,9 @@
  * Raw bytes -> complete lines, for one file. Hot path: newlines are found with Buffer.indexOf(10)
  * on the bytes, each line is decoded once (UTF-8, invalid bytes become U+FFFD) straight from the
  * read buffer, and no regex or per-line object is involved. A chunk that is all ASCII (NCCL logs
- * are) is decoded as Latin-1, which gives the same string and is about 35% faster. Only a line cut by the end of a read
+ * are) is decoded as Latin-1, which gives the same string and is about 35% faster. A sink with a
+ * bytes() fast path sees each line as bytes first and most lines are never decoded at all
+ * (the nccl collector's COLL lines, see coll-bytes.ts). Only a line cut by the end of a read
  * is copied (into `pending`, at most maxLineBytes + 1 bytes); a longer line switches to skipping
  * until its newline, so it is never held whole.
  */
@@ -25,6 +27,16 @@ function decode(b: Buffer, s: number, e: number, ascii: boolean): string {
 }
 
 const ZEROS = Buffer.alloc(4096);
+
+/** Where a splitter delivers lines, in order. */
+export interface LineSink {
+  /**
+   * Optional fast path: a complete line in buf[s, e) (no newline, CR stripped), before any decoding.
+   * Return true when it was handled; false hands it to line() as text. buf ends at the chunk's end.
+   */
+  bytes?(buf: Buffer, s: number, e: number): boolean;
+  line(text: string): void;
+}
 
 /** Index of the first non-NUL byte in buf[i, end), or end. */
 export function firstNonZero(buf: Buffer, i: number, end: number): number {
@@ -50,41 +62,56 @@ export class LineSplitter {
 
   /** Appends the complete lines in buf[start, end) (after what earlier calls left) to out. */
   push(buf: Buffer, start: number, end: number, out: string[]): void {
+    this.pushTo(buf, start, end, { line: (text) => out.push(text) });
+  }
+
+  /**
+   * Hands the complete lines in buf[start, end) (after what earlier calls left) to sink, in order:
+   * each to sink.bytes first when it has one, decoded to sink.line when that declines. Returns how
+   * many lines were handed over.
+   */
+  pushTo(buf: Buffer, start: number, end: number, sink: LineSink): number {
     let i = start;
     if (this.skipNul) {
       i = firstNonZero(buf, i, end);
-      if (i === end) return;
+      if (i === end) return 0;
       this.skipNul = false;
     }
     // indexOf has no end bound: a view keeps it off stale bytes past `end` in a reused buffer.
     const view = end === buf.length ? buf : buf.subarray(0, end);
     if (this.skipping) {
       const nl = view.indexOf(10, i);
-      if (nl === -1) return;
+      if (nl === -1) return 0;
       this.skipping = false;
       i = nl + 1;
     }
+    let n = 0;
     if (this.pendingLen > 0) {
       const nl = view.indexOf(10, i);
       if (nl === -1) {
         this.keep(view, i, end);
-        return;
+        return 0;
       }
-      this.finishPending(view, i, nl, out);
+      n += this.finishPending(view, i, nl, sink);
       i = nl + 1;
     }
     const max = this.maxLineBytes;
     const ascii = i < end && isAscii(view.subarray(i, end));
+    const fast = sink.bytes !== undefined ? (sink as Required<LineSink>) : undefined;
     while (i < end) {
       const nl = view.indexOf(10, i);
       if (nl === -1) break;
       let e = nl;
       if (e > i && view[e - 1] === 13) e--;
       if (e - i > max) this.tooLong++;
-      else out.push(decode(view, i, e, ascii));
+      else {
+        n++;
+        if (fast === undefined || !fast.bytes(view, i, e)) sink.line(decode(view, i, e, ascii));
+      }
       i = nl + 1;
     }
     if (i < end) this.keep(view, i, end);
+    return n;
   }
 
   /** Whether an incomplete line is buffered. */
@@ -115,20 +142,26 @@ export class LineSplitter {
     this.pendingLen = need;
   }
 
-  private finishPending(buf: Buffer, from: number, nl: number, out: string[]): void {
+  private finishPending(buf: Buffer, from: number, nl: number, sink: LineSink): number {
     let len = this.pendingLen + (nl - from);
+    let n = 0;
     if (len <= this.maxLineBytes + 1) {
       this.ensure(len);
       const p = this.pending as Buffer;
       buf.copy(p, this.pendingLen, from, nl);
       if (len > 0 && p[len - 1] === 13) len--;
       if (len > this.maxLineBytes) this.tooLong++;
-      else out.push(decode(p, 0, len, false));
+      else {
+        n = 1;
+        // The pending buffer may be longer than the line: bytes() gets a view that ends with it.
+        if (sink.bytes === undefined || !sink.bytes(p.subarray(0, len), 0, len)) sink.line(decode(p, 0, len, false));
+      }
     } else {
       this.tooLong++;
     }
     this.pendingLen = 0;
     if (this.pending !== null && this.pending.length > KEEP_PENDING) this.pending = null;
+    return n;
   }
 
   private ensure(n: number): void {

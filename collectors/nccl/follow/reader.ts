@@ -11,6 +11,7 @@
  */
 import type { Stats } from "node:fs";
 import type { FdCache } from "./fd-cache.js";
+import type { LineSink } from "./line-splitter.js";
 import { closeQuietly } from "./fd-cache.js";
 import { errCode, fstatFd, openRead, readAt } from "./fs-async.js";
 import { TAIL_PRINT, type Tail } from "./tail-state.js";
@@ -23,7 +24,12 @@ export interface ReadContext {
   readonly headBytes: number;
   readonly stats: FollowerStats;
   readonly fds: FdCache;
-  emit(t: Tail, lines: string[], historical: boolean, mtimeMs: number): void;
+  /** Where the next chunk of t's lines goes. */
+  sinkFor(t: Tail, historical: boolean, mtimeMs: number): LineSink;
+  /** After a chunk: n lines went to sink (n may be 0). */
+  delivered(t: Tail, sink: LineSink, n: number): void;
+  /** The sink threw: the rest of that chunk is lost; reading resumes at the next line. */
+  sinkFailed(t: Tail): void;
   truncated(t: Tail): void;
   /** open() said the path does not exist any more. */
   pathGone(path: string): void;
@@ -147,7 +153,7 @@ async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: B
 }
 
 /**
- * Reads [offset, limit) and emits its complete lines, one onLines call per chunk. With verify the
+ * Reads [offset, limit) and hands its complete lines to the file's sink, chunk by chunk. With verify the
  * read starts tailLen bytes early and returns false if those differ from the tail fingerprint.
  */
 async function readRange(
@@ -166,16 +172,23 @@ async function readRange(
       if (n < k || buf.compare(t.tailPrint, 0, k, 0, k) !== 0) return false;
       from = k;
     }
-    const lines: string[] = [];
     const tooLong = t.splitter.tooLong;
-    t.splitter.push(buf, from, n, lines);
+    const sink = ctx.sinkFor(t, historical, mtime);
+    let lines = 0;
+    try {
+      lines = t.splitter.pushTo(buf, from, n, sink);
+    } catch {
+      t.splitter.reset();
+      t.splitter.skipping = true;
+      ctx.sinkFailed(t);
+    }
     ctx.stats.linesTooLong += t.splitter.tooLong - tooLong;
     t.rememberHead(buf, from, n, t.offset);
     t.offset += n - from;
     pos += n;
     t.rememberTail(buf, from, n); // buf[0, from) is already the fingerprint
     ctx.stats.bytesRead += n - from;
-    if (lines.length > 0) ctx.emit(t, lines, historical, mtime);
+    ctx.delivered(t, sink, lines);
     budget -= n;
     if (budget <= 0 && pos < limit) {
       ctx.requeue(t);

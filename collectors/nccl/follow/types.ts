@@ -2,6 +2,10 @@
  * Public types of the log follower. See follower.ts for the behaviour; README.md next to this
  * file for how each file-system case (append, rotation, copytruncate, delete, symlink) is handled.
  */
+import type { LineSink } from "./line-splitter.js";
+
+/** Line-by-line consumer of one file's lines (see FollowerHandlers.openSink). */
+export type { LineSink };
 
 export interface FollowedFile {
   /** A path the file is currently reachable under (the first one seen; updated on rename). */
@@ -18,7 +22,13 @@ export interface FollowerHandlers {
    * from the head of a file that already existed at start (its times are unknown); mtimeMs = the
    * file's mtime at read.
    */
-  onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void;
+  onLines?(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void;
+  /**
+   * Extension, replaces onLines when given: the sink that one chunk of the file's lines goes to,
+   * line by line and in order, with an optional bytes() fast path that sees each line before it
+   * is decoded. Called once per chunk; the sink may be reused across chunks.
+   */
+  openSink?(file: FollowedFile, meta: { historical: boolean; mtimeMs: number }): LineSink;
   onFileAdded?(file: FollowedFile): void;
   onFileRemoved?(file: FollowedFile): void;
   onTruncated?(file: FollowedFile): void;

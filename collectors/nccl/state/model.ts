@@ -4,6 +4,7 @@
  * Every map here is bounded: see Tracker's limits.
  */
 import type { WarnKind } from "../types.js";
+import type { SeqWindow } from "./seq-window.js";
 
 /** One writer of NCCL lines: `host:pid`. */
 export interface ProcessState {
@@ -81,7 +82,8 @@ export interface RankState {
   /** True when counting began at the communicator's Init line (the count is the real sequence). */
   countFromInit: boolean;
   lastOp?: string;
-  lastOpCount?: string;
+  /** NCCL's opCount of the last COLL line (parsed from its hex). */
+  lastOpCount?: number;
   /** When the last COLL line was written (ms): line timestamp, read time, or file mtime for history. */
   lastProgressMs?: number;
   tornDownMs?: number;
@@ -106,6 +108,13 @@ export interface SeqOps {
   mismatch?: { rank: number; op: string };
 }
 
+export interface PendingArrival {
+  firstMs: number;
+  lastMs: number;
+  lastRank: number;
+  seen: number;
+}
+
 export interface ArrivalRecord {
   /** Rank that arrived last at this sequence index, and how much later than the first (ms). */
   lastRank: number;
@@ -120,11 +129,11 @@ export interface CommState {
   nranks?: number;
   ranks: Map<number, RankState>;
   /** Sequence index (1-based count) → op of the first rank there; bounded window. */
-  seqOps: Map<number, SeqOps>;
+  seqOps: SeqWindow<SeqOps>;
   /** A collective-type mismatch seen: sequence index, ranks and ops. */
   mismatch?: { seq: number; rankA: number; opA: string; rankB: number; opB: string; where?: string };
   /** Arrivals at sequence indexes not yet reached by every local rank. */
-  pendingArrivals: Map<number, { firstMs: number; lastMs: number; lastRank: number; seen: number }>;
+  pendingArrivals: SeqWindow<PendingArrival>;
   /** Finished arrival records, newest last (bounded). */
   arrivals: ArrivalRecord[];
   /** Gaps (ms) between advances of the communicator's furthest rank, newest last (bounded). */

@@ -6,6 +6,7 @@
 import { splitCommKey } from "../parse-init.js";
 import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../types.js";
 import type { CommState, ProcessState, RankState } from "./model.js";
+import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
 
 export interface LineContext {
@@ -19,6 +20,14 @@ export interface LineContext {
   historical?: boolean;
   /** The file's mtime, the latest time a historical line can have been written. */
   mtimeMs?: number;
+}
+
+/** What a COLL line of a known process and comm pointer counts towards (see collTarget). */
+export interface CollTarget {
+  proc: ProcessState;
+  rank: RankState;
+  comm: CommState;
+  epoch: number;
 }
 
 export interface TrackerLimits {
@@ -64,6 +73,8 @@ export class Tracker {
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
   readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
   droppedComms = 0;
+  /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
+  epoch = 0;
   droppedProcesses = 0;
   private readonly lastProcessBySource = new Map<string, string>();
   private readonly versionBySource = new Map<string, string>();
@@ -148,17 +159,22 @@ export class Tracker {
   }
 
   /**
-   * A COLL line already attributed to a known process (the live fast path: no full parse).
-   * Returns false when the process is unknown and the line must go through ingest().
+   * The live fast path's handle for a COLL line of a known process and comm pointer: undefined
+   * when the process is unknown or the pointer has no current Init (such lines go through
+   * ingest(), which keeps what they said). Valid while `epoch` is unchanged.
    */
-  ingestColl(processKey: string, coll: { op: string; opCount: string; comm: string }, ctx: LineContext): boolean {
+  collTarget(processKey: string, ptr: string): CollTarget | undefined {
     const proc = this.processes.get(processKey);
-    // The caller learnt processKey from a fully parsed line of this same source, so the process
-    // already lists it; only the per-line essentials are updated here.
-    if (!proc) return false;
-    if (ctx.readMs !== undefined) proc.lastSeenMs = ctx.readMs;
-    this.onColl(proc, coll as CollEvent, ctx);
-    return true;
+    if (!proc) return undefined;
+    const rank = this.rankOf(proc, ptr);
+    if (rank === undefined) return undefined;
+    return { proc, rank, comm: this.comms.get(rank.commKey) as CommState, epoch: this.epoch };
+  }
+
+  /** Counts one COLL line for a target from collTarget() (same epoch). */
+  countTarget(t: CollTarget, op: string, opCount: number, ctx: LineContext): void {
+    if (ctx.readMs !== undefined) t.proc.lastSeenMs = ctx.readMs;
+    this.countColl(t.comm, t.rank, op, opCount, undefined, ctx);
   }
 
   /**
@@ -190,6 +206,13 @@ export class Tracker {
   /** Removes a communicator and the rank records under it. */
   retireComm(key: string): void {
     this.comms.delete(key);
+    this.epoch++;
+  }
+
+  /** Removes one rank record of a communicator. */
+  retireRank(commKey: string, rank: number): void {
+    this.comms.get(commKey)?.ranks.delete(rank);
+    this.epoch++;
   }
 
   /** Removes a process (its ranks go with retireRank / when their comm empties). */
@@ -203,6 +226,7 @@ export class Tracker {
       if (c.ranks.size === 0) this.comms.delete(commKey);
     }
     this.processes.delete(key);
+    this.epoch++;
     for (const [src, k] of this.lastProcessBySource) if (k === key) this.lastProcessBySource.delete(src);
   }
 
@@ -273,8 +297,8 @@ export class Tracker {
         commId: ev.commId,
         nranks: ev.nranks,
         ranks: new Map(),
-        seqOps: new Map(),
-        pendingArrivals: new Map(),
+        seqOps: new SeqWindow(SEQ_WINDOW),
+        pendingArrivals: new SeqWindow(SEQ_WINDOW),
         arrivals: [],
         gaps: [],
         allCountedFromInit: true,
@@ -298,21 +322,33 @@ export class Tracker {
       initWhere: where,
     };
     comm.ranks.set(ev.rank, rank);
+    this.epoch++;
     proc.ranksByPtr.set(ev.comm, rank);
   }
 
   private onColl(proc: ProcessState, ev: CollEvent, ctx: LineContext): void {
-    const st = proc.ranksByPtr.get(ev.comm);
-    const comm = st === undefined ? undefined : this.comms.get(st.commKey);
-    if (!comm || !st || comm.ranks.get(st.rank) !== st) {
+    const st = this.rankOf(proc, ev.comm);
+    if (st === undefined) {
       proc.unresolvedColl++;
       this.noteUnresolved(proc, ev, `${ctx.source}:${ctx.lineNo}`);
       return;
     }
-    const at = lineTime(ev, ctx);
+    this.countColl(this.comms.get(st.commKey) as CommState, st, ev.op, opCountValue(ev.opCount), ev.ts, ctx);
+  }
+
+  /** The rank a process's comm pointer stands for, when its Init was seen and it is still current. */
+  private rankOf(proc: ProcessState, ptr: string): RankState | undefined {
+    const st = proc.ranksByPtr.get(ptr);
+    if (st === undefined) return undefined;
+    const comm = this.comms.get(st.commKey);
+    return comm !== undefined && comm.ranks.get(st.rank) === st ? st : undefined;
+  }
+
+  private countColl(comm: CommState, st: RankState, op: string, opCount: number | undefined, ts: string | undefined, ctx: LineContext): void {
+    const at = lineTimeOf(ts, ctx);
     st.collectives++;
-    st.lastOp = ev.op;
-    st.lastOpCount = ev.opCount;
+    st.lastOp = op;
+    st.lastOpCount = opCount;
     st.lastCollSource = ctx.source;
     st.lastCollLine = ctx.lineNo;
     if (at !== undefined) st.lastProgressMs = at;
@@ -324,7 +360,7 @@ export class Tracker {
     }
     // Sequence indexes line up across ranks only when every rank was counted from its Init line.
     if (!comm.allCountedFromInit) return;
-    this.noteOp(comm, seq, st.rank, ev.op, ctx);
+    this.noteOp(comm, seq, st.rank, op, ctx);
     if (at !== undefined && !ctx.historical) this.noteArrival(comm, seq, st.rank, at);
   }
 
@@ -423,9 +459,20 @@ export class Tracker {
 
 /** When a line was written: its own timestamp, else the read time; history: the file's mtime at most. */
 function lineTime(ev: NcclEvent, ctx: LineContext): number | undefined {
-  const ts = ncclTimestampMs(ev.ts);
+  return lineTimeOf(ev.ts, ctx);
+}
+
+function lineTimeOf(printed: string | undefined, ctx: LineContext): number | undefined {
+  const ts = ncclTimestampMs(printed);
   if (ctx.historical) return ts ?? ctx.mtimeMs;
   return ctx.readMs ?? ts;
+}
+
+/** opCount as printed (hex) → number; undefined when it is not hex. */
+function opCountValue(hex: string): number | undefined {
+  if (hex.length === 0 || hex.length > 16) return undefined;
+  const v = Number.parseInt(hex, 16);
+  return Number.isFinite(v) && /^[0-9a-fA-F]+$/.test(hex) ? v : undefined;
 }
 
 function note(p: ProcessState, fact: string, where: string): void {

@@ -81,4 +81,28 @@ describe("LineSplitter", () => {
     expect(firstNonZero(b, 0, b.length)).toBe(12345);
     expect(firstNonZero(b, 12346, b.length)).toBe(b.length);
   });
+
+  it("pushTo hands lines to a sink's bytes() first, in order, and decodes only what it declines", () => {
+    const s = new LineSplitter(100);
+    const seen: string[] = [];
+    const sink = {
+      bytes(buf: Buffer, a: number, e: number): boolean {
+        if (buf[a] !== 0x41) return false; // 'A'
+        seen.push(`bytes:${buf.toString("latin1", a, e)}`);
+        return true;
+      },
+      line(text: string): void {
+        seen.push(`text:${text}`);
+      },
+    };
+    // A reused buffer with stale bytes after the chunk, and a line cut between two reads.
+    const chunk = (t: string): [Buffer, number] => [Buffer.concat([Buffer.from(t, "latin1"), Buffer.from("AZZZ\nstale\n")]), t.length];
+    let n = 0;
+    for (const t of ["A1\nb2\r\nA3", "x\nb4\n", "A5\n"]) {
+      const [b, len] = chunk(t);
+      n += s.pushTo(b, 0, len, sink);
+    }
+    expect(seen).toEqual(["bytes:A1", "text:b2", "bytes:A3x", "text:b4", "bytes:A5"]);
+    expect(n).toBe(5);
+  });
 });
