@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { AgentConfig } from "../agent/config.js";
 import type { Exec } from "./exec.js";
 
 /** Names of the collectors; each has a --collector.<name> switch. */
@@ -66,4 +67,10 @@ export interface Collector {
   health?(): CollectorHealth;
   /** One complete snapshot for --once; throw CollectorError on failure. */
   once(): Promise<void>;
+  /**
+   * SIGHUP: apply this collector's settings from a new, valid configuration without losing state.
+   * Called only when one of them changed. A collector without it keeps its settings until a restart.
+   * A throw is logged and counts the reload as failed.
+   */
+  reconfigure?(cfg: AgentConfig): void;
 }

@@ -8,7 +8,8 @@ import { stat } from "node:fs/promises";
 import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "../../agent/detect/types.js";
 import { evaluateAll, type NodeView } from "../../agent/detect/verdict.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
-import { Follower, type FollowedFile } from "./follow/follower.js";
+import type { AgentConfig } from "../../agent/config.js";
+import { Follower, type FollowedFile, type ResumePoint } from "./follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
 import { FileSink } from "./file-sink.js";
@@ -47,11 +48,18 @@ export interface NcclCollector extends Collector {
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
 
-export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): NcclCollector {
+function trackerLimits(maxComms: number): { maxComms: number; maxProcesses: number } {
+  return { maxComms, maxProcesses: Math.max(4096, maxComms * 8) };
+}
+
+export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): NcclCollector {
   const log = deps.logger;
-  const tracker = new Tracker({ maxComms: opts.maxComms, maxProcesses: Math.max(4096, opts.maxComms * 8) });
+  // A copy: reconfigure() changes it.
+  const opts: NcclOptions = { ...options, paths: [...options.paths] };
+  const tracker = new Tracker(trackerLimits(opts.maxComms));
   const detect: DetectOptions = { ...DEFAULT_DETECT, hangThresholdMs: opts.hangThresholdMs, ...opts.detect };
-  const view = opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
+  const makeView = (): NodeView => opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
+  let view = makeView();
   const headBytes = opts.headBytes ?? DEFAULT_HEAD_BYTES;
   const graceMs = opts.retireGraceMs ?? 60_000;
   const historicalFiles = new Set<string>();
@@ -155,12 +163,13 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
     }
   }
 
-  function makeFollower(): Follower {
+  function makeFollower(resume?: ReadonlyMap<string, ResumePoint>): Follower {
     return new Follower(
       {
         paths: opts.paths,
         headBytes,
         usePolling: opts.usePolling,
+        ...(resume !== undefined ? { resume } : {}),
         ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
         ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
         now: deps.now,
@@ -173,8 +182,8 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
     );
   }
 
-  async function startFollowing(): Promise<void> {
-    follower = makeFollower();
+  async function startFollowing(resume?: ReadonlyMap<string, ResumePoint>): Promise<void> {
+    follower = makeFollower(resume);
     try {
       await follower.start();
       await settleHistory();
@@ -187,19 +196,53 @@ export function createNcclCollector(deps: CollectorDeps, opts: NcclOptions): Ncc
     }
   }
 
+  /** Other paths or polling (a reload): a new follower that goes on where the old one stood in every file. */
+  let refollowing: Promise<void> = Promise.resolve();
+  function refollow(): void {
+    refollowing = refollowing.then(async () => {
+      const old = follower;
+      if (old === undefined || stopped) return;
+      await old.stop();
+      const resume = old.positions();
+      follower = undefined;
+      if (stopped) return;
+      await startFollowing(resume);
+    });
+  }
+
+  let stopped = false;
+
   return {
     name: "nccl",
     mode: "stream",
     tracker,
     verdicts: evaluate,
+    reconfigure(cfg: AgentConfig): void {
+      const n = cfg.nccl;
+      const follow = n.paths.join("\n") !== opts.paths.join("\n") || n.polling !== opts.usePolling;
+      opts.paths = [...n.paths];
+      opts.usePolling = n.polling;
+      opts.procfsRoot = cfg.procfsRoot;
+      opts.checkPids = n.checkPids;
+      opts.retireAfterMs = n.retireAfterMs;
+      opts.hangThresholdMs = n.hangThresholdMs;
+      opts.maxComms = n.maxCommunicators;
+      detect.hangThresholdMs = n.hangThresholdMs;
+      tracker.setLimits(trackerLimits(n.maxCommunicators));
+      view = makeView();
+      log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
+      if (follow) refollow();
+    },
     start(): void {
       void startFollowing();
       timer = setInterval(tick, opts.evaluateEveryMs ?? 5000);
       timer.unref();
     },
     async stop(): Promise<void> {
+      stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
+      await refollowing;
       await follower?.stop();
     },
     health(): CollectorHealth {

@@ -16,10 +16,10 @@ import { WorkQueue } from "./queue.js";
 import { readTail, type ReadContext } from "./reader.js";
 import { Registry, type RegistryHost } from "./registry.js";
 import { checkPath, Sweeper } from "./sweep.js";
-import { birthOf, type StartMode, type Tail } from "./tail-state.js";
-import type { FollowerHandlers, FollowerOptions, FollowerStats } from "./types.js";
+import { birthOf, idOf, type StartMode, type Tail } from "./tail-state.js";
+import type { FollowerHandlers, FollowerOptions, FollowerStats, ResumePoint } from "./types.js";
 
-export type { FollowedFile, FollowerHandlers, FollowerOptions, FollowerStats, LineSink } from "./types.js";
+export type { FollowedFile, FollowerHandlers, FollowerOptions, FollowerStats, LineSink, ResumePoint } from "./types.js";
 
 /** Files read in parallel (one reused buffer each): a stalled NFS read does not stop the rest. */
 const READ_SLOTS = 4;
@@ -51,9 +51,12 @@ export class Follower {
   private state: "new" | "started" | "stopped" = "new";
   private startedAt = 0;
   private headWaiters: (() => void)[] = [];
+  /** FollowerOptions.resume entries not yet claimed by a file. */
+  private readonly resumeLeft: Map<string, ResumePoint>;
 
   constructor(opts: FollowerOptions, private readonly handlers: FollowerHandlers) {
     this.o = resolveOptions(opts);
+    this.resumeLeft = new Map(this.o.resume);
     this.registry = new Registry(this.host());
     this.queue = new WorkQueue(READ_SLOTS, (t, slot) => this.work(t, slot));
     this.ctx = this.readContext();
@@ -101,6 +104,13 @@ export class Follower {
     await this.queue.idle();
     await Promise.all([this.sweeping, this.polling]);
     this.fds.closeAll();
+  }
+
+  /** Where it stands in every followed file (keyed `dev:ino`), for FollowerOptions.resume. */
+  positions(): Map<string, ResumePoint> {
+    const out = new Map<string, ResumePoint>();
+    for (const [id, t] of this.registry.byId) if (!t.removed && !t.headPending) out.set(id, t.resumePoint());
+    return out;
   }
 
   stats(): FollowerStats {
@@ -193,6 +203,12 @@ export class Follower {
       removeGraceMs: this.o.removeGraceMs,
       accept: this.o.accept,
       startMode: (st) => this.startMode(st),
+      takeResume: (st) => {
+        const id = idOf(st);
+        const r = this.resumeLeft.get(id);
+        this.resumeLeft.delete(id);
+        return r;
+      },
       onPollingFs: (p) => this.dirs?.isPolledPath(p) ?? false,
       enqueue: (t) => this.queue.add(t),
       watchFile: (t) => {

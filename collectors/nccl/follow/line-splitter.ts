@@ -114,6 +114,17 @@ export class LineSplitter {
     return n;
   }
 
+  /** A copy of the incomplete line buffered (empty when there is none or it is being skipped). */
+  partial(): Buffer {
+    return this.pending === null || this.skipping ? Buffer.alloc(0) : Buffer.from(this.pending.subarray(0, this.pendingLen));
+  }
+
+  /** Starts with `bytes` as the beginning of the next line (the partial() of another splitter). */
+  preload(bytes: Buffer): void {
+    this.reset();
+    if (bytes.length > 0) this.keep(bytes, 0, bytes.length);
+  }
+
   /** Whether an incomplete line is buffered. */
   hasPartial(): boolean {
     return this.pendingLen > 0;

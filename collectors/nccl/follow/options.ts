@@ -1,6 +1,6 @@
 /** FollowerOptions with defaults applied and checked (one place; a bad value throws at construction). */
 import { basename } from "node:path";
-import type { FollowerOptions } from "./types.js";
+import type { FollowerOptions, ResumePoint } from "./types.js";
 
 export interface ResolvedOptions {
   readonly paths: readonly string[];
@@ -13,6 +13,7 @@ export interface ResolvedOptions {
   readonly maxDepth: number;
   readonly removeGraceMs: number;
   readonly accept: (path: string) => boolean;
+  readonly resume: ReadonlyMap<string, ResumePoint>;
 }
 
 const COMPRESSED = [".gz", ".xz", ".zst", ".bz2", ".lz4"];
@@ -50,5 +51,6 @@ export function resolveOptions(o: FollowerOptions): ResolvedOptions {
     maxDepth: int("maxDepth", o.maxDepth, 4, 0),
     removeGraceMs: int("removeGraceMs", o.removeGraceMs, 1000, 0),
     accept: o.accept ?? defaultAccept,
+    resume: o.resume ?? new Map(),
   };
 }

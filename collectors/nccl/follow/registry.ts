@@ -8,7 +8,7 @@
  */
 import type { Stats } from "node:fs";
 import { idOf, Tail, type StartMode } from "./tail-state.js";
-import type { FollowedFile, FollowerHandlers, FollowerStats } from "./types.js";
+import type { FollowedFile, FollowerHandlers, FollowerStats, ResumePoint } from "./types.js";
 
 export interface RegistryHost {
   readonly stats: FollowerStats;
@@ -19,6 +19,8 @@ export interface RegistryHost {
   accept(path: string): boolean;
   /** How a file seen now starts: "head" (existed at start) or "start" (new). */
   startMode(st: Stats): StartMode;
+  /** Where an earlier follower stood in this file, if it followed it (taken once). */
+  takeResume(st: Stats): ResumePoint | undefined;
   /** path is below a root on a file system without inotify. */
   onPollingFs(path: string): boolean;
   enqueue(t: Tail): void;
@@ -124,13 +126,15 @@ export class Registry {
       }
       return;
     }
+    const resume = this.host.takeResume(st);
     if (this.gens.has(path)) this.host.stats.rotations++;
-    const generation = (this.gens.get(path) ?? -1) + 1;
-    this.setGen(path, generation);
+    const generation = resume?.generation ?? (this.gens.get(path) ?? -1) + 1;
+    this.setGen(path, Math.max(generation, this.gens.get(path) ?? -1));
     const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation };
-    const mode = this.host.startMode(st);
+    const mode = resume !== undefined ? "start" : this.host.startMode(st);
     const t = new Tail(file, st, mode, this.host.maxLineBytes, this.host.onPollingFs(path));
-    if (mode === "head") {
+    if (resume !== undefined) t.resumeFrom(resume);
+    else if (mode === "head") {
       t.headCounted = true;
       this.headsPending++;
     }

@@ -9,7 +9,7 @@
  */
 import type { FSWatcher, Stats } from "node:fs";
 import { LineSplitter } from "./line-splitter.js";
-import type { FollowedFile } from "./types.js";
+import type { FollowedFile, ResumePoint } from "./types.js";
 
 export const TAIL_PRINT = 64;
 export const HEAD_PRINT = 256;
@@ -93,6 +93,26 @@ export class Tail {
     const n = Math.min(to - from, HEAD_PRINT - pos);
     buf.copy(this.headPrint, pos, from, from + n);
     this.headLen = pos + n;
+  }
+
+  /** Where this file stands, to hand to another follower. */
+  resumePoint(): ResumePoint {
+    return {
+      offset: this.offset,
+      generation: this.file.generation,
+      tail: Buffer.from(this.tailPrint.subarray(0, this.tailLen)),
+      head: Buffer.from(this.headPrint.subarray(0, this.headLen)),
+      partial: this.splitter.partial(),
+    };
+  }
+
+  /** Goes on from where another follower stood (instead of a head read or the start). */
+  resumeFrom(r: ResumePoint): void {
+    this.headPending = false;
+    this.offset = r.offset;
+    this.tailLen = r.tail.copy(this.tailPrint);
+    this.headLen = r.head.copy(this.headPrint);
+    this.splitter.preload(r.partial);
   }
 
   /** Forgets position, fingerprints and any partial line (truncation). */

@@ -66,6 +66,24 @@ export interface FollowerOptions {
    * open descriptor) before onFileRemoved, so a rename seen as unlink + add is not a new file. Default 1000.
    */
   removeGraceMs?: number;
+  /**
+   * Extension: positions from an earlier follower (keyed `dev:ino`), so that following other
+   * paths (a reload) neither reads a known file's head again nor loses a partial line.
+   */
+  resume?: ReadonlyMap<string, ResumePoint>;
+}
+
+/**
+ * Where a follower stood in one file (Follower.positions()): a new follower given it as
+ * FollowerOptions.resume goes on from there instead of reading the file's head again.
+ */
+export interface ResumePoint {
+  offset: number;
+  generation: number;
+  /** Fingerprints (copies) and the partial line not yet ended. */
+  tail: Buffer;
+  head: Buffer;
+  partial: Buffer;
 }
 
 export interface FollowerStats {

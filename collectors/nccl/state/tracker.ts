@@ -79,7 +79,12 @@ export class Tracker {
   private readonly lastProcessBySource = new Map<string, string>();
   private readonly versionBySource = new Map<string, string>();
 
-  constructor(private readonly limits: TrackerLimits = { maxComms: 1024, maxProcesses: 4096 }) {}
+  constructor(private limits: TrackerLimits = { maxComms: 1024, maxProcesses: 4096 }) {}
+
+  /** New caps (a reload): what is tracked stays; only new communicators and processes are held to them. */
+  setLimits(limits: TrackerLimits): void {
+    this.limits = { ...limits };
+  }
 
   ingest(ev: NcclEvent, ctx: LineContext): void {
     const proc = this.processFor(ev, ctx);
