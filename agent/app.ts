@@ -12,9 +12,11 @@ import { createInfinibandCollector } from "../collectors/infiniband/collector.js
 import { createMtuCollector } from "../collectors/mtu/collector.js";
 import { createNcclCollector } from "../collectors/nccl/collector.js";
 import type { AgentConfig } from "./config.js";
-import { Runner } from "./runner.js";
+import { applyReload, reloadFailed } from "./reload.js";
+import { Runner, type RunnerOptions } from "./runner.js";
 import { createSelfMetrics } from "./self-metrics.js";
 import { createMetricsServer, type MetricsServer } from "./server.js";
+import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
 import { VERSION } from "./version.js";
 
 export interface Agent {
@@ -27,10 +29,16 @@ export interface Agent {
   runOnce(): Promise<string>;
   /** Stops collectors, kills every child, closes the server. */
   stop(): Promise<void>;
+  /** SIGHUP: applies a valid new configuration without losing state (reload.ts); false when part of it could not be applied. */
+  reload(next: AgentConfig, web: LoadedWebConfig): boolean;
+  /** SIGHUP with a configuration that could not be read or applied: logged in one line and counted. */
+  reloadFailed(err: unknown): void;
 }
 
 export interface AgentDeps {
   logger: Logger;
+  /** The web config of config.webConfigFile, already checked by loadWebConfig() (loaded at start() otherwise). */
+  webConfig?: LoadedWebConfig;
   now?: () => number;
 }
 
@@ -79,6 +87,14 @@ export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Colle
   return out;
 }
 
+/** The runner's time limit and poll intervals for a configuration. */
+function runnerLimits(config: AgentConfig): Pick<RunnerOptions, "timeoutMs" | "intervalsMs"> {
+  return {
+    timeoutMs: config.timeoutMs + 2000,
+    intervalsMs: { infiniband: config.infiniband.intervalMs, gdr: config.gdr.intervalMs, mtu: config.mtu.intervalMs },
+  };
+}
+
 export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
   const now = deps.now ?? Date.now;
   const registry = new Registry();
@@ -87,21 +103,36 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
   const exec = createExec();
   const onScrape = { refresh: (): void => undefined };
   const self = createSelfMetrics(registry, VERSION, () => onScrape.refresh());
+  self.configLastReloadSuccess.set(now() / 1000); // the configuration was loaded just now
   const collectors = buildCollectors(config, { registry, logger: deps.logger, exec, now });
-  const runner = new Runner(collectors, self, deps.logger, {
-    timeoutMs: config.timeoutMs + 2000,
-    intervalsMs: { infiniband: config.infiniband.intervalMs, gdr: config.gdr.intervalMs, mtu: config.mtu.intervalMs },
-    now,
-  });
+  const runner = new Runner(collectors, self, deps.logger, { ...runnerLimits(config), now });
   onScrape.refresh = () => runner.refreshStreams();
   let server: MetricsServer | undefined;
+  /** The web config the server starts with (a reload before start() replaces it). */
+  let web = { path: config.webConfigFile, loaded: deps.webConfig };
+  /** The last configuration applied; restart-only settings keep the values of `config`. */
+  let current = config;
+  const reloadTarget = {
+    logger: deps.logger,
+    collectors,
+    self,
+    now,
+    reconfigureRunner: (next: AgentConfig) => runner.reconfigure(runnerLimits(next)),
+    replaceWebConfig: (path: string | undefined, loaded: LoadedWebConfig): boolean => {
+      if (server) return server.replaceWebConfig(path, loaded);
+      web = { path, loaded };
+      return true;
+    },
+  };
 
   return {
     registry,
     exec,
     collectors,
     async start(): Promise<number> {
-      server = createMetricsServer(registry, deps.logger, { telemetryPath: config.telemetryPath, version: VERSION });
+      const onReload = (result: "success" | "failure"): void => self.webConfigReloads.inc({ result });
+      const loaded = web.loaded ?? loadWebConfig(web.path);
+      server = createMetricsServer(registry, deps.logger, { telemetryPath: config.telemetryPath, version: VERSION, web: { path: web.path, loaded, onReload } });
       const port = await server.listen(config.listen);
       runner.start();
       return port;
@@ -117,6 +148,14 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
       await runner.stop();
       await exec.killAll(1500);
       await server?.close(2000);
+    },
+    reload(next: AgentConfig, loaded: LoadedWebConfig): boolean {
+      const ok = applyReload(reloadTarget, config, current, next, loaded);
+      current = next;
+      return ok;
+    },
+    reloadFailed(err: unknown): void {
+      reloadFailed(reloadTarget, err);
     },
   };
 }

@@ -23,6 +23,8 @@ export interface ListenAddress {
 export interface AgentConfig {
   listen: ListenAddress;
   telemetryPath: string;
+  /** --web.config.file; undefined = plain HTTP without auth. */
+  webConfigFile: string | undefined;
   sysfsRoot: string;
   procfsRoot: string;
   logLevel: LogLevel;
@@ -238,6 +240,7 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
   return {
     listen: parseListenAddress(str("web.listen-address")),
     telemetryPath,
+    webConfigFile: pick("web.config.file", layers) || undefined,
     sysfsRoot: str("path.sysfs"),
     procfsRoot: str("path.procfs"),
     logLevel: choice<LogLevel>("log.level"),

@@ -25,6 +25,7 @@ export const DEFAULT_PORT = 9742;
 export const FLAGS: readonly FlagDef[] = [
   { name: "web.listen-address", kind: "address", default: `:${DEFAULT_PORT}`, help: "Address to serve /metrics, /healthz and / on: [host]:port." },
   { name: "web.telemetry-path", kind: "string", default: "/metrics", help: "Path under which to expose metrics." },
+  { name: "web.config.file", kind: "string", help: "Optional exporter-toolkit web config file: TLS, client certificates, basic auth, headers, rate limit (re-read when it or a certificate changes)." },
   { name: "path.sysfs", kind: "string", default: "/sys", help: "sysfs mount point (the InfiniBand collector reads <path>/class/infiniband)." },
   { name: "path.procfs", kind: "string", default: "/proc", help: "procfs mount point (the gdr collector reads <path>/modules)." },
   { name: "config.file", kind: "string", help: "Optional YAML file with the same settings (keys are flag names, nested or dotted)." },
@@ -56,7 +57,7 @@ export const FLAGS: readonly FlagDef[] = [
   { name: "collector.nccl.hang-threshold", kind: "duration", default: "120s", help: "Silence of every live rank of a communicator after which a hang is suspected (stretched to 10x the communicator's recent p99 gap, at most 30m)." },
   { name: "collector.nccl.max-communicators", kind: "int", default: "256", help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total)." },
   { name: "collector.nccl.retire-after", kind: "duration", default: "1h", help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line." },
-  { name: "collector.nccl.check-pids", kind: "bool", default: "true", help: "Check <path.procfs>/<pid> to tell a finished job from a hung one (only for pids of this host's name)." },
+  { name: "collector.nccl.check-pids", kind: "bool", default: "true", help: "Check that each rank's process still runs, to tell a finished job from a hung one: its pid in <path.procfs>, or in a container the process whose innermost NSpid is that pid and that has the log open." },
   { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ];
 

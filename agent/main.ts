@@ -5,7 +5,10 @@ import { runAnalyze } from "./analyze/cli.js";
 import { createAgent } from "./app.js";
 import { ConfigError, helpText, parseCli, type AgentConfig } from "./config.js";
 import { createLogger } from "./logger.js";
+import { loadSettings } from "./reload.js";
 import { VERSION } from "./version.js";
+import { WebConfigError } from "./web-config.js";
+import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
 
 const SHUTDOWN_DEADLINE_MS = 4500;
 
@@ -20,9 +23,36 @@ async function runOnce(config: AgentConfig, logger: Logger): Promise<void> {
   process.stdout.write(text, () => process.exit(0));
 }
 
-async function runDaemon(config: AgentConfig, logger: Logger): Promise<void> {
-  const agent = createAgent(config, { logger });
+/** The web config, checked completely (certificates, key, bcrypt hashes) before anything starts; one line and exit 2 if bad. */
+function webConfigOrExit(config: AgentConfig): LoadedWebConfig {
+  try {
+    return loadWebConfig(config.webConfigFile);
+  } catch (err) {
+    if (err instanceof WebConfigError) fail(err.message);
+    throw err;
+  }
+}
+
+async function runDaemon(argv: readonly string[], config: AgentConfig, logger: Logger, webConfig: LoadedWebConfig): Promise<void> {
+  const agent = createAgent(config, { logger, webConfig });
   let stopping = false;
+  let listening = false;
+  let hupWhileStarting = false;
+  /** SIGHUP: the same command line, the environment and the files, read again (reload.ts). */
+  const reload = (): void => {
+    if (stopping) return;
+    if (!listening) {
+      hupWhileStarting = true;
+      return;
+    }
+    logger.info({ signal: "SIGHUP" }, "reloading the configuration");
+    try {
+      const next = loadSettings(argv, process.env);
+      agent.reload(next.config, next.web);
+    } catch (err) {
+      agent.reloadFailed(err);
+    }
+  };
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
@@ -42,9 +72,13 @@ async function runDaemon(config: AgentConfig, logger: Logger): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGHUP", reload);
   try {
     const port = await agent.start();
-    logger.info({ version: VERSION, port, collectors: agent.collectors.map((c) => c.name) }, "ringwatch listening");
+    const web = { tls: webConfig.tls !== undefined, basic_auth: webConfig.auth.enabled };
+    logger.info({ version: VERSION, port, ...web, collectors: agent.collectors.map((c) => c.name) }, "ringwatch listening");
+    listening = true;
+    if (hupWhileStarting) reload();
   } catch (err) {
     logger.error({ reason: err instanceof Error ? err.message : String(err) }, "cannot start");
     await agent.stop();
@@ -78,7 +112,7 @@ async function main(argv: readonly string[]): Promise<void> {
   const logger = createLogger(config.logLevel, config.once);
   process.on("unhandledRejection", (reason) => logger.error({ reason: String(reason) }, "unhandled promise rejection"));
   if (config.once) await runOnce(config, logger);
-  else await runDaemon(config, logger);
+  else await runDaemon(argv, config, logger, webConfigOrExit(config));
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -34,7 +34,7 @@ function describeError(err: unknown): { message: string; absent: boolean; unexpe
 }
 
 export class Runner {
-  private readonly tasks: ScheduledTask[] = [];
+  private readonly tasks = new Map<CollectorName, { task: ScheduledTask; expr: string }>();
   private readonly inFlight = new Map<CollectorName, Promise<void>>();
   /** Last problem logged per collector (undefined = healthy). */
   private readonly problems = new Map<CollectorName, string | undefined>();
@@ -67,11 +67,42 @@ export class Runner {
         }
         continue;
       }
-      const ms = this.opts.intervalsMs[c.name] ?? 15_000;
-      const expr = intervalToCron(ms) ?? "*/15 * * * * *";
-      this.tasks.push(cron.schedule(expr, () => this.poll(c), { name: `collector-${c.name}`, noOverlap: true }));
+      this.schedule(c);
       void this.poll(c);
     }
+  }
+
+  /** The cron expression a poll collector runs on now (undefined before start() or after stop()). */
+  scheduleOf(name: CollectorName): string | undefined {
+    return this.tasks.get(name)?.expr;
+  }
+
+  /**
+   * SIGHUP: a new time limit for polls, and new poll intervals. A collector whose interval changed is
+   * rescheduled; its state is untouched and a poll in flight finishes. Returns the rescheduled names.
+   */
+  reconfigure(opts: Pick<RunnerOptions, "timeoutMs" | "intervalsMs">): CollectorName[] {
+    this.opts.timeoutMs = opts.timeoutMs;
+    this.opts.intervalsMs = opts.intervalsMs;
+    if (this.stopped || !this.streamsStarted) return [];
+    const changed: CollectorName[] = [];
+    for (const c of this.collectors) {
+      const current = this.tasks.get(c.name);
+      if (!current || current.expr === this.cronOf(c)) continue;
+      void Promise.resolve(current.task.destroy()).catch((err: unknown) => this.logger.warn({ component: "cron", reason: String(err) }, "could not stop a poll schedule"));
+      this.schedule(c);
+      changed.push(c.name);
+    }
+    return changed;
+  }
+
+  private cronOf(c: Collector): string {
+    return intervalToCron(this.opts.intervalsMs[c.name] ?? 15_000) ?? "*/15 * * * * *";
+  }
+
+  private schedule(c: Collector): void {
+    const expr = this.cronOf(c);
+    this.tasks.set(c.name, { expr, task: cron.schedule(expr, () => this.poll(c), { name: `collector-${c.name}`, noOverlap: true }) });
   }
 
   /** One poll of one collector; skipped while the previous one of the same collector still runs. */
@@ -106,8 +137,8 @@ export class Runner {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.tasks) await t.destroy();
-    this.tasks.length = 0;
+    for (const { task } of this.tasks.values()) await task.destroy();
+    this.tasks.clear();
     await Promise.all(this.collectors.map((c) => (c.mode === "stream" && c.stop ? c.stop() : Promise.resolve())));
     // Poll runs in flight end on their own: their tools are killed by Exec.killAll().
   }

@@ -1,10 +1,22 @@
 /** The agent's metrics about itself: per-collector success, duration, last success; build info. */
-import { Gauge, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 
 export interface SelfMetrics {
   success: Gauge<"collector">;
   duration: Gauge<"collector">;
   lastSuccess: Gauge<"collector">;
+  /** SIGHUP reloads of the whole configuration. */
+  configReloads: Counter<"result">;
+  configLastReloadSuccess: Gauge;
+  /** Re-reads of --web.config.file after it or a certificate changed. */
+  webConfigReloads: Counter<"result">;
+}
+
+function resultCounter(registry: Registry, name: string, help: string): Counter<"result"> {
+  const c = new Counter({ name, help, labelNames: ["result"], registers: [registry] });
+  c.inc({ result: "success" }, 0);
+  c.inc({ result: "failure" }, 0);
+  return c;
 }
 
 export function createSelfMetrics(registry: Registry, version: string, onScrape: () => void = () => undefined): SelfMetrics {
@@ -15,6 +27,11 @@ export function createSelfMetrics(registry: Registry, version: string, onScrape:
     registers: [registry],
   });
   build.set({ version, nodejs_version: process.versions.node }, 1);
+  const lastReload = new Gauge({
+    name: "ringwatch_config_last_reload_success_timestamp_seconds",
+    help: "Unix time of the last successful configuration load: the start, or the last SIGHUP reload that succeeded.",
+    registers: [registry],
+  });
   return {
     success: new Gauge({
       name: "ringwatch_collector_success",
@@ -36,5 +53,8 @@ export function createSelfMetrics(registry: Registry, version: string, onScrape:
       labelNames: ["collector"],
       registers: [registry],
     }),
+    configReloads: resultCounter(registry, "ringwatch_config_reloads_total", "Configuration reloads on SIGHUP, by result (failure: the new configuration was invalid and the running one was kept)."),
+    configLastReloadSuccess: lastReload,
+    webConfigReloads: resultCounter(registry, "ringwatch_web_config_reloads_total", "Re-reads of --web.config.file after it or a file it names changed, by result (failure: the previous web config was kept)."),
   };
 }

@@ -1,15 +1,14 @@
 /**
- * The node as the detectors see it: is a rank's process alive (<procfs>/<pid>, only for this
- * host's own pids), and which GPU does a rank drive and what does it read (from the gpu collector).
+ * The node as the detectors see it: is a rank's process alive (process-identity.ts: by NSpid and
+ * start time, so container pids are checked too), and which GPU does a rank drive and what does it read (from the gpu collector).
  */
-import { existsSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
 import type { GpuReading } from "../../agent/detect/gpu-signature.js";
 import type { NodeView } from "../../agent/detect/verdict.js";
 import { canonicalBusId } from "../gpu/failures.js";
 import type { GpuSample } from "../gpu/collector.js";
 import type { GpuIdentity } from "../gpu/parse-query.js";
+import { ProcessIdentity } from "./process-identity.js";
 import type { ProcessState, RankState } from "./state/model.js";
 
 /** What the NCCL collector needs of the gpu collector. */
@@ -40,14 +39,15 @@ export interface NodeViewOptions {
   checkPids: boolean;
   gpu?: GpuSource;
   host?: string;
+  now?: () => number;
 }
 
 export function createNodeView(o: NodeViewOptions): NodeView {
   const host = o.host ?? shortHostname();
+  const identity = new ProcessIdentity(o.procfsRoot, host, o.now);
   return {
     alive(p: ProcessState): boolean | undefined {
-      if (!o.checkPids || p.host !== host) return undefined;
-      return existsSync(join(o.procfsRoot, String(p.pid)));
+      return o.checkPids ? identity.alive(p) : undefined;
     },
     gpuFor(r: RankState): (GpuReading & { gpu: string }) | undefined {
       if (!o.gpu) return undefined;

@@ -125,6 +125,14 @@ describe("parseCli", () => {
     expect(c.procfsRoot).toBe("/flag/proc");
   });
 
+  it("takes --web.config.file from a flag, the environment or the YAML file (unset by default)", () => {
+    expect(config([]).webConfigFile).toBeUndefined();
+    expect(config(["--web.config.file=/etc/ringwatch/web.yml"]).webConfigFile).toBe("/etc/ringwatch/web.yml");
+    expect(config([], { RINGWATCH_WEB_CONFIG_FILE: "/env/web.yml" }).webConfigFile).toBe("/env/web.yml");
+    expect(config([`--config.file=${yamlFile("web:\n  config:\n    file: /yaml/web.yml\n")}`]).webConfigFile).toBe("/yaml/web.yml");
+    expect(config(["--web.config.file="]).webConfigFile).toBeUndefined();
+  });
+
   it("finds the YAML file from the environment", () => {
     const file = yamlFile("collector.infiniband.source: sysfs\n");
     expect(config([], { RINGWATCH_CONFIG_FILE: file }).infiniband.source).toBe("sysfs");

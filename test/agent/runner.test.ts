@@ -134,4 +134,32 @@ describe("Runner", () => {
     // Stream collectors log their own events; the runner adds nothing per scrape.
     expect(lines().filter((l) => l.collector === "gpu")).toEqual([]);
   });
+
+  it("SIGHUP: reschedules a poll collector whose interval changed, leaves the others, and applies a new time limit", async () => {
+    // Not within a few seconds of the top of the hour, where the rescheduled collector would poll anyway.
+    const toHour = 3_600_000 - (Date.now() % 3_600_000);
+    if (toHour < 6000) await new Promise((r) => setTimeout(r, toHour + 500));
+    const gdr = scripted("gdr", () => Promise.resolve());
+    let slow = false;
+    const mtu = scripted("mtu", () => (slow ? new Promise((r) => setTimeout(r, 300)) : Promise.resolve()));
+    const { registry, runner, lines } = setup([gdr, mtu]);
+    runner.start();
+    expect(runner.scheduleOf("gdr")).toBe("* * * * * *");
+    expect(runner.reconfigure({ timeoutMs: 1000, intervalsMs: { gdr: 3_600_000, mtu: 1000, infiniband: 1000 } })).toEqual(["gdr"]);
+    expect(runner.scheduleOf("gdr")).toBe("0 0 * * * *");
+    expect(runner.scheduleOf("mtu")).toBe("* * * * * *");
+    const [g0, m0] = [gdr.calls, mtu.calls];
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(gdr.calls).toBe(g0); // next poll at the top of the hour
+    expect(mtu.calls).toBeGreaterThanOrEqual(m0 + 2); // still every second
+    expect(runner.reconfigure({ timeoutMs: 1000, intervalsMs: { gdr: 3_600_000, mtu: 1000, infiniband: 1000 } })).toEqual([]);
+
+    runner.reconfigure({ timeoutMs: 100, intervalsMs: { gdr: 3_600_000, mtu: 3_600_000, infiniband: 1000 } });
+    slow = true;
+    await runner.poll(mtu);
+    expect(sample(await registry.metrics(), 'ringwatch_collector_success{collector="mtu"}')).toBe(0);
+    expect(lines().some((l) => l.collector === "mtu" && String(l.reason).includes("took longer than 0.1s"))).toBe(true);
+    await runner.stop();
+    expect(runner.scheduleOf("gdr")).toBeUndefined();
+  });
 });

@@ -21,10 +21,12 @@ export interface RunningAgent {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
 }
 
-export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000): Promise<RunningAgent> {
+/** `user`: run the agent as another user (uid/gid; the caller must be root), e.g. nobody (65534). */
+export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, user?: { uid: number; gid: number }): Promise<RunningAgent> {
   const child = spawn(process.execPath, [agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
   });
   const lines: string[] = [];
   let partial = "";

@@ -48,8 +48,10 @@ describe("nccl collector reconfigure (SIGHUP)", () => {
       { registry: new Registry(), logger: pino({ level: "silent" }), exec: createExec(), now: Date.now },
       { paths: [a], procfsRoot: "/proc", hangThresholdMs: 120_000, maxComms: 16, retireAfterMs: 3_600_000, checkPids: false, usePolling: false },
     );
-    c.start();
-    cleanup.push(() => c.stop());
+    c.start?.();
+    cleanup.push(async () => {
+      await c.stop?.();
+    });
     await eventually(() => expect(counts(c)).toEqual({ 0: 3 }));
 
     c.reconfigure?.(config([`--collector.nccl.path=${a}`, `--collector.nccl.path=${b}`, "--collector.nccl.hang-threshold=5m", "--collector.nccl.check-pids=false", "--collector.nccl.polling=false"]));

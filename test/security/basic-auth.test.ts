@@ -1,0 +1,146 @@
+/**
+ * basic_auth_users, http_server_config.headers and rate_limit of --web.config.file, against the real
+ * built agent over real HTTP(S). Needs `npm run build` first.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import bcrypt from "bcryptjs";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { sample, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { curl, httpsGet } from "./clients.js";
+import { createCa, serverCert, type Issued, type Pki } from "./pki.js";
+
+const NO_COLLECTORS = ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"];
+
+let running: RunningAgent | undefined;
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+});
+
+function webConfig(yaml: string): string {
+  const p = join(mkdtempSync(join(tmpdir(), "rw-auth-")), "web.yml");
+  writeFileSync(p, yaml);
+  return p;
+}
+
+async function start(yaml: string): Promise<RunningAgent> {
+  running = await startAgent([...NO_COLLECTORS, `--web.config.file=${webConfig(yaml)}`]);
+  return running;
+}
+
+function basic(user: string, password: string): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
+}
+
+async function get(a: RunningAgent, path: string, authorization?: string): Promise<Response> {
+  return fetch(`${a.url}${path}`, { headers: authorization ? { authorization } : {} });
+}
+
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+
+const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
+
+// Cost 4 keeps most tests fast; the cache and timing tests use a costly hash on purpose.
+const CHEAP = bcrypt.hashSync("s3cret", 4);
+
+describe("basic auth (basic_auth_users)", () => {
+  it("guards every path: 200 with the right password; 401 and WWW-Authenticate: Basic for a wrong one, an unknown user or no header", async () => {
+    const a = await start(`basic_auth_users:\n  prometheus: "${CHEAP}"\n  other: "${bcrypt.hashSync("other-pw", 4)}"\n`);
+    expect(JSON.parse(a.logs().find((l) => l.includes('"ringwatch listening"')) ?? "{}")).toMatchObject({ tls: false, basic_auth: true });
+
+    const ok = await get(a, "/metrics", basic("prometheus", "s3cret"));
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain("ringwatch_build_info{");
+    expect((await get(a, "/metrics", basic("other", "other-pw"))).status).toBe(200);
+
+    for (const path of ["/metrics", "/healthz", "/", "/no-such-page"]) {
+      for (const authorization of [basic("prometheus", "wrong"), basic("nobody", "s3cret"), basic("other", "s3cret"), undefined, "Bearer abc", "Basic !!notbase64", basic("prometheus", "")]) {
+        const r = await get(a, path, authorization);
+        expect(r.status, `${path} with ${authorization ?? "no header"}`).toBe(401);
+        expect(r.headers.get("www-authenticate")).toBe("Basic");
+        expect(await r.text()).toBe("Unauthorized\n");
+      }
+    }
+    expect((await get(a, "/healthz", basic("prometheus", "s3cret"))).status).toBe(200);
+    expect((await get(a, "/no-such-page", basic("prometheus", "s3cret"))).status).toBe(404);
+    // The scheme is case-insensitive, as in Go's net/http.
+    expect((await get(a, "/healthz", basic("prometheus", "s3cret").replace("Basic", "basic"))).status).toBe(200);
+
+    const c = await curl(`${a.url}/metrics`, ["-u", "prometheus:s3cret"]);
+    expect(c.status).toBe(200);
+    expect((await curl(`${a.url}/metrics`, ["-u", "prometheus:nope"])).status).toBe(401);
+  });
+
+  it("caches a successful check: scrapes after the first do not pay for bcrypt again", async () => {
+    const a = await start(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 11)}"\n`);
+    const first = await timed(async () => expect((await get(a, "/healthz", basic("prometheus", "s3cret"))).status).toBe(200));
+    const wrong = await timed(async () => expect((await get(a, "/healthz", basic("prometheus", "wrong"))).status).toBe(401));
+    expect(wrong).toBeGreaterThan(first / 4); // a wrong password is never served from the cache
+    const twenty = await timed(async () => {
+      for (let i = 0; i < 20; i++) expect((await get(a, "/healthz", basic("prometheus", "s3cret"))).status).toBe(200);
+    });
+    // Without the cache these 20 would cost 20 bcrypts (~20 × first).
+    expect(twenty).toBeLessThan(first * 5);
+  });
+
+  it("a wrong password costs about the same whether the user exists or not", async () => {
+    const a = await start(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 11)}"\n  quick: "${CHEAP}"\n`);
+    const wrongPassword: number[] = [];
+    const unknownUser: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      wrongPassword.push(await timed(async () => expect((await get(a, "/healthz", basic("prometheus", `wrong${i}`))).status).toBe(401)));
+      unknownUser.push(await timed(async () => expect((await get(a, "/healthz", basic(`nobody${i}`, `wrong${i}`))).status).toBe(401)));
+    }
+    // Without a decoy check, an unknown user would be answered in about a millisecond.
+    expect(median(wrongPassword)).toBeGreaterThan(50);
+    expect(median(unknownUser)).toBeGreaterThan(median(wrongPassword) / 2);
+    expect(median(unknownUser)).toBeLessThan(median(wrongPassword) * 2);
+  });
+});
+
+describe("http_server_config.headers and rate_limit", () => {
+  it("sends the configured headers on every response, 401s included", async () => {
+    const a = await start(
+      `basic_auth_users:\n  prometheus: "${CHEAP}"\nhttp_server_config:\n  http2: false\n  headers:\n    X-Content-Type-Options: nosniff\n    X-Frame-Options: deny\n    Content-Security-Policy: "default-src 'none'"\n`,
+    );
+    for (const r of [await get(a, "/metrics", basic("prometheus", "s3cret")), await get(a, "/metrics")]) {
+      expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(r.headers.get("x-frame-options")).toBe("deny");
+      expect(r.headers.get("content-security-policy")).toBe("default-src 'none'");
+    }
+  });
+
+  it("answers 429 beyond the rate limit's burst", async () => {
+    const a = await start(`rate_limit:\n  interval: 1m\n  burst: 3\n`);
+    const codes: number[] = [];
+    for (let i = 0; i < 5; i++) codes.push((await get(a, "/healthz")).status);
+    expect(codes).toEqual([200, 200, 200, 429, 429]);
+  });
+});
+
+describe("basic auth over TLS", () => {
+  let pki: Pki;
+  let server: Issued;
+  beforeAll(() => {
+    pki = createCa("auth-ca");
+    server = serverCert(pki);
+  });
+
+  it("asks for the password inside the TLS connection", async () => {
+    const a = await start(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: ${server.key}\nbasic_auth_users:\n  prometheus: "${CHEAP}"\n`);
+    const denied = await httpsGet(a.port, "/metrics", { ca: pki.caCert });
+    expect(denied.status).toBe(401);
+    expect(denied.headers["www-authenticate"]).toBe("Basic");
+    const ok = await httpsGet(a.port, "/metrics", { ca: pki.caCert, auth: { user: "prometheus", password: "s3cret" } });
+    expect(ok.status).toBe(200);
+    expect(sample(ok.body, 'ringwatch_web_config_reloads_total{result="failure"}')).toBe(0);
+    const c = await curl(`https://127.0.0.1:${a.port}/metrics`, ["--cacert", pki.caCert, "-u", "prometheus:s3cret"]);
+    expect(c.status).toBe(200);
+  });
+});
