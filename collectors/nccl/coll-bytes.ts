@@ -18,10 +18,9 @@ const NRANKS = Buffer.from(" [nranks=", "latin1");
 const STREAM = Buffer.from(" stream ", "latin1");
 /** Longest op name the full parser reads (parse-coll.ts collStart). */
 const MAX_OP = 24;
-/** Cache entries per kind before a cache is cleared (a job has a handful of ops and pointers). */
-const MAX_CACHED = 256;
-/** Pointers up to this many hex digits are cached by value (the key stays an exact double). */
-const MAX_KEY_DIGITS = 12;
+/** Recent op names and comm pointers remembered per file (a rank has a handful of each). */
+const MAX_OPS = 8;
+const MAX_PTRS = 16;
 /** opCounts up to this many hex digits are exact doubles; longer ones go to the full parser. */
 const MAX_OPCOUNT_DIGITS = 13;
 
@@ -39,12 +38,17 @@ function latin1(buf: Buffer, s: number, e: number): string {
   return FAST ? (buf as unknown as Required<Slicer>).latin1Slice(s, e) : buf.toString("latin1", s, e);
 }
 
-function hexValue(b: number | undefined): number {
-  if (b === undefined) return -1;
-  if (b >= 0x30 && b <= 0x39) return b - 0x30;
-  if (b >= 0x61 && b <= 0x66) return b - 0x57;
-  if (b >= 0x41 && b <= 0x46) return b - 0x37;
-  return -1;
+/** Byte → hex digit value, -1 for other bytes. Every read below is bounds-checked first: a typed
+ * array read past its end makes V8 handle out-of-bounds at that site, which slows every read there. */
+const HEX = new Int8Array(256).fill(-1);
+for (let c = 0; c < 10; c++) HEX[0x30 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX[0x61 + c] = 10 + c;
+  HEX[0x41 + c] = 10 + c;
+}
+
+function hexValue(b: number): number {
+  return HEX[b] as number;
 }
 
 /** Index after 1..max decimal digits at i, or -1. */
@@ -60,16 +64,17 @@ function digits(b: Buffer, i: number, end: number, max: number): number {
 
 /** Index after a %p value at i (`0x` + hex digits, or `(nil)`), or -1. */
 function pointerEnd(b: Buffer, i: number, end: number): number {
+  if (i + 2 >= end) return -1;
   if (b[i] === 0x28) return i + 5 <= end && b[i + 1] === 0x6e && b[i + 2] === 0x69 && b[i + 3] === 0x6c && b[i + 4] === 0x29 ? i + 5 : -1;
   if (b[i] !== 0x30 || b[i + 1] !== 0x78) return -1;
   let k = i + 2;
-  while (k < end && hexValue(b[k]) >= 0) k++;
+  while (k < end && (HEX[b[k] as number] as number) >= 0) k++;
   return k === i + 2 ? -1 : k;
 }
 
 /** Index after a decimal value at i (optional '-', digits; a count may exceed 15 digits), or -1. */
 function decimalEnd(b: Buffer, i: number, end: number, isCount: boolean): number {
-  if (b[i] === 0x2d) i++;
+  if (i < end && b[i] === 0x2d) i++;
   return digits(b, i, end, isCount ? end : 15);
 }
 
@@ -79,7 +84,7 @@ function decimalEnd(b: Buffer, i: number, end: number, isCount: boolean): number
  */
 function infoHeaderEnd(b: Buffer, i: number, end: number): number {
   i = digits(b, i, end, 10);
-  if (i < 0 || b[i] !== SPACE || b[i + 1] !== 0x5b) return -1;
+  if (i < 0 || i + 2 >= end || b[i] !== SPACE || b[i + 1] !== 0x5b) return -1;
   i = digits(b, i + 2, end, 6);
   if (i < 0 || i + 12 > end || b[i] !== 0x5d) return -1;
   for (let k = 0; k < INFO.length; k++) if (b[i + 1 + k] !== INFO[k]) return -1;
@@ -114,9 +119,10 @@ function commValueAt(b: Buffer, i: number, end: number): number {
 
 /** The rest after the comm pointer must be ` [nranks=N] stream P` and blanks: no second `comm`. */
 function tailOk(b: Buffer, i: number, end: number): boolean {
+  if (i + NRANKS.length >= end) return false;
   for (let k = 0; k < NRANKS.length; k++) if (b[i + k] !== NRANKS[k]) return false;
   i = digits(b, i + NRANKS.length, end, 15);
-  if (i < 0 || b[i] !== 0x5d) return false;
+  if (i < 0 || i + 1 + STREAM.length >= end || b[i] !== 0x5d) return false;
   i++;
   for (let k = 0; k < STREAM.length; k++) if (b[i + k] !== STREAM[k]) return false;
   i = pointerEnd(b, i + STREAM.length, end);
@@ -128,8 +134,8 @@ function tailOk(b: Buffer, i: number, end: number): boolean {
 /** Matches plain COLL lines of one writer. One per followed file. */
 export class CollByteMatcher {
   private prefix: Buffer = Buffer.alloc(0);
-  private readonly ops = new Map<number, string>();
-  private readonly ptrs = new Map<number, string>();
+  private readonly ops: string[] = [];
+  private readonly ptrs: string[] = [];
   /** The fields of the last line match() accepted; the object is reused. */
   readonly fields: CollFields = { op: "", opCount: 0, comm: "" };
 
@@ -161,7 +167,9 @@ export class CollByteMatcher {
     const ocStart = j + OPCOUNT.length;
     let ocEnd = ocStart;
     let opCount = 0;
-    for (let d = hexValue(buf[ocEnd]); d >= 0 && ocEnd < e; d = hexValue(buf[ocEnd])) {
+    while (ocEnd < e) {
+      const d = hexValue(buf[ocEnd] as number);
+      if (d < 0) break;
       opCount = opCount * 16 + d;
       ocEnd++;
     }
@@ -170,58 +178,44 @@ export class CollByteMatcher {
     if (pStart < 0) return false;
     const pEnd = pointerEnd(buf, pStart, e);
     if (pEnd < 0 || buf[pStart] !== 0x30 || !tailOk(buf, pEnd, e)) return false;
-    const op = this.op(buf, opStart, j);
-    const comm = this.pointer(buf, pStart, pEnd);
-    if (op === undefined || comm === undefined) return false;
     const f = this.fields;
-    f.op = op;
+    f.op = this.op(buf, opStart, j);
     f.opCount = opCount;
-    f.comm = comm;
+    f.comm = this.pointer(buf, pStart, pEnd);
     return true;
   }
 
-  /** The op name in buf[s, e), from the cache when its bytes match an entry. ASCII only. */
-  private op(buf: Buffer, s: number, e: number): string | undefined {
-    let h = e - s;
-    for (let k = s; k < e; k++) {
-      const b = buf[k] as number;
-      if (b >= 0x80) return undefined;
-      h = (Math.imul(h, 31) + b) | 0;
-    }
-    const hit = this.ops.get(h);
-    if (hit !== undefined && hit.length === e - s && sameText(hit, buf, s)) return hit;
-    const text = latin1(buf, s, e);
-    if (hit === undefined) this.remember(this.ops, h, text);
-    return text;
+  /** The op name in buf[s, e) (letters, checked by match): a recent string when the bytes are the same. */
+  private op(buf: Buffer, s: number, e: number): string {
+    return recall(this.ops, buf, s, e, MAX_OPS);
   }
 
-  /** The comm pointer text in buf[s, e): `0x` + hex digits, cached by value. */
-  private pointer(buf: Buffer, s: number, e: number): string | undefined {
-    if (buf[s] !== 0x30 || buf[s + 1] !== 0x78) return undefined;
-    const n = e - s - 2;
-    let v = 0;
-    let upper = false;
-    for (let k = s + 2; k < e; k++) {
-      const c = buf[k] as number;
-      const d = hexValue(c);
-      if (d < 0) return undefined;
-      if (c >= 0x41 && c <= 0x46) upper = true;
-      v = v * 16 + d;
-    }
-    // Only lower-case texts (as %p prints) of up to 12 digits are cached: the key is then exact.
-    if (n > MAX_KEY_DIGITS || upper) return latin1(buf, s, e);
-    const key = v * 16 + n; // digits in the key: 0x0a and 0xa are different texts
-    const hit = this.ptrs.get(key);
-    if (hit !== undefined) return hit;
-    const text = latin1(buf, s, e);
-    this.remember(this.ptrs, key, text);
-    return text;
+  /** The comm pointer text in buf[s, e) (`0x` + hex, checked by match), likewise. */
+  private pointer(buf: Buffer, s: number, e: number): string {
+    return recall(this.ptrs, buf, s, e, MAX_PTRS);
   }
+}
 
-  private remember(cache: Map<number, string>, key: number, text: string): void {
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(key, text);
+/**
+ * The string in `recent` whose characters are the bytes buf[s, e) (ASCII), or a new one, kept in
+ * front. A linear look at a few short strings is cheaper than hashing the bytes for a Map.
+ */
+function recall(recent: string[], buf: Buffer, s: number, e: number, max: number): string {
+  const n = e - s;
+  for (let i = 0; i < recent.length; i++) {
+    const t = recent[i] as string;
+    if (t.length === n && sameText(t, buf, s)) {
+      if (i > 0) {
+        recent[i] = recent[i - 1] as string; // move one step to the front: hot strings stay first
+        recent[i - 1] = t;
+      }
+      return t;
+    }
   }
+  const text = latin1(buf, s, e);
+  if (recent.length >= max) recent.pop();
+  recent.unshift(text);
+  return text;
 }
 
 function sameText(text: string, buf: Buffer, s: number): boolean {
