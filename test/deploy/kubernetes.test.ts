@@ -326,8 +326,12 @@ describe("deploy/kubernetes: the agent's flags", () => {
     for (const p of config.nccl.paths) expect(isUnder(p, ncclMount ?? "/nonexistent"), p).toBe(true);
   });
 
-  it("does not trust NCCL pids, which belong to the training pods' PID namespaces", () => {
-    expect(agentConfig(agentContainer()).nccl.checkPids).toBe(false);
+  it("checks rank liveness in the host's /proc, where pods' pids are found by NSpid", () => {
+    const config = agentConfig(agentContainer());
+    expect(config.nccl.checkPids).toBe(true);
+    expect(config.procfsRoot).toBe("/host/proc");
+    const mounts = agentContainer().volumeMounts ?? [];
+    expect(mounts.find((m) => m.mountPath === "/host/proc")?.readOnly).toBe(true);
   });
 
   it("listens on the port the pod, the probes, the Service and the ServiceMonitor name", () => {
