@@ -5,10 +5,13 @@
  */
 import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ingestText, newOfflineTracker, reportOf } from "./analyze.js";
+import { LineSplitter } from "../../collectors/nccl/follow/line-splitter.js";
+import { parseLine } from "../../collectors/nccl/parse-line.js";
+import { newOfflineTracker, reportOf } from "./analyze.js";
 import { formatReport } from "./format.js";
 
 const CHUNK = 4 * 1024 * 1024;
+const MAX_LINE = 16 * 1024 * 1024;
 
 export interface AnalyzeIo {
   stdout: (s: string) => void;
@@ -28,12 +31,24 @@ function expand(arg: string, out: string[]): void {
   }
 }
 
-/** Reads one file (or stdin for `-`) line by line into the tracker; returns lines read. */
+/**
+ * Reads one file (or stdin for `-`) line by line into the tracker; returns lines read. Lines are
+ * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
+ * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
+ * is that long) is skipped without being held whole.
+ */
 function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string): number {
   const fd = path === "-" ? 0 : openSync(path, "r");
   const buf = Buffer.allocUnsafe(CHUNK);
-  let carry = "";
-  let lineNo = 1;
+  const splitter = new LineSplitter(MAX_LINE);
+  let lineNo = 0;
+  const sink = {
+    line(text: string): void {
+      lineNo++;
+      const ev = parseLine(text);
+      if (ev) t.ingest(ev, { source: path, lineNo });
+    },
+  };
   try {
     for (;;) {
       let n: number;
@@ -44,20 +59,17 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string): numb
         throw err;
       }
       if (n <= 0) break;
-      const text = carry + buf.toString("utf8", 0, n);
-      const cut = text.lastIndexOf("\n");
-      if (cut < 0) {
-        carry = text;
-        continue;
-      }
-      lineNo = ingestText(t, path, text.slice(0, cut), lineNo) + 1;
-      carry = text.slice(cut + 1);
+      const skipped = splitter.tooLong;
+      splitter.pushTo(buf, 0, n, sink);
+      lineNo += splitter.tooLong - skipped;
     }
-    if (carry.length > 0) lineNo = ingestText(t, path, carry, lineNo) + 1;
+    // The last line may lack its newline.
+    const tail = splitter.partial();
+    if (tail.length > 0) splitter.pushTo(Buffer.from("\n"), 0, 1, sink);
   } finally {
     if (fd !== 0) closeSync(fd);
   }
-  return lineNo - 1;
+  return lineNo;
 }
 
 export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {

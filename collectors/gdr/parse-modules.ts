@@ -33,7 +33,8 @@ export interface ModuleList {
 }
 
 const NAME = /^[A-Za-z0-9_-]+$/;
-const NUMBER = /^\d+$/;
+/** A module size: at most 15 digits, so Number() is exact (400 digits would read as Infinity). */
+const NUMBER = /^\d{1,15}$/;
 const STATES = new Set(["Live", "Loading", "Unloading"]);
 const ADDRESS = /^0x[0-9a-fA-F]+$/;
 const TAINTS = /^\([A-Z]*\)$/;
@@ -41,7 +42,8 @@ const HEADER = /^Module\s+Size\s+Used\s+by\s*$/;
 
 function parseRefcount(field: string): number | undefined | null {
   if (field === "-") return undefined;
-  return /^-?\d+$/.test(field) ? Number(field) : null;
+  // An int in the kernel: at most 10 digits, never Infinity.
+  return /^-?\d{1,10}$/.test(field) ? Number(field) : null;
 }
 
 function parseUsers(field: string | undefined): string[] {
@@ -49,8 +51,16 @@ function parseUsers(field: string | undefined): string[] {
   return field.split(",").filter((u) => u.length > 0 && u !== "[permanent]");
 }
 
+/**
+ * `-`, or names and `[permanent]` separated by commas, with an optional trailing comma. Checked item
+ * by item: one regular expression with a repeated group overflowed V8's backtracking stack (a
+ * RangeError) on a users field of a few MB.
+ */
 function validUsers(field: string): boolean {
-  return field === "-" || /^([A-Za-z0-9_-]+|\[permanent\])(,([A-Za-z0-9_-]+|\[permanent\]))*,?$/.test(field);
+  if (field === "-") return true;
+  const items = field.split(",");
+  if (items.length > 1 && items[items.length - 1] === "") items.pop();
+  return items.every((u) => u === "[permanent]" || NAME.test(u));
 }
 
 /** One /proc/modules line, or null when it does not have that shape. */

@@ -83,7 +83,7 @@ function isDigits(s: string): boolean {
   return true;
 }
 
-/** Plain decimal (`12`, `-3`, `0.5`); anything else is not a number here. */
+/** Plain decimal (`12`, `-3`, `0.5`); anything else, or one too long for a double, is not a number here. */
 export function parseDecimal(s: string): number | undefined {
   let i = s.charCodeAt(0) === 45 ? 1 : 0;
   let digits = 0;
@@ -94,7 +94,9 @@ export function parseDecimal(s: string): number | undefined {
     else if (c === 46 && !dot) dot = true;
     else return undefined;
   }
-  return digits > 0 ? Number(s) : undefined;
+  if (digits === 0) return undefined;
+  const v = Number(s);
+  return Number.isFinite(v) ? v : undefined;
 }
 
 export class DmonParser {

@@ -10,13 +10,24 @@ export interface DiagLine {
   text: string;
 }
 
-const DIAG = /(?:^|[\s:])(ibpanic|iberror|ibwarn):\s*(?:\[\d+\]\s*)?(.*?)\s*$/;
+// `(.*)$` with the s flag always matches at once; trailing blanks are trimmed in code (the former
+// `(.*?)\s*$` backtracked quadratically on a long run of blanks inside the message).
+const DIAG = /(?:^|[\s:])(ibpanic|iberror|ibwarn):\s*(?:\[\d+\]\s*)?(.*)$/s;
+
+/** Longest diag message kept in a problem line (a tool's garbage must not become a 10 MB log line). */
+const MAX_PROBLEM_TEXT = 200;
 
 /** Recognises a diag line anywhere in a line (talosctl and others prefix their own text). */
 export function diagLine(line: string): DiagLine | undefined {
   const m = DIAG.exec(line);
   if (!m?.[1]) return undefined;
-  return { kind: m[1] as DiagLine["kind"], text: m[2] ?? "" };
+  return { kind: m[1] as DiagLine["kind"], text: (m[2] ?? "").trimEnd() };
+}
+
+/** One line of bounded length: line breaks become blanks, long text is cut with an ellipsis. */
+function clip(text: string): string {
+  const t = text.replace(/[\r\n\u2028\u2029]+/g, " ");
+  return t.length > MAX_PROBLEM_TEXT ? `${t.slice(0, MAX_PROBLEM_TEXT)}…` : t;
 }
 
 /** ibwarn messages that mean the tool cannot talk to the fabric at all (umad / MAD port trouble). */
@@ -38,9 +49,9 @@ export function diagProblem(output: string): string | undefined {
   for (const line of output.split(/\r?\n/)) {
     const d = diagLine(line);
     if (!d) continue;
-    if (d.kind === "ibpanic") panic ??= d.text;
-    else if (d.kind === "iberror") error ??= d.text;
-    else if (isFatalWarning(d.text)) fatalWarn ??= d.text;
+    if (d.kind === "ibpanic") panic ??= clip(d.text);
+    else if (d.kind === "iberror") error ??= clip(d.text);
+    else if (isFatalWarning(d.text)) fatalWarn ??= clip(d.text);
   }
   if (panic !== undefined) return `ibpanic: ${panic}`;
   if (error !== undefined) return fatalWarn !== undefined ? `iberror: ${error} (ibwarn: ${fatalWarn})` : `iberror: ${error}`;

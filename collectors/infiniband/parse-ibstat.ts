@@ -41,9 +41,28 @@ export interface IbstatResult {
 
 const CA_LINE = /^CA\s+'([^']+)'\s*$/;
 const PORT_LINE = /^Port\s+(\d{1,3}):\s*$/;
-const KEY_VALUE = /^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$/;
+const KEY = /^[A-Za-z][A-Za-z ]*$/;
+const LINE_BREAK = /[\r\n\u2028\u2029]/;
 
-const num = (v: string): number | undefined => (/^\d+(?:\.\d+)?$/.test(v) ? Number(v) : undefined);
+/**
+ * `Key: value` of a trimmed line: [key, value] with both trimmed, or undefined. Split at the first
+ * colon in code: the regular expression it replaces (`^(..)*?\s*:\s*(.*?)\s*$`) backtracked
+ * quadratically on a long run of blanks.
+ */
+function keyValue(line: string): [string, string] | undefined {
+  const colon = line.indexOf(":");
+  if (colon < 1) return undefined;
+  const key = line.slice(0, colon).trimEnd();
+  const value = line.slice(colon + 1).trim();
+  if (!KEY.test(key) || LINE_BREAK.test(value)) return undefined;
+  return [key, value];
+}
+
+const num = (v: string): number | undefined => {
+  if (!/^\d+(?:\.\d+)?$/.test(v)) return undefined;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : undefined;
+};
 const str = (v: string): string | undefined => (v.length > 0 ? v : undefined);
 
 type PortKey = Exclude<keyof IbstatPort, "port">;
@@ -98,16 +117,17 @@ export function parseIbstat(text: string): IbstatResult {
       ca.ports.push(port);
       continue;
     }
-    const kv = KEY_VALUE.exec(line);
-    if (kv?.[1] !== undefined && kv[2] !== undefined && ca) {
+    const kv = keyValue(line);
+    if (kv && ca) {
       // Known key sets decide where a line belongs: pasted captures lose the indentation.
-      const portKey = PORT_KEYS[kv[1]];
-      const caKey = CA_KEYS[kv[1]];
+      // Own keys only: `constructor: 1` must not find Object.prototype.constructor.
+      const portKey = Object.hasOwn(PORT_KEYS, kv[0]) ? PORT_KEYS[kv[0]] : undefined;
+      const caKey = Object.hasOwn(CA_KEYS, kv[0]) ? CA_KEYS[kv[0]] : undefined;
       if (portKey && port) {
-        const v = portKey[1](kv[2]);
+        const v = portKey[1](kv[1]);
         if (v !== undefined) (port as unknown as Record<string, unknown>)[portKey[0]] = v;
       } else if (caKey) {
-        const v = caKey[1](kv[2]);
+        const v = caKey[1](kv[1]);
         if (v !== undefined) (ca as unknown as Record<string, unknown>)[caKey[0]] = v;
       }
       continue;

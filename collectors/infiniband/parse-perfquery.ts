@@ -5,6 +5,7 @@
  * Several blocks appear when several ports were asked for (-l / port lists).
  */
 import { diagLine, diagProblem } from "./diag-errors.js";
+import { parseU64 } from "./parse-sysfs.js";
 
 export interface PerfqueryBlock {
   /** `Port extended counters`, `Port counters`, `PortRcvErrorDetails counters`... */
@@ -27,9 +28,37 @@ export interface PerfqueryResult {
   problem?: string;
 }
 
-const HEADER = /^#\s*(.+?):\s*Lid\s+(\d+)\s+port\s+(\d+)\s*(?:\((.*)\))?\s*$/i;
-const FIELD = /^([A-Za-z][A-Za-z0-9_]*):\.*\s*(\S.*?)\s*$/;
+// No two adjacent quantifiers may match the same characters (no `\s*(.*?)\s*$`): a long run of
+// blanks in a line would make the match quadratic. The tail after the port is checked in code.
+const HEADER = /^#([^:]+):\s*Lid\s+(\d{1,10})\s+port\s+(\d{1,10})(.*)$/is;
+const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+const LINE_BREAK = /[\r\n\u2028\u2029]/;
 const NOT_COUNTERS: ReadonlySet<string> = new Set(["PortSelect", "CounterSelect", "CounterSelect2"]);
+
+/** `# <title>: Lid <lid> port <port>[ (<capmask>)]` (the line is trimmed). */
+function header(line: string): PerfqueryBlock | undefined {
+  const h = HEADER.exec(line);
+  if (h?.[1] === undefined || h[4] === undefined) return undefined;
+  const tail = h[4].trim();
+  if (tail !== "" && !(tail.length >= 2 && tail.startsWith("(") && tail.endsWith(")"))) return undefined;
+  if (LINE_BREAK.test(line)) return undefined;
+  const block: PerfqueryBlock = { title: h[1].trim(), lid: Number(h[2]), port: Number(h[3]), counters: {}, fields: {} };
+  if (tail !== "") block.capMask = tail.slice(1, -1).trim();
+  return block;
+}
+
+/** `Name:.....value` (the line is trimmed): [name, value], or undefined. */
+function field(line: string): [string, string] | undefined {
+  const colon = line.indexOf(":");
+  if (colon < 1) return undefined;
+  const name = line.slice(0, colon);
+  if (!FIELD_NAME.test(name)) return undefined;
+  let i = colon + 1;
+  while (line.charCodeAt(i) === 46 /* . */) i++;
+  const value = line.slice(i).trim();
+  if (value === "" || LINE_BREAK.test(value)) return undefined;
+  return [name, value];
+}
 
 export function parsePerfquery(text: string): PerfqueryResult {
   const blocks: PerfqueryBlock[] = [];
@@ -45,19 +74,19 @@ export function parsePerfquery(text: string): PerfqueryResult {
       if (diag.kind === "ibwarn") warnings.push(diag.text);
       continue;
     }
-    const h = HEADER.exec(line);
-    if (h?.[1] !== undefined) {
-      block = { title: h[1].trim(), lid: Number(h[2]), port: Number(h[3]), counters: {}, fields: {} };
-      if (h[4] !== undefined) block.capMask = h[4].trim();
+    const h = header(line);
+    if (h) {
+      block = h;
       blocks.push(block);
       continue;
     }
-    const f = FIELD.exec(line);
-    if (f?.[1] !== undefined && f[2] !== undefined && block) {
-      const [, name, value] = f;
-      if (/^\d{1,20}$/.test(value)) {
-        if (name === "PortSelect") block.portSelect = Number(value);
-        else if (!NOT_COUNTERS.has(name)) block.counters[name] = Number(value);
+    const f = field(line);
+    if (f && block) {
+      const [name, value] = f;
+      const n = parseU64(value);
+      if (n !== undefined) {
+        if (name === "PortSelect") block.portSelect = n;
+        else if (!NOT_COUNTERS.has(name)) block.counters[name] = n;
         else block.fields[name] = value;
       } else block.fields[name] = value;
       continue;

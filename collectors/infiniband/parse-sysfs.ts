@@ -19,15 +19,29 @@ export const BYTES_PER_GBIT = 125_000_000;
 export function parseRateBytesPerSecond(text: string): number | undefined {
   const m = /^\s*(\d+(?:\.\d+)?)(?:\s+\S|\s*$)/.exec(text);
   if (m?.[1] === undefined) return undefined;
-  return Math.round(Number(m[1]) * BYTES_PER_GBIT);
+  const bytes = Math.round(Number(m[1]) * BYTES_PER_GBIT);
+  return Number.isFinite(bytes) ? bytes : undefined;
 }
 
 export type CounterRead = { ok: true; value: number } | { ok: false; reason: "no-pma" | "garbled" };
 
+const U64_MAX = "18446744073709551615";
+
+/**
+ * An unsigned 64-bit decimal (what the kernel and perfquery print for a counter), or undefined for
+ * anything else, including digits beyond 2^64-1 (garbage, not a counter).
+ */
+export function parseU64(t: string): number | undefined {
+  if (!/^\d{1,20}$/.test(t)) return undefined;
+  if (t.length === 20 && t > U64_MAX) return undefined;
+  return Number(t);
+}
+
 /** A counter file: a decimal number, or `N/A (no PMA)` when the port has no PMA (node_exporter #966). */
 export function parseCounterValue(text: string): CounterRead {
   const t = text.trim();
-  if (/^\d{1,20}$/.test(t)) return { ok: true, value: Number(t) };
+  const v = parseU64(t);
+  if (v !== undefined) return { ok: true, value: v };
   if (t.startsWith("N/A")) return { ok: false, reason: "no-pma" };
   return { ok: false, reason: "garbled" };
 }

@@ -12,6 +12,9 @@ export interface NetLink {
   kind: string | undefined;
 }
 
+/** The kernel keeps an MTU in an unsigned 32-bit int: a larger number is not an MTU. */
+export const MAX_MTU = 4_294_967_295;
+
 /** `eth0@if12` → `eth0`, `ib0.8001@ib0` → `ib0.8001`. */
 export function deviceName(ifname: string): string {
   const at = ifname.indexOf("@");

@@ -4,7 +4,7 @@
  * Entries without an ifname (old iproute2 printed `{}` for filtered links) are skipped.
  * Throws on text that is not a JSON array.
  */
-import { deviceName, uniqueByDevice, type NetLink } from "./link.js";
+import { deviceName, MAX_MTU, uniqueByDevice, type NetLink } from "./link.js";
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" && v.length > 0 ? v : undefined;
@@ -16,7 +16,7 @@ function entry(v: unknown): NetLink | undefined {
   const ifname = str(o.ifname);
   if (ifname === undefined) return undefined;
   const linkinfo = typeof o.linkinfo === "object" && o.linkinfo !== null ? (o.linkinfo as Record<string, unknown>) : {};
-  const mtu = typeof o.mtu === "number" && Number.isInteger(o.mtu) && o.mtu >= 0 ? o.mtu : undefined;
+  const mtu = typeof o.mtu === "number" && Number.isInteger(o.mtu) && o.mtu >= 0 && o.mtu <= MAX_MTU ? o.mtu : undefined;
   return {
     device: deviceName(ifname),
     mtu,

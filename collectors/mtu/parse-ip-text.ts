@@ -10,7 +10,7 @@
  * line is something else (altname, inet, vf, a `*_slave` line) or absent, so a kind is taken only
  * from that position and only when it is a known link kind.
  */
-import { deviceName, uniqueByDevice, type NetLink } from "./link.js";
+import { deviceName, MAX_MTU, uniqueByDevice, type NetLink } from "./link.js";
 
 const HEADER = /^(\d+):\s+([^\s:]+):\s+<([^>]*)>(.*)$/;
 const LINK_LINE = /^\s+link\/(\S+)/;
@@ -27,6 +27,13 @@ const KINDS = new Set([
 function after(tokens: readonly string[], key: string): string | undefined {
   const i = tokens.indexOf(key);
   return i >= 0 ? tokens[i + 1] : undefined;
+}
+
+/** The kernel's MTU is an unsigned 32-bit int: anything else (400 digits, `1e309`) is not an MTU. */
+function mtuValue(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d{1,10}$/.test(text)) return undefined;
+  const v = Number(text);
+  return v <= MAX_MTU ? v : undefined;
 }
 
 export interface IpTextResult {
@@ -49,7 +56,7 @@ export function parseIpText(text: string): IpTextResult {
       const mtu = after(tokens, "mtu");
       current = {
         device: deviceName(h[2] ?? ""),
-        mtu: mtu !== undefined && /^\d+$/.test(mtu) ? Number(mtu) : undefined,
+        mtu: mtuValue(mtu),
         linkType: undefined,
         operstate: after(tokens, "state"),
         kind: undefined,

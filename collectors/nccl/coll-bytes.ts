@@ -156,6 +156,9 @@ export class CollByteMatcher {
     for (let k = 0; k < pl; k++) if (buf[s + k] !== p[k]) return false;
     const opStart = infoHeaderEnd(buf, s + pl, e);
     if (opStart < 0) return false;
+    // An op name starts upper-case (parse-line.ts tries COLL only then), letters only after it.
+    const first = buf[opStart] as number;
+    if (first < 0x41 || first > 0x5a) return false;
     let j = opStart;
     while (j < e && j - opStart < MAX_OP) {
       const c = (buf[j] as number) | 0x20;

@@ -69,7 +69,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let startedMs: number | undefined;
   const hung = new Set<string>();
 
-  const metrics = new NcclMetrics(deps.registry, () => metrics.publish(tracker, evaluate(), follower?.stats()));
+  // Nothing is published before the heads of existing files are read and settled (settleHistory):
+  // a count from a head that did not reach the file's end would be withdrawn right after.
+  const metrics = new NcclMetrics(deps.registry, () => {
+    if (startedMs !== undefined) metrics.publish(tracker, evaluate(), follower?.stats());
+  });
 
   function fileKey(f: FollowedFile): string {
     return `${f.dev}:${f.ino}:${f.generation}`;

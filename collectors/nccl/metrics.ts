@@ -78,7 +78,7 @@ export class NcclMetrics {
       for (const r of c.ranks.values()) commVersion ||= t.processes.get(r.processKey)?.version ?? "";
       for (const r of c.ranks.values()) {
         const l = { comm_id: c.key, rank: String(r.rank) };
-        coll.push({ labels: l, value: r.collectives });
+        coll.push({ labels: l, value: r.countedBefore + r.collectives });
         if (r.lastProgressMs !== undefined) prog.push({ labels: l, value: r.lastProgressMs / 1000 });
         if (r.lastOpCount !== undefined) opc.push({ labels: l, value: r.lastOpCount });
         const p = t.processes.get(r.processKey);

@@ -25,35 +25,43 @@ export const NCCL_DATATYPES: readonly string[] = [
 /** ncclRedOp_t numbering; larger values are user-defined (ncclRedOpCreatePreMulSum). */
 export const NCCL_REDOPS: readonly string[] = ["sum", "prod", "max", "min", "avg"];
 
+/** Whether s[i, i + name.length) is name (a loop: startsWith() is not inlined by V8). */
+function sameAs(s: string, i: number, name: string): boolean {
+  for (let k = 0; k < name.length; k++) if (s.charCodeAt(i + k) !== name.charCodeAt(k)) return false;
+  return true;
+}
+
 /**
- * Op name at i..j, interned for the usual names (one allocation less per line). Decided on the
- * length and two or three characters: startsWith() is not inlined by V8 and costs more.
+ * Op name at i..j, interned for the usual names (one allocation less per line). The candidate is
+ * picked on the length and two or three characters, then compared in full: a line torn or garbled
+ * inside the name (`AllReduge`) keeps its own text instead of becoming `AllReduce`.
  */
 function opName(s: string, i: number, j: number): string {
   const c0 = s.charCodeAt(i);
   const c3 = s.charCodeAt(i + 3);
   const cl = s.charCodeAt(j - 1);
+  let known: string | undefined;
   switch (j - i) {
     case 9:
-      if (c0 === 65 && c3 === 82 && cl === 101) return "AllReduce";
-      if (c0 === 65 && c3 === 71 && cl === 114) return "AllGather";
-      if (c0 === 66 && c3 === 97 && cl === 116) return "Broadcast";
+      if (c0 === 65 && c3 === 82 && cl === 101) known = "AllReduce";
+      else if (c0 === 65 && c3 === 71 && cl === 114) known = "AllGather";
+      else if (c0 === 66 && c3 === 97 && cl === 116) known = "Broadcast";
       break;
     case 13:
-      if (c0 === 82 && c3 === 117 && cl === 114) return "ReduceScatter";
+      if (c0 === 82 && c3 === 117 && cl === 114) known = "ReduceScatter";
       break;
     case 4:
-      if (c0 === 83 && c3 === 100) return "Send";
-      if (c0 === 82 && c3 === 118) return "Recv";
+      if (c0 === 83 && c3 === 100) known = "Send";
+      else if (c0 === 82 && c3 === 118) known = "Recv";
       break;
     case 6:
-      if (c0 === 82 && c3 === 117 && cl === 101) return "Reduce";
-      if (c0 === 71 && c3 === 104 && cl === 114) return "Gather";
+      if (c0 === 82 && c3 === 117 && cl === 101) known = "Reduce";
+      else if (c0 === 71 && c3 === 104 && cl === 114) known = "Gather";
       break;
     default:
       break;
   }
-  return s.slice(i, j);
+  return known !== undefined && sameAs(s, i, known) ? known : s.slice(i, j);
 }
 
 /**
@@ -67,9 +75,11 @@ export function collStart(s: string, m: number, end: number): number {
     if (c < 97 || c > 122) break;
     j++;
   }
-  // ": opCount " checked on a few characters (startsWith is not inlined by V8).
+  // ": opCount ": a few characters first (most non-COLL lines fail there), then all of them
+  // (startsWith is not inlined by V8). `Send: o\u0000Count 12` is not a COLL line.
   if (j === m || s.charCodeAt(j) !== 58 || s.charCodeAt(j + 1) !== 32 || s.charCodeAt(j + 2) !== 111) return -1;
   if (s.charCodeAt(j + 4) !== 67 || s.charCodeAt(j + 8) !== 116 || s.charCodeAt(j + 9) !== 32) return -1;
+  if (s.charCodeAt(j + 3) !== 112 || s.charCodeAt(j + 5) !== 111 || s.charCodeAt(j + 6) !== 117 || s.charCodeAt(j + 7) !== 110) return -1;
   return j;
 }
 
@@ -131,6 +141,12 @@ function decAt(s: string, i: number, end: number, stop = 32): number | undefined
   return neg ? -v : v;
 }
 
+/** decAt for a field that cannot be negative (count, datatype, op, nranks): `-1` there is malformed. */
+function natAt(s: string, i: number, end: number, stop = 32): number | undefined {
+  const n = decAt(s, i, end, stop);
+  return n !== undefined && n >= 0 ? n : undefined;
+}
+
 /** NCCL's fixed field order after the opCount: (first letter, key length, field) per key. */
 const F_SEND = 0, F_RECV = 1, F_COUNT = 2, F_DTYPE = 3, F_OP = 4, F_ROOT = 5, F_COMM = 6, F_NRANKS = 7, F_STREAM = 8;
 // prettier-ignore
@@ -163,15 +179,15 @@ function fixedOrder(s: string, i: number, end: number, ev: CollEvent): number {
         ev.recvbuff = p;
         break;
       case F_COUNT:
-        if ((n = decAt(s, v, end)) !== undefined) ev.count = n;
+        if ((n = natAt(s, v, end)) !== undefined) ev.count = n;
         else if (!countTooLong(s, v, end)) return i;
         break;
       case F_DTYPE:
-        if ((n = decAt(s, v, end)) === undefined) return i;
+        if ((n = natAt(s, v, end)) === undefined) return i;
         ev.datatype = n;
         break;
       case F_OP:
-        if ((n = decAt(s, v, end)) === undefined) return i;
+        if ((n = natAt(s, v, end)) === undefined) return i;
         ev.redOp = n;
         break;
       case F_ROOT:
@@ -183,7 +199,7 @@ function fixedOrder(s: string, i: number, end: number, ev: CollEvent): number {
         ev.comm = p;
         break;
       case F_NRANKS:
-        if ((n = decAt(s, v, end, 93)) === undefined || s.charCodeAt(vEnd) !== 93) return i;
+        if ((n = natAt(s, v, end, 93)) === undefined || s.charCodeAt(vEnd) !== 93) return i;
         ev.nranks = n;
         vEnd++;
         break;
@@ -208,7 +224,7 @@ function countTooLong(s: string, i: number, end: number): boolean {
 /** One `key value` pair of the generic loop (any order, unknown keys); returns false on a bad token. */
 function genericField(s: string, i: number, end: number, ev: CollEvent): boolean {
   if (s.startsWith("[nranks=", i)) {
-    const n = decAt(s, i + 8, end, 93);
+    const n = natAt(s, i + 8, end, 93);
     if (n === undefined || s.charCodeAt(vEnd) !== 93) return false;
     ev.nranks = n;
     vEnd++;
@@ -231,10 +247,10 @@ function genericField(s: string, i: number, end: number, ev: CollEvent): boolean
     case "comm": return typeof (p = ptrAt(s, vs, end)) === "string" && ((ev.comm = p), true);
     case "stream": return (p = ptrAt(s, vs, end)) !== undefined && (p !== null && (ev.stream = p), true);
     case "count":
-      if ((n = decAt(s, vs, end)) !== undefined) return (ev.count = n), true;
+      if ((n = natAt(s, vs, end)) !== undefined) return (ev.count = n), true;
       return countTooLong(s, vs, end);
-    case "datatype": return (n = decAt(s, vs, end)) !== undefined && ((ev.datatype = n), true);
-    case "op": return (n = decAt(s, vs, end)) !== undefined && ((ev.redOp = n), true);
+    case "datatype": return (n = natAt(s, vs, end)) !== undefined && ((ev.datatype = n), true);
+    case "op": return (n = natAt(s, vs, end)) !== undefined && ((ev.redOp = n), true);
     case "root": return (n = decAt(s, vs, end)) !== undefined && ((ev.root = n), true);
     default: return decAt(s, vs, end) !== undefined; // RCCL task/globalrank, NCCL 2.0 size
   }

@@ -17,10 +17,13 @@ import { isAlpha, isDigit, pos, readInt, skipSpaces, tokenEnd } from "./scan.js"
 export function parseVersion(s: string, i: number, end: number): VersionEvent | undefined {
   if (!s.startsWith("NCCL version ", i)) return undefined;
   const vs = i + 13;
+  if (!isDigit(s.charCodeAt(vs))) return undefined; // `NCCL version -2.3.4` is not a version
   const major = readInt(s, vs, end);
   if (major === undefined || s.charCodeAt(pos) !== 46) return undefined;
+  if (!isDigit(s.charCodeAt(pos + 1))) return undefined;
   const minor = readInt(s, pos + 1, end);
   if (minor === undefined || s.charCodeAt(pos) !== 46) return undefined;
+  if (!isDigit(s.charCodeAt(pos + 1))) return undefined;
   const patch = readInt(s, pos + 1, end);
   if (patch === undefined) return undefined;
   const ve = pos;
@@ -66,21 +69,24 @@ function readCommFields(s: string, i: number, end: number): CommFields {
     const str = s.slice(vs, ve);
     const num = readInt(s, vs, ve);
     const numOk = num !== undefined && (pos === ve || s.charCodeAt(pos) === 45);
+    // Ranks, counts and device numbers are never negative (`nRanks -1` is a damaged line); only
+    // color and key are signed ints in NCCL's API.
+    const natOk = numOk && num >= 0;
     switch (key) {
       case "comm": f.comm = str; break;
       case "parent": f.parent = str; break;
       case "commId": f.commId = str; break;
       case "busId": f.busId = str; break;
-      case "rank": if (numOk) f.rank = num; break;
-      case "nranks": case "nRanks": if (numOk) f.nranks = num; break;
-      case "cudaDev": if (numOk) f.cudaDev = num; break;
-      case "nvmlDev": if (numOk) f.nvmlDev = num; break;
-      case "splitCount": case "childCount": if (numOk) f.splitCount = num; break;
+      case "rank": if (natOk) f.rank = num; break;
+      case "nranks": case "nRanks": if (natOk) f.nranks = num; break;
+      case "cudaDev": if (natOk) f.cudaDev = num; break;
+      case "nvmlDev": if (natOk) f.nvmlDev = num; break;
+      case "splitCount": case "childCount": if (natOk) f.splitCount = num; break;
       case "color": if (numOk) f.color = num; break;
       case "key": if (numOk) f.key = num; break;
-      case "nNodes": if (numOk) f.nNodes = num; break;
-      case "localRanks": if (numOk) f.localRanks = num; break;
-      case "localRank": if (numOk) f.localRank = num; break;
+      case "nNodes": if (natOk) f.nNodes = num; break;
+      case "localRanks": if (natOk) f.localRanks = num; break;
+      case "localRank": if (natOk) f.localRank = num; break;
       default: break;
     }
     i = ve;

@@ -6,9 +6,14 @@
  * sub-seconds). Only the text before the host name is decoded, and only when there is some.
  */
 import type { LauncherPrefix } from "./types.js";
-import { isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
+import { find, isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
 
 const MAX_HOST = 255;
+
+/** A rank, job, local rank or pid: digits only (`[rank-1]:`, `[1,-2]` and `pid=-5` are not prefixes). */
+function natAt(s: string, i: number, end: number): number | undefined {
+  return isDigit(s.charCodeAt(i)) ? readInt(s, i, end) : undefined;
+}
 
 /** Result of decoding the prefix region of a line. */
 export interface PrefixInfo {
@@ -43,28 +48,28 @@ function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
   // "[0m" / "[0;32m": an ANSI colour code whose ESC byte was lost
   let a = i + 1;
   while (a < end && a - i < 12 && (isDigit(s.charCodeAt(a)) || s.charCodeAt(a) === 59)) a++;
-  if (a > i + 1 && s.charCodeAt(a) === 109 /* m */) return a + 1;
+  if (a > i + 1 && a < end && s.charCodeAt(a) === 109 /* m */) return a + 1;
   const close = s.indexOf("]", i + 1);
   if (close < 0 || close >= end || close - i > 64) return -1;
   const c1 = s.charCodeAt(i + 1);
   if (isDigit(c1)) {
     const v = readInt(s, i + 1, close);
     if (v !== undefined && pos === close) {
-      if (s.charCodeAt(close + 1) === 58) return (launcherRank(p, { kind: "tag", rank: v }), close + 2);
+      if (close + 1 < end && s.charCodeAt(close + 1) === 58) return (launcherRank(p, { kind: "tag", rank: v }), close + 2);
       launcherRank(p, { kind: "tag", rank: v });
       return close + 1;
     }
     if (v !== undefined && s.charCodeAt(pos) === 44) {
       const job = v;
-      const r = readInt(s, pos + 1, close);
+      const r = natAt(s, pos + 1, close);
       if (r !== undefined && pos === close) {
         let k = close + 1;
         const l: LauncherPrefix = { kind: "mpi", job, rank: r };
-        if (s.startsWith("<stdout>", k) || s.startsWith("<stderr>", k)) {
+        if (k + 8 <= end && (s.startsWith("<stdout>", k) || s.startsWith("<stderr>", k))) {
           l.stream = s.charCodeAt(k + 4) === 111 ? "stdout" : "stderr";
           k += 8;
         }
-        if (s.charCodeAt(k) === 58) k++;
+        if (k < end && s.charCodeAt(k) === 58) k++;
         launcherRank(p, l);
         return k;
       }
@@ -77,13 +82,13 @@ function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
     const v = readInt(s, i + 5, close);
     if (v !== undefined && pos === close) {
       launcherRank(p, { kind: "rank", rank: v });
-      return s.charCodeAt(close + 1) === 58 ? close + 2 : close + 1;
+      return close + 1 < end && s.charCodeAt(close + 1) === 58 ? close + 2 : close + 1;
     }
   }
   let k = i + 1;
   while (k < close && isAlpha2(s.charCodeAt(k))) k++;
-  if (k > i + 1 && k < close && s.charCodeAt(close + 1) === 58) {
-    const v = readInt(s, k, close);
+  if (k > i + 1 && k < close && close + 1 < end && s.charCodeAt(close + 1) === 58) {
+    const v = natAt(s, k, close);
     if (v !== undefined && pos === close) {
       launcherRank(p, { kind: "torchrun", localRank: v });
       return close + 2;
@@ -103,7 +108,7 @@ function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
   const pk = s.indexOf("pid=", i);
   if (pk < 0 || pk > close) return -1;
   const l: LauncherPrefix = { kind: "ray" };
-  const pid = readInt(s, pk + 4, close);
+  const pid = natAt(s, pk + 4, close);
   if (pid !== undefined) l.pid = pid;
   if (pk > i + 1) l.actor = s.slice(i + 1, pk).trim();
   const ik = s.indexOf("ip=", pk);
@@ -113,7 +118,8 @@ function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
 }
 
 /**
- * Decodes launcher prefixes and the NCCL timestamp in [start, end). Never throws.
+ * Decodes launcher prefixes and the NCCL timestamp in [start, end); never looks at or past end
+ * (the returned end is at most `end`). Never throws.
  * `strict`: accept a pdsh/srun `word: ` prefix only when a `[` or `(` follows it (used on lines
  * without a NCCL header, where `socketProgressOpt: ...` or `torch.distributed.X: ...` are text).
  */
@@ -125,7 +131,7 @@ export function parsePrefix(s: string, start: number, end: number, strict = fals
     if (i >= end) break;
     const c = s.charCodeAt(i);
     let next = -1;
-    if (c === 27) next = s.indexOf("m", i) + 1 || -1; // ESC[...m
+    if (c === 27) next = find(s, "m", i, end) + 1 || -1; // ESC[...m
     else if (c === 0x2502 || c === 0x2503 || c === 62 /* > */) next = i + 1;
     else if (c === 91 /* [ */) next = bracket(s, i, end, p);
     else if (c === 40 /* ( */) next = rayPrefix(s, i, end, p);
@@ -146,7 +152,7 @@ function wordColon(s: string, i: number, end: number, p: PrefixInfo, strict: boo
     const c = s.charCodeAt(skipSpaces(s, k + 1, end));
     if (c !== 91 && c !== 40) return -1;
   }
-  const v = readInt(s, i, k);
+  const v = natAt(s, i, k);
   if (v !== undefined && pos === k) launcherRank(p, { kind: "srun", rank: v });
   else launcherRank(p, { kind: "pdsh", host: s.slice(i, k) });
   return k + 2;

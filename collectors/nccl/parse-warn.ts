@@ -164,7 +164,8 @@ export function parseRetcode(s: string, m: number, end: number): RetcodeEvent | 
   if (colon === te - 1 || s.charCodeAt(colon) !== 58) return undefined;
   const line = readInt(s, colon + 1, te);
   const code = readInt(s, te + 4, end);
-  if (line === undefined || code === undefined) return undefined;
+  // ncclResult_t is never negative: `-> -1` is not NCCL's error chain.
+  if (line === undefined || code === undefined || code < 0) return undefined;
   const ev: RetcodeEvent = { kind: "retcode", file: s.slice(m, colon), line, code };
   const lb = skipSpaces(s, pos, end);
   if (s.charCodeAt(lb) === 91) {

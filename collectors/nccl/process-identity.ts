@@ -4,12 +4,12 @@
  * name, a pod has its own) it is not, and <procfs>/<pid> may be another process or none.
  *
  * A process is found as the one whose innermost `NSpid` (<procfs>/<pid>/status) is the logged pid:
- *  - the node's own pid when its NSpid ends with that pid (a process of this namespace), unless it
- *    provably does not have the rank's log file open;
- *  - else, in one scan of <procfs> (at most every SCAN_EVERY_MS, only while a process is unresolved),
- *    the processes whose innermost NSpid is the pid: the one that has one of the rank's log files
- *    open (same dev:ino through <procfs>/<pid>/fd, readable with CAP_SYS_PTRACE or as the same user),
- *    or for a pid of this node's host name the only candidate, unless it provably lacks the log.
+ *  - the node's own pid when its NSpid ends with that pid (a process of this namespace) and it has
+ *    the rank's log file open, or no other process has that pid inside its namespace;
+ *  - else, from one scan of <procfs> (at most every SCAN_EVERY_MS, only while a process is
+ *    unresolved), the process whose innermost NSpid is the pid and that has one of the rank's log
+ *    files open (same dev:ino through <procfs>/<pid>/fd, readable with CAP_SYS_PTRACE or as the
+ *    same user), or for a pid of this node's host name the only such process.
  * Once found, its start time (field 22 of <procfs>/<pid>/stat) pins it: the same pid with another
  * start time is a new process, and the old one is gone.
  *
@@ -21,6 +21,8 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "n
 import { join } from "node:path";
 
 const SCAN_EVERY_MS = 30_000;
+/** A pid missing from the last scan is looked for again once that scan is this old. */
+const RESCAN_MS = 5_000;
 
 export interface ProcessRef {
   key: string;
@@ -72,18 +74,19 @@ export class ProcessIdentity {
       return false;
     }
     const own = p.host === this.nodeHost;
-    // The pid as this namespace sees it (the bare-metal case): no scan, unless that process is
-    // provably another one (it does not have the rank's log open: docker --net=host, host pid 45 vs
-    // the container's 45).
-    if (own && this.innermost(p.pid) === p.pid && this.hasOpen(p.pid, p) !== false && this.remember(p, p.pid)) return true;
+    // The pid as this namespace sees it (the bare-metal case): taken when it has the rank's log
+    // open, or when no other process of the node has that pid inside its namespace (else it may be
+    // the wrong one: docker --net=host, the node's pid 45 and a container's 45).
+    const native = own && this.innermost(p.pid) === p.pid;
+    if (native && this.hasOpen(p.pid, p) === true && this.remember(p, p.pid)) return true;
     const candidates = this.candidates(p.pid);
     if (candidates === undefined) return own ? this.ownFallback(p) : undefined;
+    if (native && candidates.length <= 1 && this.remember(p, p.pid)) return true;
     const miss = this.misses.get(p.key);
     if (miss !== undefined && miss.scan === this.lastScanMs) return miss.answer;
     const hits = candidates.filter((pid) => this.hasOpen(pid, p) === true);
-    const only = candidates.length === 1 ? (candidates[0] as number) : undefined;
-    // The only candidate of a pid of this node's name counts unless it provably lacks the log.
-    const pick = hits.length === 1 ? hits[0] : own && only !== undefined && this.hasOpen(only, p) !== false ? only : undefined;
+    // Else the only candidate of a pid of this node's host name.
+    const pick = hits.length === 1 ? hits[0] : own && candidates.length === 1 ? candidates[0] : undefined;
     if (pick !== undefined && this.remember(p, pick)) return true;
     // None: gone if the pid is this node's, else unknown; several and none provably it: unknown.
     const answer = candidates.length === 0 && own ? false : undefined;
@@ -128,10 +131,14 @@ export class ProcessIdentity {
     }
   }
 
-  /** Node pids whose innermost NSpid is pid (from a scan at most SCAN_EVERY_MS old); undefined: no NSpid seen. */
+  /**
+   * Node pids whose innermost NSpid is pid, from a scan at most SCAN_EVERY_MS old, or RESCAN_MS old
+   * when the pid is not in it (a process started since); undefined: no NSpid seen at all.
+   */
   private candidates(pid: number): number[] | undefined {
     const t = this.now();
-    if (this.byInnermost === undefined || t - this.lastScanMs >= SCAN_EVERY_MS) {
+    const age = t - this.lastScanMs;
+    if (this.byInnermost === undefined || age >= SCAN_EVERY_MS || (age >= RESCAN_MS && !this.byInnermost.has(pid))) {
       this.lastScanMs = t;
       this.byInnermost = this.scan();
     }

@@ -79,6 +79,11 @@ export interface RankState {
   busId?: string;
   /** COLL lines counted since ringwatch began reading this rank (the rank entered that many collectives). */
   collectives: number;
+  /**
+   * COLL lines counted before `collectives` started again (a second Init of the rank, counting
+   * restarted after a resumed read): ringwatch_nccl_rank_collectives_total is the sum, so it never goes down.
+   */
+  countedBefore: number;
   /** True when counting began at the communicator's Init line (the count is the real sequence). */
   countFromInit: boolean;
   lastOp?: string;

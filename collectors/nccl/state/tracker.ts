@@ -195,6 +195,9 @@ export class Tracker {
       let touched = false;
       for (const r of c.ranks.values()) {
         if (!procs.has(r.processKey)) continue;
+        // Before the first scrape (the collector publishes nothing until this is settled): the
+        // exported counter starts here too, comparable with other nodes' counts.
+        r.countedBefore = 0;
         r.collectives = 0;
         r.countFromInit = false;
         touched = true;
@@ -313,6 +316,7 @@ export class Tracker {
       this.comms.set(key, comm);
     }
     proc.comms.set(ev.comm, key);
+    const replaced = comm.ranks.get(ev.rank);
     const rank: RankState = {
       rank: ev.rank,
       processKey: proc.key,
@@ -323,6 +327,9 @@ export class Tracker {
       nvmlDev: ev.nvmlDev,
       busId: ev.busId,
       collectives: 0,
+      // A second Init of this rank (the same commId) starts its sequence again; the exported
+      // counter goes on from what the record it replaces counted.
+      countedBefore: replaced === undefined ? 0 : replaced.countedBefore + replaced.collectives,
       countFromInit: true,
       initWhere: where,
     };
