@@ -18,6 +18,7 @@ import { createSelfMetrics } from "./self-metrics.js";
 import { createMetricsServer, type MetricsServer } from "./server.js";
 import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
 import { VERSION } from "./version.js";
+import { exposition } from "./exposition.js";
 
 export interface Agent {
   readonly registry: Registry;
@@ -139,12 +140,14 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
     },
     async runOnce(): Promise<string> {
       await runner.runOnce();
-      const text = await registry.metrics();
+      const text = await exposition(registry);
       await Promise.all(collectors.map((c) => (c.stop ? c.stop() : Promise.resolve())));
       await exec.killAll();
       return text;
     },
     async stop(): Promise<void> {
+      // Collectors and children first; the server last, so that scrapes already sent (maybe still
+      // unread in their sockets) are answered, not reset.
       await runner.stop();
       await exec.killAll(1500);
       await server?.close(2000);

@@ -13,6 +13,7 @@ import type { Registry } from "prom-client";
 import type { ListenAddress } from "./config.js";
 import { checkClient, type TlsMaterial } from "./tls.js";
 import { NO_WEB_CONFIG, WebConfigSource, type LoadedWebConfig } from "./web-source.js";
+import { exposition } from "./exposition.js";
 
 export interface MetricsServer {
   /** SIGHUP: puts a checked web config in force; false (old one kept) when it would turn TLS on or off. */
@@ -74,7 +75,7 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
       return;
     }
     if (path === opts.telemetryPath) {
-      const body = await registry.metrics();
+      const body = await exposition(registry);
       res.writeHead(200, { "content-type": registry.contentType, "content-length": Buffer.byteLength(body) });
       res.end(req.method === "HEAD" ? undefined : body);
       return;

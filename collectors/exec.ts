@@ -23,10 +23,26 @@ export interface ToolResult {
   problem: string | undefined;
 }
 
+/**
+ * A one-shot tool's stdout as far as it can be trusted. When the run failed (non-zero exit,
+ * signal, timeout, output limit), a last line without its newline was cut off mid-write: a number
+ * in it may have lost digits (`Rate: 400` read as `Rate: 4`), so it is dropped. A run that
+ * succeeded is taken as it is.
+ */
+export function trustedStdout(r: ToolResult): string {
+  if (r.ok) return r.stdout;
+  const nl = r.stdout.lastIndexOf("\n");
+  return nl < 0 ? "" : r.stdout.slice(0, nl + 1);
+}
+
 export interface RunOptions {
   /** Kill the tool after this many ms (SIGTERM, then SIGKILL 1 s later). Default 10,000. */
   timeoutMs?: number;
-  /** Kill the tool if stdout or stderr exceeds this many bytes. Default 16 MiB. */
+  /**
+   * Kill the tool if stdout or stderr exceeds this many bytes. Default 8 MiB. Buffering costs a
+   * few times this in memory that is returned late (a flood of 16 MiB grew the agent by ~50 MB per
+   * run), so callers whose tool prints kilobytes pass a smaller limit.
+   */
   maxBytes?: number;
 }
 
@@ -68,7 +84,7 @@ export interface Exec {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
-const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 const DEFAULT_MAX_LINE = 64 * 1024;
 
 function describe(file: string, args: readonly string[]): string {

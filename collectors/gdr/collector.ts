@@ -91,7 +91,8 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
   }
 
   async function readLsmod(): Promise<Reading> {
-    const r = await exec.run(opts.lsmod, [], { timeoutMs, maxBytes: 4 * 1024 * 1024 });
+    // lsmod prints a few kilobytes; more is a broken tool.
+    const r = await exec.run(opts.lsmod, [], { timeoutMs, maxBytes: 1024 * 1024 });
     if (r.notFound) {
       throw new CollectorError(`neither ${modulesPath} nor ${opts.lsmod} is available`, { absent: true });
     }

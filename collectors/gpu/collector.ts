@@ -5,12 +5,12 @@
  * child is gone, are withdrawn (checked at scrape time and on a timer), never served stale.
  */
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
-import type { StreamExit } from "../exec.js";
+import { trustedStdout, type StreamExit } from "../exec.js";
 import { canonicalBusId, type NvsmiFailure } from "./failures.js";
 import { GpuMetrics } from "./metrics.js";
 import { DmonParser, lastRowPerGpu, parseDmonText, type DmonValues } from "./parse-dmon.js";
 import { IDENTITY_FIELDS, parseIdentity, type GpuIdentity } from "./parse-query.js";
-import { Supervisor } from "./supervisor.js";
+import { Supervisor, type ExitInfo } from "./supervisor.js";
 
 export interface GpuOptions {
   /** nvidia-smi binary (name on PATH or absolute path). */
@@ -40,6 +40,14 @@ export interface GpuCollector extends Collector {
 const STALE_INTERVALS = 3;
 const QUERY_TIMEOUT_MS = 10_000;
 const MAX_BACKOFF_MS = 60_000;
+/** --query-gpu prints one short line per GPU, dmon -c 1 one sample set: more than 1 MiB is a broken tool. */
+const ONE_SHOT_MAX_BYTES = 1024 * 1024;
+/**
+ * dmon prints one row per GPU (per MIG instance) per interval and a header now and then: at most
+ * a few hundred lines a second on the largest node. A child far over that is broken, and parsing
+ * its flood would keep a core busy: it is killed (and restarted with growing delays).
+ */
+const DMON_LINE_BUDGET = { burst: 5000, perSecond: 1000 };
 /** A child that delivered for this long resets log de-duplication. */
 const QUIET_RESET_MS = 10 * 60_000;
 
@@ -55,7 +63,8 @@ export function identityArgs(): string[] {
 }
 
 export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCollector {
-  const log = deps.logger.child({ collector: "gpu" });
+  // deps.logger already carries {collector: "gpu"} (agent/app.ts); a second child() would print the key twice.
+  const log = deps.logger;
   const file = opts.nvidiaSmi;
   const groups = opts.groups ?? "pucvmet";
   const intervalS = Math.max(1, Math.round(opts.intervalSeconds));
@@ -125,8 +134,8 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
   }
 
   async function readIdentity(): Promise<void> {
-    const r = await deps.exec.run(file, identityArgs(), { timeoutMs: queryTimeoutMs });
-    const parsed = parseIdentity(r.stdout);
+    const r = await deps.exec.run(file, identityArgs(), { timeoutMs: queryTimeoutMs, maxBytes: ONE_SHOT_MAX_BYTES });
+    const parsed = parseIdentity(trustedStdout(r));
     // Partial output (one GPU lost, the others listed) still identifies the GPUs it lists.
     identity = new Map(parsed.gpus.map((g) => [g.index, g]));
     metrics.publishIdentity(parsed.gpus);
@@ -183,7 +192,7 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
     }
   }
 
-  function onExit(exit: StreamExit, info: { retryInMs: number; stalled: boolean }): void {
+  function onExit(exit: StreamExit, info: ExitInfo): void {
     withdrawAll();
     const retryS = Math.round(info.retryInMs / 1000);
     if (exit.notFound) {
@@ -197,11 +206,15 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
       dmonArgs[2] = FALLBACK_GROUPS;
     }
     const failure = lastFailure ? `: ${lastFailure.message}` : "";
-    const what = info.stalled ? `nvidia-smi dmon was silent for ${STALE_INTERVALS} intervals and was killed` : exit.problem;
+    const what = info.flooded
+      ? `nvidia-smi dmon printed ${info.flooded.lines} lines in ${(info.flooded.ms / 1000).toFixed(1)}s (about one per GPU per interval expected) and was killed`
+      : info.stalled
+        ? `nvidia-smi dmon was silent for ${STALE_INTERVALS} intervals and was killed`
+        : exit.problem;
     downReason = `${what}${failure}; restarting in ${retryS}s`;
     lastFailure = undefined;
     if (!started) return;
-    const key = info.stalled ? "stalled" : `${exit.exitCode ?? exit.signal ?? "?"}${failure}`;
+    const key = info.flooded ? "flooded" : info.stalled ? "stalled" : `${exit.exitCode ?? exit.signal ?? "?"}${failure}`;
     if (key !== lastLoggedProblem) {
       lastLoggedProblem = key;
       log.warn(`gpu: ${downReason}`);
@@ -219,6 +232,7 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
     now: deps.now,
     silenceMs: staleMs,
     maxBackoffMs: MAX_BACKOFF_MS,
+    lineBudget: DMON_LINE_BUDGET,
     hooks: {
       onLaunch(restart) {
         parser = new DmonParser();
@@ -239,14 +253,14 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
   }
 
   async function once(): Promise<void> {
-    let r = await deps.exec.run(file, ["dmon", "-s", dmonArgs[2] ?? groups, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs });
+    let r = await deps.exec.run(file, ["dmon", "-s", dmonArgs[2] ?? groups, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs, maxBytes: ONE_SHOT_MAX_BYTES });
     if (!r.ok && dmonArgs[2] !== FALLBACK_GROUPS && rejectsGroups(parseDmonText(r.stdout).errors[0])) {
       dmonArgs[2] = FALLBACK_GROUPS;
-      r = await deps.exec.run(file, ["dmon", "-s", FALLBACK_GROUPS, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs });
+      r = await deps.exec.run(file, ["dmon", "-s", FALLBACK_GROUPS, "-c", "1", "-d", "1"], { timeoutMs: queryTimeoutMs, maxBytes: ONE_SHOT_MAX_BYTES });
     }
     if (r.notFound) throw new CollectorError(`${file} not found or not executable`, { absent: true });
-    const parsed = parseDmonText(r.stdout);
-    for (const f of parsed.errors) metrics.countError(f.kind);
+    const parsed = parseDmonText(trustedStdout(r));
+    for (const f of parseDmonText(r.stdout).errors) metrics.countError(f.kind);
     if (parsed.rows.length === 0) {
       const why = parsed.errors[0]?.message ?? r.problem ?? "nvidia-smi dmon printed no samples";
       throw new CollectorError(`gpu: ${why}`);
@@ -278,7 +292,8 @@ export function createGpuCollector(deps: CollectorDeps, opts: GpuOptions): GpuCo
       started = false;
       if (tickTimer) clearInterval(tickTimer);
       tickTimer = undefined;
-      await sup.stop();
+      // 1 s for dmon to end on SIGTERM, then SIGKILL: shutdown has 5 s for everything (agent/main.ts).
+      await sup.stop(1000);
       await identityInFlight;
       withdrawAll();
       identity = new Map();

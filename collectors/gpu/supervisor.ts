@@ -1,8 +1,9 @@
 /**
  * Keeps one long-lived child (nvidia-smi dmon) running: restarts it when it exits or cannot
  * start, with exponential backoff (1 s doubling to 60 s, back to 1 s once a child delivered
- * samples), and kills it when it has been silent for `silenceMs`. Knows nothing about dmon's
- * format: the owner parses lines and calls `noteSample()` when one was a sample.
+ * samples), and kills it when it has been silent for `silenceMs` or prints far more lines than
+ * it should (`lineBudget`: a runaway child would otherwise keep a core busy parsing). Knows
+ * nothing about dmon's format: the owner parses lines and calls `noteSample()` when one was a sample.
  */
 import type { Exec, StreamExit, StreamHandle } from "../exec.js";
 
@@ -12,9 +13,24 @@ export interface SupervisorHooks {
   /** A line from the current child. */
   onLine(line: string): void;
   /** The current child ended (exited, killed, or never started); `retryInMs` until the next. */
-  onExit(exit: StreamExit, info: { delivered: boolean; retryInMs: number; stalled: boolean }): void;
+  onExit(exit: StreamExit, info: ExitInfo): void;
   /** A line was longer than the limit and was dropped. */
   onOverlong?(): void;
+}
+
+export interface ExitInfo {
+  delivered: boolean;
+  retryInMs: number;
+  /** Killed for silence. */
+  stalled: boolean;
+  /** Killed for printing more lines than lineBudget allows: how many, in how many ms. */
+  flooded?: { lines: number; ms: number };
+}
+
+/** A child may print at most `burst + perSecond * seconds since it started` lines. */
+export interface LineBudget {
+  burst: number;
+  perSecond: number;
 }
 
 export interface SupervisorOptions {
@@ -28,6 +44,8 @@ export interface SupervisorOptions {
   maxBackoffMs?: number;
   /** Retry delay when the file does not exist (default: maxBackoffMs). */
   absentRetryMs?: number;
+  /** Kill a child that prints more lines than this (default: no limit). */
+  lineBudget?: LineBudget;
   hooks: SupervisorHooks;
 }
 
@@ -39,6 +57,8 @@ interface Run {
   /** Being killed: its remaining lines are ignored. */
   retiring: boolean;
   stalled: boolean;
+  lines: number;
+  flooded?: { lines: number; ms: number };
 }
 
 export class Supervisor {
@@ -124,6 +144,7 @@ export class Supervisor {
       delivered: false,
       retiring: false,
       stalled: false,
+      lines: 0,
     };
     this.run = run;
     const restart = this.launched;
@@ -135,7 +156,9 @@ export class Supervisor {
         this.o.args,
         {
           onLine: (line) => {
-            if (this.run === run && !run.retiring) this.o.hooks.onLine(line);
+            if (this.run !== run || run.retiring) return;
+            if (this.overBudget(run)) return;
+            this.o.hooks.onLine(line);
           },
           onExit: (exit) => this.exited(run, exit),
         },
@@ -148,10 +171,24 @@ export class Supervisor {
     }
   }
 
+  /** Counts a line; kills the child (once) when it is over its budget. */
+  private overBudget(run: Run): boolean {
+    const budget = this.o.lineBudget;
+    run.lines++;
+    if (!budget || !run.handle) return false;
+    const ms = this.o.now() - run.startedMs;
+    if (run.lines <= budget.burst + (budget.perSecond * Math.max(0, ms)) / 1000) return false;
+    run.retiring = true;
+    run.flooded = { lines: run.lines, ms };
+    void run.handle.kill(1000);
+    return true;
+  }
+
   private exited(run: Run, exit: StreamExit): void {
     if (this.run !== run) return;
     this.run = undefined;
-    if (run.delivered) this.backoffMs = this.initialBackoffMs;
+    // A flooding child delivered samples too, but restarting it at once would only flood again.
+    if (run.delivered && !run.flooded) this.backoffMs = this.initialBackoffMs;
     let retryInMs: number;
     if (exit.notFound) {
       retryInMs = this.o.absentRetryMs ?? this.maxBackoffMs;
@@ -159,7 +196,9 @@ export class Supervisor {
       retryInMs = this.backoffMs;
       this.backoffMs = Math.min(this.backoffMs * 2, this.maxBackoffMs);
     }
-    this.o.hooks.onExit(exit, { delivered: run.delivered, retryInMs, stalled: run.stalled });
+    const info: ExitInfo = { delivered: run.delivered, retryInMs, stalled: run.stalled };
+    if (run.flooded) info.flooded = run.flooded;
+    this.o.hooks.onExit(exit, info);
     if (!this.active) return;
     this.retryTimer = setTimeout(() => this.launch(), retryInMs);
     this.retryTimer.unref();

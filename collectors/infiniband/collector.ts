@@ -56,7 +56,8 @@ export function createInfinibandCollector(deps: CollectorDeps, opts: InfinibandO
   const accept = deviceFilter(opts.deviceInclude, opts.deviceExclude);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const dir = classDir(opts.sysfsRoot);
-  const log = deps.logger.child({ collector: "infiniband" });
+  // deps.logger already carries {collector: "infiniband"} (agent/app.ts); a second child() would print the key twice.
+  const log = deps.logger;
 
   /** Withdraws the series and throws: nothing stale is served as current. */
   const fail = (message: string, absent = false): never => {

@@ -4,7 +4,7 @@
  * PMA has no 64-bit error counters, the plain PortCounters (`perfquery -C <ca> -P <port>`) fill in;
  * those are fixed-width and can saturate.
  */
-import type { Exec, ToolResult } from "../exec.js";
+import { trustedStdout, type Exec, type ToolResult } from "../exec.js";
 import { PERFQUERY_TO_SYSFS, PMA_WIDTH } from "./counters.js";
 import { createLimiter } from "./limit.js";
 import { ibstatPhysStateId, ibstatStateId, parseIbstat, type IbstatCa } from "./parse-ibstat.js";
@@ -68,12 +68,23 @@ function mapCounters(counters: Record<string, number>): Record<string, number> {
   return out;
 }
 
+/**
+ * An ibstat that died while printing a port leaves that block unfinished; `Link layer` is the last
+ * line of every port block, so a last port without it is dropped rather than published half-read.
+ */
+function dropUnfinishedPort(cas: IbstatCa[]): void {
+  const ports = cas[cas.length - 1]?.ports;
+  if (ports && ports.length > 0 && ports[ports.length - 1]?.linkLayer === undefined) ports.pop();
+}
+
 export async function readInfinibandTools(exec: Exec, opts: ToolsReadOptions): Promise<ToolsSnapshot> {
-  const r = await exec.run(opts.ibstat, [], { timeoutMs: opts.timeoutMs, maxBytes: 4 * 1024 * 1024 });
+  // ibstat prints about 0.5 KB per port; more than 1 MiB is a broken tool.
+  const r = await exec.run(opts.ibstat, [], { timeoutMs: opts.timeoutMs, maxBytes: 1024 * 1024 });
   if (r.notFound) return { devices: [], notFound: true, seen: 0, fatal: r.problem, problems: [] };
   if (r.timedOut || r.overflowed || r.signal) return { devices: [], notFound: false, seen: 0, fatal: r.problem, problems: [] };
 
-  const parsed = parseIbstat(`${r.stdout}\n${r.stderr}`);
+  const parsed = parseIbstat(`${trustedStdout(r)}\n${r.stderr}`);
+  if (!r.ok) dropUnfinishedPort(parsed.cas);
   const problems: string[] = [];
   const ibstatProblem = describe(r, parsed.problem);
   if (ibstatProblem !== undefined) problems.push(ibstatProblem);
@@ -90,7 +101,7 @@ export async function readInfinibandTools(exec: Exec, opts: ToolsReadOptions): P
     if (port.linkLayer?.toLowerCase() === "ethernet" || !(port.lid !== undefined && port.lid > 0)) return;
     const where = ["-C", ca, "-P", String(port.port)];
     const ext = await run(["-x", ...where]);
-    const extParsed = parsePerfquery(`${ext.stdout}\n${ext.stderr}`);
+    const extParsed = parsePerfquery(`${trustedStdout(ext)}\n${ext.stderr}`);
     const block = blockForPort(extParsed, port.port);
     const extProblem = describe(ext, extParsed.problem) ?? (block ? undefined : `${ext.command}: no counters for port ${port.port}`);
     if (extProblem !== undefined) {
@@ -101,7 +112,7 @@ export async function readInfinibandTools(exec: Exec, opts: ToolsReadOptions): P
     if (port.counters.symbol_error !== undefined) return;
     // No 64-bit error counters on this PMA: read them from the fixed-width PortCounters.
     const basic = await run(where);
-    const basicParsed = parsePerfquery(`${basic.stdout}\n${basic.stderr}`);
+    const basicParsed = parsePerfquery(`${trustedStdout(basic)}\n${basic.stderr}`);
     const basicBlock = blockForPort(basicParsed, port.port);
     const basicProblem = describe(basic, basicParsed.problem);
     if (basicProblem !== undefined || !basicBlock) {

@@ -1,0 +1,98 @@
+/**
+ * The text exposition (format 0.0.4) of a registry: byte for byte what prom-client's
+ * registry.metrics() returns, at a fraction of its cost. prom-client builds every sample line from
+ * arrays it filters and joins, escapes every label value with two regex replaces, and flattens an
+ * empty "shared labels" object per sample; on a GPU node with ~1,200 series that was most of a
+ * scrape. Here HELP/TYPE headers are cached per metric, a label value is escaped only when it holds
+ * a character that needs it, and each metric is one string built by appending.
+ */
+import type { Registry } from "prom-client";
+
+interface Sample {
+  value: number;
+  labels?: Record<string, string | number | undefined>;
+  metricName?: string;
+  sharedLabels?: Record<string, string | number | undefined>;
+}
+
+interface Snapshot {
+  name: string;
+  help: string;
+  type: string;
+  values?: Sample[];
+}
+
+type Gettable = { get(): Promise<Snapshot> | Snapshot; getForPromString?: () => Promise<Snapshot> | Snapshot };
+
+const NEEDS_ESCAPE = /[\\\n"]/;
+
+function escapeHelp(s: string): string {
+  return s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+}
+
+function labelValue(v: string | number | undefined): string {
+  if (typeof v !== "string") return `${v}`;
+  return NEEDS_ESCAPE.test(v) ? escapeHelp(v).replace(/"/g, '\\"') : v;
+}
+
+function valueText(v: number): string {
+  if (Number.isNaN(v)) return "Nan";
+  if (!Number.isFinite(v)) return v < 0 ? "-Inf" : "+Inf";
+  return `${v}`;
+}
+
+const headers = new Map<string, string>();
+
+function header(m: Snapshot): string {
+  const key = `${m.name}\u0000${m.type}\u0000${m.help}`;
+  let h = headers.get(key);
+  if (h === undefined) {
+    const name = escapeHelp(m.name);
+    h = `# HELP ${name} ${escapeHelp(m.help)}\n# TYPE ${name} ${m.type}`;
+    if (headers.size > 10_000) headers.clear();
+    headers.set(key, h);
+  }
+  return h;
+}
+
+function sampleLine(name: string, s: Sample): string {
+  let line = s.metricName ?? name;
+  const labels = s.labels;
+  const shared = s.sharedLabels;
+  let first = true;
+  if (labels !== undefined) {
+    for (const k in labels) {
+      if (!Object.prototype.hasOwnProperty.call(labels, k)) continue;
+      if (shared !== undefined && Object.prototype.hasOwnProperty.call(shared, k)) continue;
+      line += `${first ? "{" : ","}${k}="${labelValue(labels[k])}"`;
+      first = false;
+    }
+  }
+  if (shared !== undefined) {
+    for (const k in shared) {
+      if (!Object.prototype.hasOwnProperty.call(shared, k)) continue;
+      line += `${first ? "{" : ","}${k}="${labelValue(shared[k])}"`;
+      first = false;
+    }
+  }
+  if (!first) line += "}";
+  return `${line} ${valueText(s.value)}`;
+}
+
+function render(m: Snapshot): string {
+  let out = header(m);
+  const name = escapeHelp(m.name);
+  for (const s of m.values ?? []) out += `\n${sampleLine(name, s)}`;
+  return out;
+}
+
+/** registry.metrics() for a registry without default labels, in the Prometheus text format. */
+export async function exposition(registry: Registry): Promise<string> {
+  const snapshots = await Promise.all(
+    registry.getMetricsAsArray().map((metric) => {
+      const m = metric as unknown as Gettable;
+      return Promise.resolve(typeof m.getForPromString === "function" ? m.getForPromString() : m.get());
+    }),
+  );
+  return `${snapshots.map(render).join("\n\n")}\n`;
+}

@@ -1,0 +1,83 @@
+/**
+ * Rotation (rename + create, the job writing the path again) of more files than the follower keeps
+ * descriptors for (64): 128 rank files of a 16-node job, rotated five times while the job writes.
+ * No line may be lost or read twice, and nothing was truncated, so no truncation may be counted.
+ */
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { JobWriter } from "./lib/job-writer.js";
+
+let root: string;
+let agent: RunningAgent | undefined;
+let writer: JobWriter;
+let text = "";
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "rw-rotate-many-"));
+  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000);
+  writer = new JobWriter(join(root, "job"), { nodes: Array.from({ length: 16 }, (_, i) => `rot-many-${i}`), ranksPerNode: 8, seed: 9, comms: [], stepMs: 200 }, "path");
+  const write = async (ticks: number): Promise<void> => {
+    for (let i = 0; i < ticks; i++) {
+      writer.step(300);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  await write(10);
+  for (let round = 0; round < 5; round++) {
+    await write(10);
+    for (const f of writer.files()) {
+      renameSync(f, `${f}.1`); // over the previous .1, as logrotate's rotate 1 does
+      writeFileSync(f, "");
+    }
+    await write(5);
+  }
+  await write(10);
+  for (let i = 0; i < 40; i++) {
+    text = await agent.scrape();
+    if ((sample(text, "ringwatch_nccl_log_lines_total") ?? 0) >= writer.lines) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  text = await agent.scrape();
+  console.log(`rotation of 128 files: ${sample(text, "ringwatch_nccl_log_lines_total")} of ${writer.lines} lines read, ${sample(text, "ringwatch_nccl_log_truncations_total")} truncations counted, ${wrongRanks().length} ranks with a wrong collective count`);
+}, 90_000);
+
+/** Ranks whose ringwatch_nccl_rank_collectives_total differs from the COLL lines they wrote. */
+function wrongRanks(): string[] {
+  const counted = new Map<number, number>();
+  for (const l of samplesOf(text, "ringwatch_nccl_rank_collectives_total")) {
+    const m = /rank="(\d+)"\} (\d+)/.exec(l);
+    if (m) counted.set(Number(m[1]), Number(m[2]));
+  }
+  return [...writer.collByRank].filter(([rank, n]) => counted.get(rank) !== n).map(([rank, n]) => `rank ${rank}: wrote ${n}, counted ${counted.get(rank) ?? "none"}`);
+}
+
+afterAll(async () => {
+  await agent?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("rotating 128 hot files (more than the 64 descriptors the follower keeps)", () => {
+  it("followed every file", () => {
+    expect(writer.files()).toHaveLength(128);
+    expect(sample(text, "ringwatch_nccl_log_files")).toBe(256); // each file and its .1
+  });
+
+  // BUG (collectors/nccl/follow, lead): rotations are taken for truncations (below) and in about
+  // half of the runs lines are then lost or read twice (manual runs with 96 files: 37,324 and
+  // 40,406 of 41,392 read; with 128: 83,678 and 83,878 of 83,856, 1-4 ranks off). Skipped, not
+  // it.fails, because it does not fail every time; the numbers are printed on every run.
+  it.skip("reads every line once: every rank's collective count is what it wrote", () => {
+    expect(wrongRanks()).toEqual([]);
+    expect(sample(text, "ringwatch_nccl_log_lines_total")).toBe(writer.lines);
+  });
+
+  // BUG (collectors/nccl/follow, lead): rename + create is counted in
+  // ringwatch_nccl_log_truncations_total (3 with 32 files, 23 with 96, in manual runs), though nothing was truncated.
+  it.fails("counts no truncation", () => {
+    expect(sample(text, "ringwatch_nccl_log_truncations_total")).toBe(0);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * Fault injection against the running agent, over real HTTP. Tools that print 100 MB: their real
+ * output repeated, or one endless line. For each, one agent whose nvidia-smi dmon, ibstat, lsmod
+ * and ip misbehave (set A) and one whose nvidia-smi --query-gpu and perfquery misbehave (set B),
+ * next to a clean agent measured in the same seconds. The misbehaving tools are test/fakes/faulty;
+ * the checks are in lib/tool-checks.ts.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { sample } from "../helpers/agent-process.js";
+import { expectSetA, expectSetB, find, troubleLogs } from "./lib/tool-checks.js";
+import { runToolFaults, type FaultRun } from "./lib/tool-faults.js";
+import type { FaultMode } from "./lib/tool-rig.js";
+
+const MODES: FaultMode[] = ["flood", "flood-noline"];
+let run: FaultRun;
+
+beforeAll(async () => {
+  run = await runToolFaults(MODES, 7000);
+}, 120_000);
+
+describe.each(MODES)("%s", (mode) => {
+  it("set A (dmon, ibstat, lsmod, ip): those collectors report failure, nccl goes on, /metrics keeps answering, nothing leaks", () => {
+    expectSetA(find(run, mode, "A"), run);
+  });
+
+  it("set B (--query-gpu, perfquery): infiniband reports failure, gpu samples, gdr and mtu go on, nothing leaks", () => {
+    expectSetB(find(run, mode, "B"), run);
+  });
+});
+
+describe("flood, flood-noline: specifics", () => {
+  it("a dmon that floods is killed after a few thousand lines, not parsed for 100 MB", () => {
+    const a = find(run, "flood", "A");
+    expect(troubleLogs(a, "gpu").some((l) => /nvidia-smi dmon printed \d+ lines in .* and was killed/.test(l))).toBe(true);
+    expect(sample(a.final, "ringwatch_gpu_dmon_restarts_total")).toBeGreaterThanOrEqual(1);
+    // One-shot tools are killed at their output limit.
+    for (const c of ["infiniband", "gdr", "mtu"]) expect(troubleLogs(a, c).some((l) => l.includes("output exceeded the limit")), `${c}: ${troubleLogs(a, c).join("\n")}`).toBe(true);
+  });
+
+  it("one endless line on the dmon stream is skipped without being buffered", () => {
+    const a = find(run, "flood-noline", "A");
+    expect(sample(a.final, "ringwatch_gpu_dmon_malformed_lines_total")).toBeGreaterThan(0);
+    expect(a.scrapes.every((s) => sample(s.body, 'ringwatch_gpu_power_watts{gpu="0"}') === undefined)).toBe(true);
+  });
+});
