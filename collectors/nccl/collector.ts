@@ -47,6 +47,7 @@ export interface NcclCollector extends Collector {
 }
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
+const READ_ERROR_LOG_MS = 10 * 60_000;
 
 function trackerLimits(maxComms: number): { maxComms: number; maxProcesses: number } {
   return { maxComms, maxProcesses: Math.max(4096, maxComms * 8) };
@@ -94,6 +95,17 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     }
     if (meta.historical) historicalFiles.add(file.path);
     return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs);
+  }
+
+  /** When each unreadable path was last logged: one line per path per READ_ERROR_LOG_MS. */
+  const readErrorLogged = new Map<string, number>();
+  function onReadError(path: string, code: string): void {
+    const t = deps.now();
+    const last = readErrorLogged.get(path);
+    if (last !== undefined && t - last < READ_ERROR_LOG_MS) return;
+    if (readErrorLogged.size >= 1000) readErrorLogged.clear();
+    readErrorLogged.set(path, t);
+    log.warn({ path, code }, `nccl: cannot read ${path}: ${code}; retrying`);
   }
 
   function forget(f: FollowedFile): void {
@@ -180,6 +192,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       },
       {
         openSink,
+        onReadError,
         onTruncated: (f) => forget(f),
         onFileRemoved: (f) => forget(f),
       },

@@ -60,7 +60,7 @@ export class NcclMetrics {
     this.bytes = counter(registry, "ringwatch_nccl_log_bytes_total", "Log bytes read.", []);
     this.tooLong = counter(registry, "ringwatch_nccl_log_lines_too_long_total", "Lines skipped for exceeding the line length cap.", []);
     this.truncations = counter(registry, "ringwatch_nccl_log_truncations_total", "Log files found truncated (copytruncate) and read again from the start.", []);
-    this.readErrors = counter(registry, "ringwatch_nccl_log_read_errors_total", "Failed reads of log files (e.g. EACCES); retried.", []);
+    this.readErrors = counter(registry, "ringwatch_nccl_log_read_errors_total", "Failed reads of log files and directories (e.g. EACCES); each is logged and retried.", []);
     this.filesDropped = counter(registry, "ringwatch_nccl_log_files_dropped_total", "Log files not followed because of the file cap.", []);
     this.commsDropped = counter(registry, "ringwatch_nccl_communicators_dropped_total", "Communicators not tracked because of --collector.nccl.max-communicators.", []);
     this.unresolved = counter(registry, "ringwatch_nccl_unresolved_collectives_total", "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).", []);

@@ -87,15 +87,11 @@ describe(`EACCES on files and directories (agent as ${asRoot ? "nobody" : "this 
     expect(sample(beforeRestore, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
   });
 
-  // BUG (collectors/nccl, lead): an unreadable log file is only counted in
-  // ringwatch_nccl_log_read_errors_total; no log line says which file, or why.
-  it.fails("logs the unreadable file by path", () => {
+  it("logs the unreadable file by path", () => {
     expect((agent as RunningAgent).logs().some((l) => l.includes(denied) && /EACCES|permission/i.test(l))).toBe(true);
   });
 
-  // BUG (collectors/nccl, lead): an unreadable directory under the followed path is skipped
-  // silently: no log line, no metric.
-  it.fails("logs the unreadable directory by path", () => {
+  it("logs the unreadable directory by path", () => {
     expect((agent as RunningAgent).logs().some((l) => l.includes(closedDir) && /EACCES|permission/i.test(l))).toBe(true);
   });
 

@@ -26,6 +26,8 @@ export interface DirSink {
   unlinked(path: string): void;
   known(path: string): boolean;
   watchFailed(err: unknown): void;
+  /** A directory could not be listed (EACCES...): it is looked at again on the next sweep. */
+  unreadable?(path: string, code: string): void;
 }
 
 interface Dir {
@@ -134,7 +136,9 @@ export class DirWatcher {
     let entries: Dirent[];
     try {
       entries = await readdir(d.path, { withFileTypes: true });
-    } catch {
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException | null)?.code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
       this.drop(d.path);
       return;
     }

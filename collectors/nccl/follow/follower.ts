@@ -82,6 +82,7 @@ export class Follower {
       unlinked: (p) => reg.unlinked(p),
       known: (p) => reg.byPath.has(p) || reg.isDropped(p),
       watchFailed: () => (this.watchLost = true),
+      unreadable: (path, code) => this.readFailed(path, code),
     });
     await this.dirs.start(roots);
     this.initial = false;
@@ -172,6 +173,11 @@ export class Follower {
     }
   }
 
+  private readFailed(path: string, code: string): void {
+    this.counters.readErrors++;
+    this.call(() => this.handlers.onReadError?.(path, code));
+  }
+
   private startMode(st: Stats): StartMode {
     if (this.initial) return "head";
     const born = birthOf(st);
@@ -254,6 +260,7 @@ export class Follower {
       sinkFailed: () => {
         this.counters.handlerErrors++;
       },
+      readFailed: (path, code) => this.readFailed(path, code),
       truncated: (t) => reg.truncated(t),
       pathGone: (p) => reg.unlinked(p),
       pathReplaced: (p, st) => reg.added(p, st),

@@ -39,6 +39,8 @@ export interface ReadContext {
   unlinked(t: Tail): void;
   /** More is left after this turn. */
   requeue(t: Tail): void;
+  /** A file could not be opened or read (EACCES, EIO...): counted and reported; retried later. */
+  readFailed(path: string, code: string): void;
 }
 
 export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<void> {
@@ -50,8 +52,8 @@ export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<
     if (st.nlink === 0 && t.paths.size > 0) ctx.unlinked(t); // deleted (maybe recreated) while hot
     await readBody(t, t.fd, st, buf, ctx);
     t.errored = false;
-  } catch {
-    ctx.stats.readErrors++;
+  } catch (e) {
+    ctx.readFailed(t.paths.values().next().value ?? t.file.path, errCode(e) ?? String(e));
     t.errored = true;
     ctx.fds.close(t);
   } finally {
@@ -74,7 +76,7 @@ async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined
     const code = errCode(e);
     if (code === "ENOENT" || code === "ENOTDIR") ctx.pathGone(path);
     else {
-      ctx.stats.readErrors++;
+      ctx.readFailed(path, code ?? String(e));
       t.errored = true;
     }
     return undefined;

@@ -29,6 +29,8 @@ export interface FollowerHandlers {
    * is decoded. Called once per chunk; the sink may be reused across chunks.
    */
   openSink?(file: FollowedFile, meta: { historical: boolean; mtimeMs: number }): LineSink;
+  /** Extension: a file or directory could not be read (EACCES...); the follower retries it on its sweeps. */
+  onReadError?(path: string, code: string): void;
   onFileAdded?(file: FollowedFile): void;
   onFileRemoved?(file: FollowedFile): void;
   onTruncated?(file: FollowedFile): void;
