@@ -9,6 +9,7 @@ import { ChangeWatcher } from "./change-watch.js";
 import { CollectingSink } from "./collecting-sink.js";
 import { DirWatcher } from "./dir-watch.js";
 import { FdCache } from "./fd-cache.js";
+import { HeadIndex } from "./head-index.js";
 import { needsPolling } from "./fs-type.js";
 import { compilePaths } from "./glob.js";
 import { resolveOptions, type ResolvedOptions } from "./options.js";
@@ -32,7 +33,7 @@ export class Follower {
   private readonly o: ResolvedOptions;
   private readonly counters: FollowerStats = {
     files: 0, bytesRead: 0, linesRead: 0, linesTooLong: 0, truncations: 0, rotations: 0,
-    filesDropped: 0, readErrors: 0, polling: false, handlerErrors: 0,
+    filesDropped: 0, readErrors: 0, copiesSkipped: 0, polling: false, handlerErrors: 0,
   };
   private readonly fds = new FdCache();
   private readonly registry: Registry;
@@ -51,6 +52,7 @@ export class Follower {
   private state: "new" | "started" | "stopped" = "new";
   private startedAt = 0;
   private headWaiters: (() => void)[] = [];
+  private readonly heads = new HeadIndex();
   /** FollowerOptions.resume entries not yet claimed by a file. */
   private readonly resumeLeft: Map<string, ResumePoint>;
 
@@ -205,6 +207,7 @@ export class Follower {
       stats: this.counters,
       handlers: this.handlers,
       maxFiles: this.o.maxFiles,
+      heads: this.heads,
       maxLineBytes: this.o.maxLineBytes,
       removeGraceMs: this.o.removeGraceMs,
       accept: this.o.accept,
@@ -261,6 +264,7 @@ export class Follower {
         this.counters.handlerErrors++;
       },
       readFailed: (path, code) => this.readFailed(path, code),
+      heads: this.heads,
       truncated: (t) => reg.truncated(t),
       pathGone: (p) => reg.unlinked(p),
       pathReplaced: (p, st) => reg.added(p, st),

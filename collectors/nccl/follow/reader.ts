@@ -14,7 +14,8 @@ import type { FdCache } from "./fd-cache.js";
 import type { LineSink } from "./line-splitter.js";
 import { closeQuietly } from "./fd-cache.js";
 import { errCode, fstatFd, openRead, readAt } from "./fs-async.js";
-import { TAIL_PRINT, type Tail } from "./tail-state.js";
+import type { HeadIndex } from "./head-index.js";
+import { HEAD_PRINT, TAIL_PRINT, type Tail } from "./tail-state.js";
 import type { FollowerStats } from "./types.js";
 
 /** Bytes one file may read per turn before others get theirs. */
@@ -41,6 +42,7 @@ export interface ReadContext {
   requeue(t: Tail): void;
   /** A file could not be opened or read (EACCES, EIO...): counted and reported; retried later. */
   readFailed(path: string, code: string): void;
+  readonly heads: HeadIndex;
 }
 
 export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<void> {
@@ -112,6 +114,10 @@ async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadCo
   }
   t.mtimeMs = mtime;
   if (size <= t.offset) return;
+  if (!t.copyChecked && t.offset === 0 && size >= HEAD_PRINT) {
+    t.copyChecked = true;
+    if (await skipIfCopy(t, fd, size, buf, ctx)) return;
+  }
   if (!(await readRange(t, fd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
     ctx.truncated(t);
     await readRange(t, fd, size, false, mtime, buf, ctx, false, TURN_BYTES);
@@ -133,14 +139,21 @@ async function unchanged(t: Tail, fd: number, buf: Buffer, checkHead: boolean): 
   return true;
 }
 
-/** A file that existed at start: its first headBytes (historical), then on from its end. */
-async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: Buffer, ctx: ReadContext): Promise<void> {
-  t.headPending = false;
-  t.mtimeMs = mtime;
-  const limit = Math.min(size, ctx.headBytes);
-  if (limit > 0) await readRange(t, fd, limit, true, mtime, buf, ctx, false, Infinity);
-  if (size <= limit || t.removed) return;
-  // Skip the middle: only new lines from here. The fragment of a line cut at the end is skipped too.
+/**
+ * A new file whose head is a followed file's head (a copy made by logrotate copytruncate or cp):
+ * followed from its end, so its lines are not counted twice. Returns whether it was one.
+ */
+async function skipIfCopy(t: Tail, fd: number, size: number, buf: Buffer, ctx: ReadContext): Promise<boolean> {
+  const n = await readAt(fd, buf, 0, HEAD_PRINT, 0);
+  if (!ctx.heads.isCopy(buf, 0, n, Date.now())) return false;
+  t.rememberHead(buf, 0, n, 0);
+  ctx.stats.copiesSkipped++;
+  await jumpToEnd(t, fd, size, buf, ctx);
+  return true;
+}
+
+/** Goes on from the end of the file: only lines written from now on are read. */
+async function jumpToEnd(t: Tail, fd: number, size: number, buf: Buffer, ctx: ReadContext): Promise<void> {
   t.splitter.reset();
   const k = Math.min(TAIL_PRINT, size);
   const n = await readAt(fd, buf, 0, k, size - k);
@@ -152,6 +165,17 @@ async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: B
   t.tailLen = 0;
   t.rememberTail(buf, 0, k);
   if (buf[k - 1] !== 10) t.splitter.skipping = true;
+}
+
+/** A file that existed at start: its first headBytes (historical), then on from its end. */
+async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: Buffer, ctx: ReadContext): Promise<void> {
+  t.headPending = false;
+  t.mtimeMs = mtime;
+  const limit = Math.min(size, ctx.headBytes);
+  if (limit > 0) await readRange(t, fd, limit, true, mtime, buf, ctx, false, Infinity);
+  if (size <= limit || t.removed) return;
+  // Skip the middle: only new lines from here. The fragment of a line cut at the end is skipped too.
+  await jumpToEnd(t, fd, size, buf, ctx);
 }
 
 /**
@@ -186,6 +210,10 @@ async function readRange(
     }
     ctx.stats.linesTooLong += t.splitter.tooLong - tooLong;
     t.rememberHead(buf, from, n, t.offset);
+    if (t.indexedHead === null && t.headLen === HEAD_PRINT) {
+      t.indexedHead = t.headPrint.toString("latin1");
+      ctx.heads.add(t.indexedHead);
+    }
     t.offset += n - from;
     pos += n;
     t.rememberTail(buf, from, n); // buf[0, from) is already the fingerprint

@@ -7,6 +7,7 @@
  * once more, and only then is it removed (onFileRemoved).
  */
 import type { Stats } from "node:fs";
+import type { HeadIndex } from "./head-index.js";
 import { idOf, Tail, type StartMode } from "./tail-state.js";
 import type { FollowedFile, FollowerHandlers, FollowerStats, ResumePoint } from "./types.js";
 
@@ -16,6 +17,8 @@ export interface RegistryHost {
   readonly maxFiles: number;
   readonly maxLineBytes: number;
   readonly removeGraceMs: number;
+  /** Heads of followed files (copies are recognised by them). */
+  readonly heads: HeadIndex;
   accept(path: string): boolean;
   /** How a file seen now starts: "head" (existed at start) or "start" (new). */
   startMode(st: Stats): StartMode;
@@ -79,6 +82,7 @@ export class Registry {
   }
 
   truncated(t: Tail): void {
+    this.unindex(t);
     t.rewind();
     t.splitter.skipNul = true;
     const generation = t.file.generation + 1;
@@ -87,6 +91,12 @@ export class Registry {
     this.host.stats.truncations++;
     const file = t.file;
     this.host.call(() => this.host.handlers.onTruncated?.(file));
+  }
+
+  private unindex(t: Tail): void {
+    if (t.indexedHead === null) return;
+    this.host.heads.retire(t.indexedHead, Date.now());
+    t.indexedHead = null;
   }
 
   /** Whether path was dropped for the maxFiles cap and there is still no room (no need to stat it). */
@@ -104,6 +114,7 @@ export class Registry {
     for (const p of t.paths) this.byPath.delete(p);
     t.paths.clear();
     this.byId.delete(`${t.file.dev}:${t.file.ino}`);
+    this.unindex(t);
     this.host.forgetFile(t);
     const file = t.file;
     this.host.call(() => this.host.handlers.onFileRemoved?.(file));

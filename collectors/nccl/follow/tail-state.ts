@@ -56,11 +56,16 @@ export class Tail {
   tailLen = 0;
   readonly headPrint = Buffer.alloc(HEAD_PRINT);
   headLen = 0;
+  /** The full head print as indexed in the follower's HeadIndex, once there is one. */
+  indexedHead: string | null = null;
+  /** Whether a new file was checked for being a copy of a followed one (head-index.ts). */
+  copyChecked: boolean;
 
   constructor(file: FollowedFile, st: Stats, mode: StartMode, maxLineBytes: number, onPollingFs: boolean) {
     this.file = file;
     this.birthMs = st.birthtimeMs;
     this.headPending = mode === "head";
+    this.copyChecked = mode === "head";
     this.closeAfterRead = onPollingFs;
     this.polled = onPollingFs;
     this.splitter = new LineSplitter(maxLineBytes);
@@ -109,6 +114,7 @@ export class Tail {
   /** Goes on from where another follower stood (instead of a head read or the start). */
   resumeFrom(r: ResumePoint): void {
     this.headPending = false;
+    this.copyChecked = true;
     this.offset = r.offset;
     this.tailLen = r.tail.copy(this.tailPrint);
     this.headLen = r.head.copy(this.headPrint);

@@ -97,6 +97,8 @@ export interface FollowerStats {
   rotations: number;
   filesDropped: number;
   readErrors: number;
+  /** Extension: new files recognised as copies of followed ones (logrotate copytruncate) and followed from their end. */
+  copiesSkipped: number;
   polling: boolean;
   /** Extension: exceptions thrown by a handler (caught; the follower goes on). */
   handlerErrors: number;
