@@ -1,0 +1,72 @@
+/**
+ * The built agent (dist/agent/main.js) as a child process, started the way users start it, with
+ * the time from spawn() to its "ringwatch listening" log line.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { agentMain } from "./paths.js";
+
+export interface BenchAgent {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  url: string;
+  /** performance.now() just before spawn(). */
+  spawnedAt: number;
+  /** ms from spawn() to the "ringwatch listening" line. */
+  listeningMs: number;
+  logs(): string[];
+  /** SIGTERM, then SIGKILL after 8 s; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function startBenchAgent(args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = [], timeoutMs = 15_000): Promise<BenchAgent> {
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let partial = "";
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stdout.setEncoding("utf8");
+  const { port, at } = await new Promise<{ port: number; at: number }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`agent not listening after ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    child.stdout.on("data", (d: string) => {
+      partial += d;
+      let nl;
+      while ((nl = partial.indexOf("\n")) >= 0) {
+        const line = partial.slice(0, nl);
+        partial = partial.slice(nl + 1);
+        if (lines.length < 1000) lines.push(line);
+        if (line.includes('"ringwatch listening"')) {
+          clearTimeout(timer);
+          resolve({ port: (JSON.parse(line) as { port: number }).port, at: performance.now() });
+        }
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`agent exited with ${code} before listening; stderr: ${stderr}; logs: ${lines.join("\n")}`));
+    });
+  });
+  return {
+    child,
+    pid: child.pid ?? 0,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    spawnedAt,
+    listeningMs: at - spawnedAt,
+    logs: () => lines.slice(),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        const kill = setTimeout(() => child.kill("SIGKILL"), 8000);
+        child.once("exit", (code) => {
+          clearTimeout(kill);
+          resolve(code);
+        });
+        child.kill("SIGTERM");
+      }),
+  };
+}
