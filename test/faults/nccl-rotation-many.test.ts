@@ -67,7 +67,12 @@ describe("rotating 128 hot files (more than the 64 descriptors the follower keep
   });
 
   // BUG (collectors/nccl/follow, lead): rotations are taken for truncations (below) and in about
-  // half of the runs lines are then lost or read twice (manual runs with 96 files: 37,324 and
+  // half of the runs lines are then lost or read twice. Cause found: the file logrotate's
+  // `rotate 1` renames over `.1` is deleted, and the empty file created next at the path often gets
+  // its inode number back; with its birth time equal to its ctime (untrusted, see tail-state.ts
+  // birthOf) it is taken for the deleted file, truncated. (A second cause, a renamed file not
+  // looked at before the next rotation deleted it, is fixed: a file that loses its last path has
+  // its directory rescanned at once.) (manual runs with 96 files: 37,324 and
   // 40,406 of 41,392 read; with 128: 83,678 and 83,878 of 83,856, 1-4 ranks off). Skipped, not
   // it.fails, because it does not fail every time; the numbers are printed on every run.
   it.skip("reads every line once: every rank's collective count is what it wrote", () => {

@@ -231,6 +231,9 @@ export class Follower {
       },
       verify: (t) => this.verify(t),
       pathGone: (t, p) => this.changes.pathGone(t, p),
+      orphaned: (p) => {
+        if (this.state === "started") void this.dirs?.rescanDirOf(p);
+      },
       orphanExpired: (t, p) => {
         void (async () => {
           await this.dirs?.rescanDirOf(p);

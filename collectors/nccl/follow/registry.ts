@@ -40,6 +40,8 @@ export interface RegistryHost {
    * (its directory's rescan may still be pending), then set t.finalize and queue t for removal.
    */
   orphanExpired(t: Tail, path: string): void;
+  /** t just lost its last path (path): its directory should be looked at soon. */
+  orphaned?(path: string): void;
   call(fn: () => void): void;
 }
 
@@ -184,6 +186,10 @@ export class Registry {
     }, this.host.removeGraceMs);
     t.orphanTimer.unref();
     this.host.enqueue(t); // read what was appended before it went (through the fd, if open)
+    // Renamed (rotation) rather than deleted? Look at its directory now rather than when the dir
+    // watch next fires: on a busy directory that can be a second away, and a file renamed over
+    // meanwhile (the next rotation) would take its unread lines with it.
+    this.host.orphaned?.(path);
   }
 
   private setGen(path: string, g: number): void {
