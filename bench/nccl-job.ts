@@ -7,8 +7,7 @@
  */
 import { open, mkdir, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { CollLineFactory, Scenario } from "../test/sim/index.js";
+import { appendAtRate, CollLineFactory, Scenario, type RateOptions } from "../test/sim/index.js";
 
 export const RANKS = 16;
 export const COMMUNICATORS = 4;
@@ -69,36 +68,16 @@ export async function prewriteJob(dir: string, collPerFile: number): Promise<Wri
  * Init blocks, then COLL lines at `linesPerSecond` in total for `seconds` (or until the signal),
  * one write per file every `tickMs`.
  */
-export async function writeAtRate(dir: string, o: { linesPerSecond: number; seconds: number; tickMs?: number; signal?: AbortSignal }): Promise<Written> {
+export async function writeAtRate(dir: string, o: RateOptions): Promise<Written> {
   const sim = benchJob();
   const { handles, bytes: head } = await openWithInit(dir, sim);
   const factories = sim.topo.ranks.map((r) => new CollLineFactory(sim, r.rank));
   let bytes = head;
   let lines = 0;
   try {
-    const start = performance.now();
-    const total = Math.round(o.linesPerSecond * o.seconds);
-    let next = 0;
-    while (lines < total && o.signal?.aborted !== true) {
-      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * o.linesPerSecond));
-      const per = handles.map((): string[] => []);
-      for (; lines < due; lines++, next = (next + 1) % handles.length) per[next]?.push(factories[next]?.next() ?? "");
-      await Promise.all(
-        handles.map(async (fh, i) => {
-          const batch = per[i] ?? [];
-          if (batch.length === 0) return;
-          const text = `${batch.join("\n")}\n`;
-          bytes += Buffer.byteLength(text);
-          await fh.write(text);
-        }),
-      );
-      if (lines >= total) break;
-      try {
-        await sleep(o.tickMs ?? 50, undefined, o.signal === undefined ? {} : { signal: o.signal });
-      } catch {
-        break;
-      }
-    }
+    const w = await appendAtRate(handles, factories, o);
+    lines = w.lines;
+    bytes += w.bytes;
   } finally {
     await Promise.all(handles.map((fh) => fh.close()));
   }

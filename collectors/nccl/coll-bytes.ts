@@ -11,6 +11,8 @@
  * parseLine, which gives the same fields for every line this accepts (tested on every capture).
  */
 
+import { decode } from "./follow/line-splitter.js";
+
 const SPACE = 0x20;
 const OPCOUNT = Buffer.from(": opCount ", "latin1");
 const INFO = Buffer.from(" NCCL INFO ", "latin1");
@@ -31,12 +33,6 @@ export interface CollFields {
   comm: string;
 }
 
-type Slicer = { latin1Slice?: (s: number, e: number) => string };
-const FAST = typeof (Buffer.prototype as Slicer).latin1Slice === "function";
-
-function latin1(buf: Buffer, s: number, e: number): string {
-  return FAST ? (buf as unknown as Required<Slicer>).latin1Slice(s, e) : buf.toString("latin1", s, e);
-}
 
 /** Byte → hex digit value, -1 for other bytes. Every read below is bounds-checked first: a typed
  * array read past its end makes V8 handle out-of-bounds at that site, which slows every read there. */
@@ -215,7 +211,7 @@ function recall(recent: string[], buf: Buffer, s: number, e: number, max: number
       return t;
     }
   }
-  const text = latin1(buf, s, e);
+  const text = decode(buf, s, e, true); // ASCII: checked by match()
   if (recent.length >= max) recent.pop();
   recent.unshift(text);
   return text;

@@ -2,8 +2,6 @@
  * What a SIGHUP reload applies live, hands to collectors' reconfigure(), or names as needing a
  * restart (planReload), and how applyReload carries it out and counts it.
  */
-import { Writable } from "node:stream";
-import { pino } from "pino";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { Collector, CollectorName } from "../../collectors/collector.js";
@@ -14,6 +12,7 @@ import { createSelfMetrics } from "../../agent/self-metrics.js";
 import { ConfigError } from "../../agent/config.js";
 import { NO_WEB_CONFIG, type LoadedWebConfig } from "../../agent/web-source.js";
 import { sample } from "../helpers/agent-process.js";
+import { memoryLogger } from "../helpers/memory-logger.js";
 
 function config(...argv: string[]): AgentConfig {
   const a = parseCli(argv, {});
@@ -84,19 +83,9 @@ describe("planReload", () => {
   });
 });
 
-function memoryLogger(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>> } {
-  const out: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      out.push(...chunk.toString().split("\n").filter(Boolean));
-      cb();
-    },
-  });
-  return { logger: pino({ level: "info" }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
 
 function target(collectors: Collector[], web: { accept: boolean } = { accept: true }) {
-  const { logger, lines } = memoryLogger();
+  const { logger, lines } = memoryLogger("info");
   const registry = new Registry();
   const self = createSelfMetrics(registry, "test");
   const runnerCalls: AgentConfig[] = [];

@@ -1,23 +1,11 @@
-import { pino } from "pino";
 import { Registry } from "prom-client";
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { CollectorError, type Collector, type CollectorName } from "../../collectors/collector.js";
 import { Runner } from "../../agent/runner.js";
 import { createSelfMetrics } from "../../agent/self-metrics.js";
 import { sample } from "../helpers/agent-process.js";
+import { memoryLogger } from "../helpers/memory-logger.js";
 
-/** A logger whose JSON lines we can read back. */
-function memoryLogger(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>> } {
-  const out: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      out.push(...chunk.toString().split("\n").filter(Boolean));
-      cb();
-    },
-  });
-  return { logger: pino({ level: "debug" }, stream), lines: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
 
 /** A poll collector whose behaviour each test scripts. */
 function scripted(name: CollectorName, step: (n: number) => Promise<void>): Collector & { calls: number; active: number; maxActive: number } {

@@ -5,39 +5,25 @@
  * perfquery misbehave (set B), next to a clean agent measured in the same seconds. The misbehaving
  * tools are test/fakes/faulty; the checks are in lib/tool-checks.ts.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sample } from "../helpers/agent-process.js";
-import { expectSetA, expectSetB, find, troubleLogs } from "./lib/tool-checks.js";
-import { runToolFaults, type FaultRun } from "./lib/tool-faults.js";
+import { find, troubleLogs } from "./lib/tool-checks.js";
+import { toolFaultSuite } from "./lib/tool-suite.js";
 import type { FaultMode } from "./lib/tool-rig.js";
 
 const MODES: FaultMode[] = ["crash", "signal", "midline"];
-let run: FaultRun;
-
-beforeAll(async () => {
-  run = await runToolFaults(MODES, 7000);
-}, 120_000);
-
-describe.each(MODES)("%s", (mode) => {
-  it("set A (dmon, ibstat, lsmod, ip): those collectors report failure, nccl goes on, /metrics keeps answering, nothing leaks", () => {
-    expectSetA(find(run, mode, "A"), run);
-  });
-
-  it("set B (--query-gpu, perfquery): infiniband reports failure, gpu samples, gdr and mtu go on, nothing leaks", () => {
-    expectSetB(find(run, mode, "B"), run);
-  });
-});
+const run = toolFaultSuite(MODES);
 
 describe("crash, signal, midline: specifics", () => {
   it("signal: the log names the signal; a dmon that dies is restarted", () => {
-    const a = find(run, "signal", "A");
+    const a = find(run(), "signal", "A");
     expect(troubleLogs(a, "mtu").some((l) => l.includes("killed by SIGSEGV"))).toBe(true);
     expect(troubleLogs(a, "gpu").some((l) => l.includes("killed by SIGSEGV"))).toBe(true);
     expect(sample(a.final, "ringwatch_gpu_dmon_restarts_total")).toBeGreaterThanOrEqual(1);
   });
 
   it("midline: the cut-off last line of a dying dmon is neither a row nor a malformed line", () => {
-    const a = find(run, "midline", "A");
+    const a = find(run(), "midline", "A");
     // The cut one ("    0    634 ... 2") never reaches the parser (no wrong reading: set A's checks).
     expect(sample(a.final, "ringwatch_gpu_dmon_malformed_lines_total")).toBe(0);
     expect(sample(a.final, "ringwatch_gpu_dmon_restarts_total")).toBeGreaterThanOrEqual(1);

@@ -5,32 +5,18 @@
  * next to a clean agent measured in the same seconds. The misbehaving tools are test/fakes/faulty;
  * the checks are in lib/tool-checks.ts.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sample } from "../helpers/agent-process.js";
-import { expectSetA, expectSetB, find, troubleLogs } from "./lib/tool-checks.js";
-import { runToolFaults, type FaultRun } from "./lib/tool-faults.js";
+import { find, troubleLogs } from "./lib/tool-checks.js";
+import { toolFaultSuite } from "./lib/tool-suite.js";
 import type { FaultMode } from "./lib/tool-rig.js";
 
 const MODES: FaultMode[] = ["flood", "flood-noline"];
-let run: FaultRun;
-
-beforeAll(async () => {
-  run = await runToolFaults(MODES, 7000);
-}, 120_000);
-
-describe.each(MODES)("%s", (mode) => {
-  it("set A (dmon, ibstat, lsmod, ip): those collectors report failure, nccl goes on, /metrics keeps answering, nothing leaks", () => {
-    expectSetA(find(run, mode, "A"), run);
-  });
-
-  it("set B (--query-gpu, perfquery): infiniband reports failure, gpu samples, gdr and mtu go on, nothing leaks", () => {
-    expectSetB(find(run, mode, "B"), run);
-  });
-});
+const run = toolFaultSuite(MODES);
 
 describe("flood, flood-noline: specifics", () => {
   it("a dmon that floods is killed after a few thousand lines, not parsed for 100 MB", () => {
-    const a = find(run, "flood", "A");
+    const a = find(run(), "flood", "A");
     expect(troubleLogs(a, "gpu").some((l) => /nvidia-smi dmon printed \d+ lines in .* and was killed/.test(l))).toBe(true);
     expect(sample(a.final, "ringwatch_gpu_dmon_restarts_total")).toBeGreaterThanOrEqual(1);
     // One-shot tools are killed at their output limit.
@@ -38,7 +24,7 @@ describe("flood, flood-noline: specifics", () => {
   });
 
   it("one endless line on the dmon stream is skipped without being buffered", () => {
-    const a = find(run, "flood-noline", "A");
+    const a = find(run(), "flood-noline", "A");
     expect(sample(a.final, "ringwatch_gpu_dmon_malformed_lines_total")).toBeGreaterThan(0);
     expect(a.scrapes.every((s) => sample(s.body, 'ringwatch_gpu_power_watts{gpu="0"}') === undefined)).toBe(true);
   });

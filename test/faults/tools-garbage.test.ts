@@ -5,38 +5,24 @@
  * misbehave (set B), next to a clean agent measured in the same seconds. The misbehaving tools are
  * test/fakes/faulty; the checks are in lib/tool-checks.ts.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sample } from "../helpers/agent-process.js";
-import { expectSetA, expectSetB, find, troubleLogs } from "./lib/tool-checks.js";
-import { runToolFaults, type FaultRun } from "./lib/tool-faults.js";
+import { find, troubleLogs } from "./lib/tool-checks.js";
+import { toolFaultSuite } from "./lib/tool-suite.js";
 import type { FaultMode } from "./lib/tool-rig.js";
 
 const MODES: FaultMode[] = ["random", "nuls", "header-junk"];
-let run: FaultRun;
-
-beforeAll(async () => {
-  run = await runToolFaults(MODES, 7000);
-}, 120_000);
-
-describe.each(MODES)("%s", (mode) => {
-  it("set A (dmon, ibstat, lsmod, ip): those collectors report failure, nccl goes on, /metrics keeps answering, nothing leaks", () => {
-    expectSetA(find(run, mode, "A"), run);
-  });
-
-  it("set B (--query-gpu, perfquery): infiniband reports failure, gpu samples, gdr and mtu go on, nothing leaks", () => {
-    expectSetB(find(run, mode, "B"), run);
-  });
-});
+const run = toolFaultSuite(MODES);
 
 describe("random, nuls, header-junk: specifics", () => {
   it("random bytes on the dmon stream are counted as malformed lines, never as samples", () => {
-    const a = find(run, "random", "A");
+    const a = find(run(), "random", "A");
     expect(sample(a.final, "ringwatch_gpu_dmon_malformed_lines_total")).toBeGreaterThan(100);
     expect(a.scrapes.every((s) => sample(s.body, 'ringwatch_gpu_power_watts{gpu="0"}') === undefined)).toBe(true);
   });
 
   it("a dmon header followed only by junk: the child is killed for silence and restarted", () => {
-    const a = find(run, "header-junk", "A");
+    const a = find(run(), "header-junk", "A");
     expect(sample(a.final, "ringwatch_gpu_dmon_malformed_lines_total")).toBeGreaterThan(0);
     expect(troubleLogs(a, "gpu").some((l) => l.includes("silent for 3 intervals and was killed"))).toBe(true);
     expect(a.scrapes.every((s) => sample(s.body, 'ringwatch_gpu_power_watts{gpu="0"}') === undefined)).toBe(true);

@@ -120,7 +120,7 @@ export async function writeBulk(dir: string, o: BulkJob & { bytesPerFile: number
  * (wall clock) for `seconds`, in ticks of `tickMs`. Resolves with what was written.
  */
 export async function collLineRate(dir: string,
-  o: BulkJob & { linesPerSecond: number; seconds: number; tickMs?: number; signal?: AbortSignal }): Promise<BulkResult> {
+  o: BulkJob & RateOptions): Promise<BulkResult> {
   const sim = bulkScenario(o);
   await mkdir(dir, { recursive: true });
   const init = initBlocks(sim);
@@ -136,29 +136,52 @@ export async function collLineRate(dir: string,
       await fh.write(head);
       bytes += Buffer.byteLength(head);
     }
-    const start = performance.now();
-    const total = Math.round(o.linesPerSecond * o.seconds);
-    let next = 0;
-    while (lines < total && o.signal?.aborted !== true) {
-      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * o.linesPerSecond));
-      const per = handles.map((): string[] => []);
-      for (; lines < due; lines++, next = (next + 1) % handles.length) per[next]?.push(factories[next]?.next() ?? "");
-      await Promise.all(handles.map(async (fh, i) => {
+    const w = await appendAtRate(handles, factories, o);
+    lines += w.lines;
+    bytes += w.bytes;
+  } finally {
+    await Promise.all(handles.map((fh) => fh.close()));
+  }
+  return { files: sim.topo.ranks.map((r) => join(dir, r.file)), lines, bytes };
+}
+
+/** How fast, how long, and how often appendAtRate writes. */
+export interface RateOptions {
+  linesPerSecond: number;
+  seconds: number;
+  tickMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Appends COLL lines from `factories[i]` to `handles[i]` round-robin at `linesPerSecond` (wall
+ * clock) for `seconds` or until the signal, one write per file every `tickMs`. Returns what it wrote.
+ */
+export async function appendAtRate(handles: readonly FileHandle[], factories: readonly CollLineFactory[], o: RateOptions): Promise<{ lines: number; bytes: number }> {
+  const start = performance.now();
+  const total = Math.round(o.linesPerSecond * o.seconds);
+  let lines = 0;
+  let bytes = 0;
+  let next = 0;
+  while (lines < total && o.signal?.aborted !== true) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * o.linesPerSecond));
+    const per = handles.map((): string[] => []);
+    for (; lines < due; lines++, next = (next + 1) % handles.length) per[next]?.push(factories[next]?.next() ?? "");
+    await Promise.all(
+      handles.map(async (fh, i) => {
         const batch = per[i] ?? [];
         if (batch.length === 0) return;
         const text = `${batch.join("\n")}\n`;
         bytes += Buffer.byteLength(text);
         await fh.write(text);
-      }));
-      if (lines >= total) break;
-      try {
-        await sleep(o.tickMs ?? 50, undefined, o.signal === undefined ? {} : { signal: o.signal });
-      } catch {
-        break;
-      }
+      }),
+    );
+    if (lines >= total) break;
+    try {
+      await sleep(o.tickMs ?? 50, undefined, o.signal === undefined ? {} : { signal: o.signal });
+    } catch {
+      break;
     }
-  } finally {
-    await Promise.all(handles.map((fh) => fh.close()));
   }
-  return { files: sim.topo.ranks.map((r) => join(dir, r.file)), lines, bytes };
+  return { lines, bytes };
 }
