@@ -3,12 +3,15 @@
  * COLL line of the process that writes the file, `host:pid:tid [dev] NCCL INFO Op: opCount ..
  * comm 0x.. ..`. Such a line is matched in the read buffer, before it is ever decoded: a byte
  * compare for the writer's `host:pid:` and short loops over bytes that validate every field up to
- * the comm pointer as strictly as the full parser (parse-header.ts, parse-coll.ts), with no native call and no
- * allocation per line (each native call, even a 4-byte slice, costs ~100 ns, the whole budget).
- * The opCount is parsed to a number; the op and comm pointer strings come from small caches (a
- * job uses a handful of each). Every other line, and any line not of exactly this shape
+ * the comm pointer as strictly as the full parser (parse-header.ts, parse-coll.ts), with no native
+ * call and no allocation per line (a native call costs 20-450 ns here, the whole budget).
+ * matchLine() also finds the line's newline on the way, so the splitter's indexOf is skipped.
+ * The opCount is parsed to a number; the op name is found by an exact numeric key read with its
+ * letters, and the comm pointer is given as a numeric key (its hex value and length), so a caller
+ * needs its text only the first time. Every other line, and any line not of exactly this shape
  * (a torn line holding a second writer's header, a WARN, odd bytes), is declined and goes to
- * parseLine, which gives the same fields for every line this accepts (tested on every capture).
+ * parseLine, which gives the same fields for every line this accepts (tested on every capture,
+ * and fuzzed: test/fuzz/coll-bytes.test.ts).
  */
 
 import { decode } from "./follow/line-splitter.js";
@@ -113,27 +116,52 @@ function commValueAt(b: Buffer, i: number, end: number): number {
   return i + 6;
 }
 
-/** The rest after the comm pointer must be ` [nranks=N] stream P` and blanks: no second `comm`. */
-function tailOk(b: Buffer, i: number, end: number): boolean {
-  if (i + NRANKS.length >= end) return false;
-  for (let k = 0; k < NRANKS.length; k++) if (b[i + k] !== NRANKS[k]) return false;
+/**
+ * The rest after the comm pointer must be ` [nranks=N] stream P` and blanks: no second `comm`.
+ * Returns the index after the blanks (the line's end when nothing else follows), or -1.
+ */
+function tailEnd(b: Buffer, i: number, end: number): number {
+  if (i + NRANKS.length >= end) return -1;
+  for (let k = 0; k < NRANKS.length; k++) if (b[i + k] !== NRANKS[k]) return -1;
   i = digits(b, i + NRANKS.length, end, 15);
-  if (i < 0 || i + 1 + STREAM.length >= end || b[i] !== 0x5d) return false;
+  if (i < 0 || i + 1 + STREAM.length >= end || b[i] !== 0x5d) return -1;
   i++;
-  for (let k = 0; k < STREAM.length; k++) if (b[i + k] !== STREAM[k]) return false;
+  for (let k = 0; k < STREAM.length; k++) if (b[i + k] !== STREAM[k]) return -1;
   i = pointerEnd(b, i + STREAM.length, end);
-  if (i < 0) return false;
+  if (i < 0) return -1;
   while (i < end && b[i] === SPACE) i++;
-  return i === end;
+  return i;
 }
+
+/** Letter → 1..58 (`A` 1 .. `z` 58), so 8 letters fit exactly in a double's 53 bits. */
+const LETTER_BASE = 64;
+/** Op names are kept by an exact numeric key: 3 × 8 letters = MAX_OP. */
+const LETTERS_PER_KEY = 8;
 
 /** Matches plain COLL lines of one writer. One per followed file. */
 export class CollByteMatcher {
   private prefix: Buffer = Buffer.alloc(0);
   private readonly ops: string[] = [];
+  /** Exact keys of `ops` (length and three 8-letter groups), in the same order. */
+  private readonly opKeys: number[] = [];
   private readonly ptrs: string[] = [];
   /** The fields of the last line match() accepted; the object is reused. */
   readonly fields: CollFields = { op: "", opCount: 0, comm: "" };
+  /**
+   * The comm pointer of the last accepted line as a number: its hex value when it has at most 13
+   * lower-case digits (exact in a double), else -1. With `ptrChars` (its length, `0x` included) it
+   * names the text exactly, so a caller can look things up by it without the string.
+   */
+  ptrKey = -1;
+  ptrChars = 0;
+  private ptrStart = 0;
+  private ptrEnd = 0;
+  // Results of scan(), read by match()/matchLine().
+  private opLen = 0;
+  private k0 = 0;
+  private k1 = 0;
+  private k2 = 0;
+  private opStart = 0;
 
   /** The `host:pid:` every line of this writer starts with (as decoded text; matched as UTF-8). */
   setWriter(prefix: string): void {
@@ -146,52 +174,119 @@ export class CollByteMatcher {
 
   /** Whether buf[s, e) is a plain COLL line of the writer; if so its fields are in `fields`. */
   match(buf: Buffer, s: number, e: number): boolean {
+    if (this.scan(buf, s, e) !== e) return false;
+    this.fields.comm = this.comm(buf);
+    return true;
+  }
+
+  /**
+   * The line that starts at s in a read buffer that ends at `end`: when it is a plain COLL line of
+   * the writer, complete (its newline, after an optional CR, is before `end`) and at most `max`
+   * bytes without the CR, returns the index of its newline, with op and opCount in `fields` and
+   * the pointer in ptrKey/ptrChars (`fields.comm` is NOT set: comm(buf) gives it). Else -1, and
+   * the caller finds the line's end itself. Finding the newline here saves a native indexOf per line.
+   */
+  matchLine(buf: Buffer, s: number, end: number, max: number): number {
+    const q = this.scan(buf, s, end);
+    if (q < 0 || q >= end) return -1;
+    let nl = q;
+    if (buf[nl] === 0x0d) nl++;
+    if (nl >= end || buf[nl] !== 0x0a || q - s > max) return -1;
+    return nl;
+  }
+
+  /** The comm pointer text of the last accepted line (buf is the buffer it was matched in). */
+  comm(buf: Buffer): string {
+    return recall(this.ptrs, buf, this.ptrStart, this.ptrEnd, MAX_PTRS);
+  }
+
+  /**
+   * Validates a COLL line of the writer from s; `end` bounds the reads (the line's end, or the end
+   * of the read buffer). Returns the index after the blanks that end the tail (the line's end when
+   * nothing else follows), or -1. Sets op, opCount, the pointer's position and key.
+   */
+  private scan(buf: Buffer, s: number, end: number): number {
     const p = this.prefix;
     const pl = p.length;
-    if (pl === 0 || e - s <= pl + 16) return false;
-    for (let k = 0; k < pl; k++) if (buf[s + k] !== p[k]) return false;
-    const opStart = infoHeaderEnd(buf, s + pl, e);
-    if (opStart < 0) return false;
+    if (pl === 0 || end - s <= pl + 16) return -1;
+    for (let k = 0; k < pl; k++) if (buf[s + k] !== p[k]) return -1;
+    const opStart = infoHeaderEnd(buf, s + pl, end);
+    if (opStart < 0) return -1;
     // An op name starts upper-case (parse-line.ts tries COLL only then), letters only after it.
     const first = buf[opStart] as number;
-    if (first < 0x41 || first > 0x5a) return false;
+    if (first < 0x41 || first > 0x5a) return -1;
     let j = opStart;
-    while (j < e && j - opStart < MAX_OP) {
-      const c = (buf[j] as number) | 0x20;
-      if (c < 0x61 || c > 0x7a) break;
+    let k0 = 0;
+    let k1 = 0;
+    let k2 = 0;
+    const opMax = Math.min(end, opStart + MAX_OP);
+    while (j < opMax) {
+      const c = buf[j] as number;
+      const l = c | 0x20;
+      if (l < 0x61 || l > 0x7a) break;
+      const n = j - opStart;
+      if (n < LETTERS_PER_KEY) k0 = k0 * LETTER_BASE + (c - 0x40);
+      else if (n < 2 * LETTERS_PER_KEY) k1 = k1 * LETTER_BASE + (c - 0x40);
+      else k2 = k2 * LETTER_BASE + (c - 0x40);
       j++;
     }
-    if (j === opStart || j + OPCOUNT.length >= e) return false;
-    for (let k = 0; k < OPCOUNT.length; k++) if (buf[j + k] !== OPCOUNT[k]) return false;
+    if (j + OPCOUNT.length >= end) return -1;
+    for (let k = 0; k < OPCOUNT.length; k++) if (buf[j + k] !== OPCOUNT[k]) return -1;
     const ocStart = j + OPCOUNT.length;
     let ocEnd = ocStart;
     let opCount = 0;
-    while (ocEnd < e) {
+    while (ocEnd < end) {
       const d = hexValue(buf[ocEnd] as number);
       if (d < 0) break;
       opCount = opCount * 16 + d;
       ocEnd++;
     }
-    if (ocEnd === ocStart || ocEnd - ocStart > MAX_OPCOUNT_DIGITS || ocEnd >= e || buf[ocEnd] !== SPACE) return false;
-    const pStart = commValueAt(buf, ocEnd, e);
-    if (pStart < 0) return false;
-    const pEnd = pointerEnd(buf, pStart, e);
-    if (pEnd < 0 || buf[pStart] !== 0x30 || !tailOk(buf, pEnd, e)) return false;
-    const f = this.fields;
-    f.op = this.op(buf, opStart, j);
-    f.opCount = opCount;
-    f.comm = this.pointer(buf, pStart, pEnd);
-    return true;
+    if (ocEnd === ocStart || ocEnd - ocStart > MAX_OPCOUNT_DIGITS || ocEnd >= end || buf[ocEnd] !== SPACE) return -1;
+    const pStart = commValueAt(buf, ocEnd, end);
+    if (pStart < 0 || pStart + 2 >= end || buf[pStart] !== 0x30 || buf[pStart + 1] !== 0x78) return -1;
+    // The comm pointer: `0x` + hex digits, read into its key on the way.
+    let pEnd = pStart + 2;
+    let key = 0;
+    while (pEnd < end) {
+      const c = buf[pEnd] as number;
+      const d = hexValue(c);
+      if (d < 0) break;
+      if (c >= 0x41 && c <= 0x46) key = -Infinity; // upper case: not keyed (the text differs)
+      key = key * 16 + d;
+      pEnd++;
+    }
+    if (pEnd === pStart + 2) return -1;
+    const q = tailEnd(buf, pEnd, end);
+    if (q < 0) return -1;
+    this.opStart = opStart;
+    this.opLen = j - opStart;
+    this.k0 = k0;
+    this.k1 = k1;
+    this.k2 = k2;
+    this.fields.op = this.op(buf);
+    this.fields.opCount = opCount;
+    this.ptrStart = pStart;
+    this.ptrEnd = pEnd;
+    this.ptrChars = pEnd - pStart;
+    this.ptrKey = key >= 0 && pEnd - pStart - 2 <= MAX_OPCOUNT_DIGITS ? key : -1;
+    return q;
   }
 
-  /** The op name in buf[s, e) (letters, checked by match): a recent string when the bytes are the same. */
-  private op(buf: Buffer, s: number, e: number): string {
-    return recall(this.ops, buf, s, e, MAX_OPS);
-  }
-
-  /** The comm pointer text in buf[s, e) (`0x` + hex, checked by match), likewise. */
-  private pointer(buf: Buffer, s: number, e: number): string {
-    return recall(this.ptrs, buf, s, e, MAX_PTRS);
+  /** The op name of the last scanned line: a recent string found by its exact key, or a new one. */
+  private op(buf: Buffer): string {
+    const keys = this.opKeys;
+    const n = this.opLen;
+    for (let i = 0, k = 0; i < this.ops.length; i++, k += 4) {
+      if (keys[k] === n && keys[k + 1] === this.k0 && keys[k + 2] === this.k1 && keys[k + 3] === this.k2) return this.ops[i] as string;
+    }
+    const text = decode(buf, this.opStart, this.opStart + n, true); // ASCII letters: checked by scan()
+    if (this.ops.length >= MAX_OPS) {
+      this.ops.pop();
+      keys.length -= 4;
+    }
+    this.ops.unshift(text);
+    keys.unshift(n, this.k0, this.k1, this.k2);
+    return text;
   }
 }
 

@@ -21,6 +21,9 @@ export class FileSink implements LineSink {
   /** Comm pointer → what its COLL lines count towards, for the tracker epoch they were resolved in. */
   private readonly targets = new Map<string, CollTarget>();
   private targetsEpoch = -1;
+  /** The same targets by the pointer's numeric key: (key, length) pairs in `keys`, in order. */
+  private readonly keyed: CollTarget[] = [];
+  private readonly keys: number[] = [];
 
   constructor(
     private readonly tracker: Tracker,
@@ -37,26 +40,63 @@ export class FileSink implements LineSink {
     return this;
   }
 
+  lineAt(buf: Buffer, s: number, end: number, max: number): number {
+    if (this.processKey === undefined) return -1;
+    const nl = this.matcher.matchLine(buf, s, end, max);
+    return nl >= 0 && this.count(buf) ? nl : -1;
+  }
+
   bytes(buf: Buffer, s: number, e: number): boolean {
-    const key = this.processKey;
-    if (key === undefined || !this.matcher.match(buf, s, e)) return false;
-    const f = this.matcher.fields;
+    return this.processKey !== undefined && this.matcher.match(buf, s, e) && this.count(buf);
+  }
+
+  /** Counts the COLL line the matcher just accepted; false when its pointer is unknown here. */
+  private count(buf: Buffer): boolean {
+    const m = this.matcher;
+    const t = m.ptrKey >= 0 ? this.keyedTarget(buf) : this.textTarget(m.comm(buf));
+    if (t === undefined) return false; // unknown pointer: the full parse keeps what it says
     const tr = this.tracker;
-    // Pointer strings come from the matcher's cache, so a hit is usually the very same string.
-    let t = this.targets.get(f.comm);
-    if (t === undefined || t.epoch !== tr.epoch) {
-      if (this.targetsEpoch !== tr.epoch) {
-        this.targets.clear();
-        this.targetsEpoch = tr.epoch;
-      }
-      t = tr.collTarget(key, f.comm);
-      if (t === undefined) return false; // unknown pointer: the full parse keeps what it says
-      if (this.targets.size >= MAX_TARGETS) this.targets.clear();
-      this.targets.set(f.comm, t);
-    }
     this.ctx.lineNo = ++this.lineNo;
-    tr.countTarget(t, f.op, f.opCount, this.ctx);
+    tr.countTarget(t, m.fields.op, m.fields.opCount, this.ctx);
     return true;
+  }
+
+  /** The target of the matched line's pointer by its numeric key (no string on a hit). */
+  private keyedTarget(buf: Buffer): CollTarget | undefined {
+    const m = this.matcher;
+    const epoch = this.tracker.epoch;
+    const keys = this.keys;
+    for (let i = 0; i < this.keyed.length; i++) {
+      const t = this.keyed[i] as CollTarget;
+      if (keys[2 * i] === m.ptrKey && keys[2 * i + 1] === m.ptrChars && t.epoch === epoch) return t;
+    }
+    const t = this.textTarget(m.comm(buf));
+    if (t === undefined) return undefined;
+    if (this.keyed.length >= MAX_TARGETS) {
+      this.keyed.length = 0;
+      keys.length = 0;
+    }
+    this.keyed.push(t);
+    keys.push(m.ptrKey, m.ptrChars);
+    return t;
+  }
+
+  /** The target of a comm pointer given as text (cached per tracker epoch). */
+  private textTarget(comm: string): CollTarget | undefined {
+    const tr = this.tracker;
+    let t = this.targets.get(comm);
+    if (t !== undefined && t.epoch === tr.epoch) return t;
+    if (this.targetsEpoch !== tr.epoch) {
+      this.targets.clear();
+      this.keyed.length = 0;
+      this.keys.length = 0;
+      this.targetsEpoch = tr.epoch;
+    }
+    t = tr.collTarget(this.processKey as string, comm);
+    if (t === undefined) return undefined;
+    if (this.targets.size >= MAX_TARGETS) this.targets.clear();
+    this.targets.set(comm, t);
+    return t;
   }
 
   line(text: string): void {
@@ -73,6 +113,8 @@ export class FileSink implements LineSink {
       this.writerPrefix = prefix;
       this.processKey = `${ev.host}:${ev.pid}`;
       this.targets.clear();
+      this.keyed.length = 0;
+      this.keys.length = 0;
       this.matcher.setWriter(prefix);
     } catch (err) {
       this.onError(err, `${c.source}:${c.lineNo}`);

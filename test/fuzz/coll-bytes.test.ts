@@ -132,4 +132,29 @@ describe("differential fuzz: CollByteMatcher vs parseLine", () => {
       { numRuns: RUNS, examples: FORMER_DIVERGENCES.map(([, lines]) => [lines]) },
     );
   });
+  it("matchLine in a read buffer (LF or CRLF, other bytes after) agrees with match on the line alone", () => {
+    fc.assert(
+      fc.property(mutatedWriterLine, fc.boolean(), fc.uint8Array({ maxLength: 64 }), (w, crlf, a) => {
+        // A CR or LF inside would make it two lines, or a CR the splitter strips, not one line.
+        fc.pre(!/[\r\n]/.test(w.line));
+        const alone = new CollByteMatcher();
+        const streamed = new CollByteMatcher();
+        alone.setWriter(w.prefix);
+        streamed.setWriter(w.prefix);
+        const bytes = Buffer.from(w.line, "utf8");
+        const eol = Buffer.from(crlf ? "\r\n" : "\n");
+        const buf = Buffer.concat([bytes, eol, Buffer.from(a)]);
+        // The splitter hands match() the line without its CR.
+        const want = alone.match(bytes, 0, bytes.length) ? { ...alone.fields } : undefined;
+        const nl = streamed.matchLine(buf, 0, buf.length, 1 << 20);
+        if (want === undefined) {
+          expect(nl).toBe(-1);
+          return;
+        }
+        expect(nl).toBe(bytes.length + eol.length - 1);
+        expect({ op: streamed.fields.op, opCount: streamed.fields.opCount, comm: streamed.comm(buf) }).toEqual(want);
+      }),
+      { numRuns: RUNS },
+    );
+  });
 });

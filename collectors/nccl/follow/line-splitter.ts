@@ -36,6 +36,14 @@ export interface LineSink {
    * Return true when it was handled; false hands it to line() as text. buf ends at the chunk's end.
    */
   bytes?(buf: Buffer, s: number, e: number): boolean;
+  /**
+   * Optional, ahead of bytes() for lines inside one read: the line that starts at s, in a buffer
+   * whose data ends at `end`. When the sink handles it and finds its end itself (a sink that
+   * validates every byte of the line anyway), returns the index of its newline (`\n`, after an
+   * optional `\r`); else -1 and the splitter finds the end and hands the line to line() as text.
+   * It must decline a line longer than `max` bytes without its CR (the splitter counts those).
+   */
+  lineAt?(buf: Buffer, s: number, end: number, max: number): number;
   line(text: string): void;
 }
 
@@ -98,8 +106,17 @@ export class LineSplitter {
     }
     const max = this.maxLineBytes;
     const ascii = i < end && isAscii(view.subarray(i, end));
-    const fast = sink.bytes !== undefined ? (sink as Required<LineSink>) : undefined;
+    const fast = sink.bytes !== undefined && sink.lineAt === undefined ? (sink as Required<LineSink>) : undefined;
+    const scan = sink.lineAt !== undefined ? (sink as Required<LineSink>) : undefined;
     while (i < end) {
+      if (scan !== undefined) {
+        const at = scan.lineAt(view, i, end, max);
+        if (at >= 0) {
+          n++;
+          i = at + 1;
+          continue;
+        }
+      }
       const nl = view.indexOf(10, i);
       if (nl === -1) break;
       let e = nl;

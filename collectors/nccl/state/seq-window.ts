@@ -22,6 +22,11 @@ export class SeqWindow<T> {
     return this.seqs[i] === seq ? this.values[i] : undefined;
   }
 
+  /** The value set(seq) would replace, whatever its index (to reuse its object), or undefined. */
+  displaced(seq: number): T | undefined {
+    return this.values[this.slot(seq)];
+  }
+
   set(seq: number, value: T): void {
     const i = this.slot(seq);
     this.seqs[i] = seq;

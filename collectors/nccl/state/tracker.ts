@@ -399,8 +399,15 @@ export class Tracker {
   private noteOp(comm: CommState, seq: number, rank: number, op: string, ctx: LineContext): void {
     const seen = comm.seqOps.get(seq);
     if (!seen) {
-      comm.seqOps.set(seq, { op, rank });
-      comm.seqOps.delete(seq - SEQ_WINDOW);
+      // The record of seq - SEQ_WINDOW leaves the window now: its object is reused (one per line otherwise).
+      const old = comm.seqOps.displaced(seq);
+      if (old === undefined) comm.seqOps.set(seq, { op, rank });
+      else {
+        old.op = op;
+        old.rank = rank;
+        old.mismatch = undefined;
+        comm.seqOps.set(seq, old);
+      }
       return;
     }
     if (seen.op !== op && !seen.mismatch) {

@@ -97,4 +97,34 @@ describe("CollByteMatcher", () => {
       expect(match(m, line), line).toBeUndefined();
     }
   });
+  it("matchLine finds a COLL line's newline in the read buffer, with the pointer as an exact numeric key", () => {
+    const m = matcherFor("h:1:");
+    const line = `h:1:2 [0] NCCL INFO AllReduce: opCount 1f${REST}`;
+    for (const eol of ["\n", "  \r\n"]) {
+      const buf = Buffer.from(`${line}${eol}h:1:2 [0] NCCL INFO next\n`, "latin1");
+      const nl = m.matchLine(buf, 0, buf.length, 4096);
+      expect(nl).toBe(line.length + eol.length - 1);
+      expect(buf[nl]).toBe(10);
+      expect(m.fields.op).toBe("AllReduce");
+      expect(m.fields.opCount).toBe(0x1f);
+      expect([m.ptrKey, m.ptrChars, m.comm(buf)]).toEqual([0x55aa11, 8, "0x55aa11"]);
+    }
+    const cut = Buffer.from(line, "latin1"); // no newline yet: the splitter keeps it as partial
+    expect(m.matchLine(cut, 0, cut.length, 4096)).toBe(-1);
+    const crOnly = Buffer.from(`${line}\r`, "latin1");
+    expect(m.matchLine(crOnly, 0, crOnly.length, 4096)).toBe(-1);
+    const nl = Buffer.from(`${line}\n`, "latin1");
+    expect(m.matchLine(nl, 0, nl.length, line.length - 1)).toBe(-1); // over the limit: the splitter counts it
+    expect(m.matchLine(nl, 0, nl.length, line.length)).toBe(line.length);
+    // Upper-case hex and leading zeros name other text: not keyed, or keyed with another length.
+    const upper = Buffer.from(`${line.replace("0x55aa11", "0x55AA11")}\n`, "latin1");
+    expect(m.matchLine(upper, 0, upper.length, 4096)).toBeGreaterThan(0);
+    expect([m.ptrKey, m.comm(upper)]).toEqual([-1, "0x55AA11"]);
+    const zeros = Buffer.from(`${line.replace("0x55aa11", "0x0055aa11")}\n`, "latin1");
+    m.matchLine(zeros, 0, zeros.length, 4096);
+    expect([m.ptrKey, m.ptrChars, m.comm(zeros)]).toEqual([0x55aa11, 10, "0x0055aa11"]);
+    const long = Buffer.from(`${line.replace("0x55aa11", `0x${"1".repeat(14)}`)}\n`, "latin1");
+    m.matchLine(long, 0, long.length, 4096);
+    expect([m.ptrKey, m.comm(long)]).toEqual([-1, `0x${"1".repeat(14)}`]);
+  });
 });

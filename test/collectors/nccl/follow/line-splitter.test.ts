@@ -105,4 +105,40 @@ describe("LineSplitter", () => {
     expect(seen).toEqual(["bytes:A1", "text:b2", "bytes:A3x", "text:b4", "bytes:A5"]);
     expect(n).toBe(5);
   });
+  it("pushTo asks a sink's lineAt() first for lines inside one read: it finds their end, declined and cut lines take the usual way", () => {
+    const s = new LineSplitter(8);
+    const seen: string[] = [];
+    const sink = {
+      // Takes lines starting with 'A' that end inside the data and are at most `max` bytes (no CR).
+      lineAt(buf: Buffer, a: number, end: number, max: number): number {
+        if (buf[a] !== 0x41) return -1;
+        let k = a;
+        while (k < end && buf[k] !== 10) k++;
+        if (k >= end) return -1;
+        const e = buf[k - 1] === 13 ? k - 1 : k;
+        if (e - a > max) return -1;
+        seen.push(`lineAt:${buf.toString("latin1", a, e)}`);
+        return k;
+      },
+      bytes(buf: Buffer, a: number, e: number): boolean {
+        if (buf[a] !== 0x41) return false;
+        seen.push(`bytes:${buf.toString("latin1", a, e)}`);
+        return true;
+      },
+      line(text: string): void {
+        seen.push(`text:${text}`);
+      },
+    };
+    const chunk = (t: string): [Buffer, number] => [Buffer.concat([Buffer.from(t, "latin1"), Buffer.from("AZZZ\nstale\n")]), t.length];
+    let n = 0;
+    // A CRLF line, a declined line, a line cut between reads (finished through bytes()), and an
+    // 'A' line over the limit of 8 that lineAt declines: the splitter counts it as too long.
+    for (const t of ["A1\r\nb2\nA3", "x\nAlongerthan8\nA5\n"]) {
+      const [b, len] = chunk(t);
+      n += s.pushTo(b, 0, len, sink);
+    }
+    expect(seen).toEqual(["lineAt:A1", "text:b2", "bytes:A3x", "lineAt:A5"]);
+    expect(n).toBe(4);
+    expect(s.tooLong).toBe(1);
+  });
 });
