@@ -66,23 +66,18 @@ describe("rotating 128 hot files (more than the 64 descriptors the follower keep
     expect(sample(text, "ringwatch_nccl_log_files")).toBe(256); // each file and its .1
   });
 
-  // BUG (collectors/nccl/follow, lead): rotations are taken for truncations (below) and in about
-  // half of the runs lines are then lost or read twice. Cause found: the file logrotate's
-  // `rotate 1` renames over `.1` is deleted, and the empty file created next at the path often gets
-  // its inode number back; with its birth time equal to its ctime (untrusted, see tail-state.ts
-  // birthOf) it is taken for the deleted file, truncated. (A second cause, a renamed file not
-  // looked at before the next rotation deleted it, is fixed: a file that loses its last path has
-  // its directory rescanned at once.) (manual runs with 96 files: 37,324 and
-  // 40,406 of 41,392 read; with 128: 83,678 and 83,878 of 83,856, 1-4 ranks off). Skipped, not
-  // it.fails, because it does not fail every time; the numbers are printed on every run.
-  it.skip("reads every line once: every rank's collective count is what it wrote", () => {
+  // Two causes made this fail before (lines lost or read twice, rotations counted as truncations):
+  // a renamed file not looked at before the next rotation deleted it (now its directory is
+  // rescanned at once when a file loses its last path), and the empty file created after
+  // `rotate 1` renamed over `.1` getting the deleted file's inode number back, with a birth time
+  // equal to its ctime that was not trusted (now trusted once birth times are known to be real
+  // here: tail-state.ts birthTimes).
+  it("reads every line once: every rank's collective count is what it wrote", () => {
     expect(wrongRanks()).toEqual([]);
     expect(sample(text, "ringwatch_nccl_log_lines_total")).toBe(writer.lines);
   });
 
-  // BUG (collectors/nccl/follow, lead): rename + create is counted in
-  // ringwatch_nccl_log_truncations_total (3 with 32 files, 23 with 96, in manual runs), though nothing was truncated.
-  it.fails("counts no truncation", () => {
+  it("counts no truncation", () => {
     expect(sample(text, "ringwatch_nccl_log_truncations_total")).toBe(0);
   });
 });

@@ -63,7 +63,8 @@ export class Tail {
 
   constructor(file: FollowedFile, st: Stats, mode: StartMode, maxLineBytes: number, onPollingFs: boolean) {
     this.file = file;
-    this.birthMs = st.birthtimeMs;
+    this.birthMs = st.birthtimeMs; // as reported: sameFile() decides whether to trust it
+    noteBirth(st);
     this.headPending = mode === "head";
     this.copyChecked = mode === "head";
     this.closeAfterRead = onPollingFs;
@@ -131,14 +132,35 @@ export class Tail {
 }
 
 /**
- * st's birth time, or 0 when unknown. Where statx(2) is missing (kernels before 4.11, seccomp
- * profiles that refuse it) libuv reports the ctime as birth time, which moves on every write and
- * rename: a birth time equal to the ctime is not trusted. (A real one can equal it too, for a
- * file not changed since the clock tick it was created in; identity then rests on (dev, ino), and
- * a reused inode number is caught as a truncation.)
+ * Whether this process sees real birth times. Where statx(2) is missing (kernels before 4.11,
+ * seccomp profiles that refuse it) libuv reports the ctime as the birth time, which moves on
+ * every write and rename. A birth time that differs from its ctime proves they are real (statx
+ * works for the whole process): from then on a birth time equal to the ctime is trusted too. That
+ * is the common case of a new empty file, such as the one created right after a rotation, which
+ * often gets the inode number of the file the rotation deleted.
+ */
+export const birthTimes = {
+  real: false,
+  /** Forgets what was seen (tests). */
+  forget(): void {
+    this.real = false;
+  },
+};
+
+/**
+ * st's birth time, or 0 when unknown: none reported, or equal to the ctime before any file showed
+ * that birth times are real here. (Until then a real birth time equal to the ctime, a file not
+ * changed since the clock tick it was created in, is not trusted: identity rests on (dev, ino),
+ * and a reused inode number is caught as a truncation.)
  */
 export function birthOf(st: Stats): number {
-  return st.birthtimeMs === st.ctimeMs ? 0 : st.birthtimeMs;
+  noteBirth(st);
+  return st.birthtimeMs !== st.ctimeMs || birthTimes.real ? st.birthtimeMs : 0;
+}
+
+/** Notes whether st shows that birth times are real (see birthTimes). */
+export function noteBirth(st: Stats): void {
+  if (st.birthtimeMs > 0 && st.birthtimeMs !== st.ctimeMs) birthTimes.real = true;
 }
 
 export function idOf(st: Stats): string {

@@ -1,6 +1,6 @@
 import type { Stats } from "node:fs";
-import { describe, expect, it } from "vitest";
-import { birthOf, Tail } from "../../../../collectors/nccl/follow/tail-state.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { birthOf, birthTimes, Tail } from "../../../../collectors/nccl/follow/tail-state.js";
 
 const st = (ino: number, birth: number, ctime: number): Stats =>
   ({ dev: 1, ino, birthtimeMs: birth, ctimeMs: ctime, isFile: () => true }) as unknown as Stats;
@@ -15,11 +15,23 @@ describe("Tail identity", () => {
     expect(t.sameFile(st(7, 5000, 9000))).toBe(false); // inode number reused by a new file
   });
 
+  beforeEach(() => birthTimes.forget());
+
   it("does not trust a birth time equal to the ctime (libuv's fallback without statx)", () => {
     expect(birthOf(st(7, 5000, 5000))).toBe(0);
     const t = tail(st(7, 1000, 1000));
     expect(t.sameFile(st(7, 3000, 3000))).toBe(true); // a write moved the fake birth with the ctime
     expect(t.sameFile(st(7, 0, 3000))).toBe(true); // no birth time at all
+    expect(birthTimes.real).toBe(false);
+  });
+
+  it("trusts a birth time equal to the ctime once any file showed real birth times (a new empty file on a reused inode)", () => {
+    const old = tail(st(7, 1000, 2000)); // written after its birth: birth times are real here
+    expect(birthTimes.real).toBe(true);
+    expect(birthOf(st(9, 5000, 5000))).toBe(5000);
+    expect(old.sameFile(st(7, 5000, 5000))).toBe(false); // created after the rotation deleted the old one
+    expect(old.sameFile(st(7, 1000, 1000))).toBe(true);
+    expect(old.sameFile(st(7, 0, 3000))).toBe(true); // no birth time at all
   });
 });
 
