@@ -20,6 +20,8 @@ import { wanted, type PathPattern } from "./glob.js";
 const DIR_DELAY_MS = 100;
 const DIR_BUSY_DELAY_MS = 1000;
 const DIR_DELAY_PER_FILE_MS = 0.1;
+/** New files stat()ed at once while a directory is walked. */
+const STAT_BATCH = 32;
 
 export interface DirSink {
   added(path: string, st: Stats): void;
@@ -158,10 +160,16 @@ export class DirWatcher {
       else if (isFile && wanted(this.patterns, p, false) && this.accept(p)) files.add(p);
     }
     if (this.closed) return;
-    for (const p of files) {
-      if (this.sink.known(p)) continue;
-      const st = await stat(p).catch(() => undefined);
-      if (st?.isFile() === true && !this.closed) this.sink.added(p, st);
+    // New files are stat()ed STAT_BATCH at a time: one after the other, a directory of thousands
+    // took seconds of thread-pool round trips before the first head read.
+    const fresh = [...files].filter((p) => !this.sink.known(p));
+    for (let i = 0; i < fresh.length && !this.closed; i += STAT_BATCH) {
+      const batch = fresh.slice(i, i + STAT_BATCH);
+      const stats = await Promise.all(batch.map((p) => stat(p).catch(() => undefined)));
+      batch.forEach((p, k) => {
+        const st = stats[k];
+        if (st?.isFile() === true && !this.closed && !this.sink.known(p)) this.sink.added(p, st);
+      });
     }
     for (const p of d.files) if (!files.has(p)) this.sink.unlinked(p);
     d.files = files;
