@@ -3,10 +3,12 @@
  * of logs (a file per rank, or one combined stdout with many ranks interleaved).
  */
 import { parseLine } from "../../collectors/nccl/parse-line.js";
+import { RasReader } from "../../collectors/nccl/parse-ras.js";
 import { transportOf } from "../../collectors/nccl/state/transport.js";
 import { Tracker } from "../../collectors/nccl/state/tracker.js";
 import { commFindings } from "./findings-comm.js";
 import { pytorchFindings } from "./findings-pytorch.js";
+import { rasFindings, type RasSource } from "./findings-ras.js";
 import { transportFindings } from "./findings-transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "./report.js";
 
@@ -16,16 +18,21 @@ export interface LogText {
   text: string;
 }
 
-/** Feeds every complete line of `text` into the tracker; returns the last line number used. */
-export function ingestText(t: Tracker, name: string, text: string, firstLineNo = 1): number {
+/**
+ * Feeds every complete line of `text` into the tracker (and into `ras`, which collects NCCL RAS
+ * reports, when given); returns the last line number used.
+ */
+export function ingestText(t: Tracker, name: string, text: string, firstLineNo = 1, ras?: RasReader): number {
   let lineNo = firstLineNo - 1;
   let i = 0;
   while (i < text.length) {
     let nl = text.indexOf("\n", i);
     if (nl < 0) nl = text.length;
     lineNo++;
-    const ev = parseLine(text.slice(i, nl));
+    const line = text.slice(i, nl);
+    const ev = parseLine(line);
     if (ev) t.ingest(ev, { source: name, lineNo });
+    ras?.line(line, lineNo);
     i = nl + 1;
   }
   return lineNo;
@@ -35,11 +42,16 @@ export function newOfflineTracker(): Tracker {
   return new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
 }
 
-/** Feeds every line of every log into one Tracker, in file order. */
-export function trackLogs(logs: readonly LogText[]): Tracker {
+/** Feeds every line of every log into one Tracker, in file order, and collects RAS reports per log. */
+export function trackLogs(logs: readonly LogText[]): { tracker: Tracker; ras: RasSource[] } {
   const t = newOfflineTracker();
-  for (const log of logs) ingestText(t, log.name, log.text);
-  return t;
+  const ras: RasSource[] = [];
+  for (const log of logs) {
+    const reader = new RasReader();
+    ingestText(t, log.name, log.text, 1, reader);
+    ras.push({ source: log.name, reports: reader.reports() });
+  }
+  return { tracker: t, ras };
 }
 
 function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: CommunicatorSummary[] } {
@@ -77,10 +89,11 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
 }
 
 export function analyzeLogs(logs: readonly LogText[]): Report {
-  return reportOf(trackLogs(logs));
+  const { tracker, ras } = trackLogs(logs);
+  return reportOf(tracker, ras);
 }
 
-export function reportOf(t: Tracker): Report {
-  const findings = sortFindings([...commFindings(t), ...pytorchFindings(t), ...transportFindings(t)]);
+export function reportOf(t: Tracker, ras: readonly RasSource[] = []): Report {
+  const findings = sortFindings([...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...transportFindings(t)]);
   return { findings, ...summaries(t) };
 }

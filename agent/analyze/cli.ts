@@ -7,7 +7,9 @@ import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineSplitter } from "../../collectors/nccl/follow/line-splitter.js";
 import { parseLine } from "../../collectors/nccl/parse-line.js";
+import { RasReader } from "../../collectors/nccl/parse-ras.js";
 import { newOfflineTracker, reportOf } from "./analyze.js";
+import type { RasSource } from "./findings-ras.js";
 import { formatReport } from "./format.js";
 
 const CHUNK = 4 * 1024 * 1024;
@@ -37,16 +39,19 @@ function expand(arg: string, out: string[]): void {
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
  */
-function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string): number {
+function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: RasSource[]): number {
   const fd = path === "-" ? 0 : openSync(path, "r");
   const buf = Buffer.allocUnsafe(CHUNK);
   const splitter = new LineSplitter(MAX_LINE);
+  const rasReader = new RasReader();
+  ras.push({ source: path, reports: rasReader.reports() });
   let lineNo = 0;
   const sink = {
     line(text: string): void {
       lineNo++;
       const ev = parseLine(text);
       if (ev) t.ingest(ev, { source: path, lineNo });
+      rasReader.line(text, lineNo);
     },
   };
   try {
@@ -90,6 +95,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     return 2;
   }
   const t = newOfflineTracker();
+  const ras: RasSource[] = [];
   let files = 0;
   let lines = 0;
   for (const arg of args) {
@@ -103,7 +109,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     }
     for (const p of paths) {
       try {
-        lines += ingestFile(t, p);
+        lines += ingestFile(t, p, ras);
         files++;
       } catch (err) {
         io.stderr(`ringwatch: analyze: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
@@ -114,7 +120,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     io.stderr("ringwatch: analyze: none of the inputs could be read\n");
     return 2;
   }
-  const report = reportOf(t);
+  const report = reportOf(t, ras);
   io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines }));
   return 0;
 }

@@ -44,6 +44,52 @@ describe("analyze on real captures", () => {
     expect(find(r, "rank_behind")).toMatchObject({ ranks: [3, 4, 5, 6, 7], seq: 31117 });
   });
 
+  it("97: the NCCL RAS report names ranks 12 and 13, ahead at AllGather #641 while 30 ranks are at #640", () => {
+    const r = analyze("97-hang-ras-mismatch-allgather-640-vs-641.log");
+    expect(r.findings).toHaveLength(1);
+    expect(r.findings[0]).toMatchObject({
+      kind: "collective_mismatch",
+      severity: "critical",
+      ranks: [12, 13],
+      processes: ["10.137.190.124:323032", "10.137.190.124:323033"],
+      comm_id: "0xfa93daea854b060b",
+      seq: 641,
+      op: "AllGather",
+      count: 2,
+    });
+    expect(r.findings[0]?.summary).toContain("30 at #640, 2 at #641");
+  });
+
+  it("98: a RAS report saying OK adds nothing to the watchdog timeout after it", () => {
+    expect(kinds(analyze("98-hang-ras-ok-vs-pytorch-watchdog-timeout-256rank.log"))).toEqual(["watchdog_timeout"]);
+  });
+
+  it("a RAS report (in NCCL's format) naming one rank behind gives rank_behind with its process", () => {
+    const text = [
+      "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
+      "    #  in group  per comm  per node  per comm  in group",
+      "    0         1         2         8        16        16   RUNNING  MISMATCH",
+      "",
+      "Warnings",
+      "========",
+      "",
+      "#0-0 (49bbd7790311d5eb) MISMATCH",
+      "  Communicator ranks have different AllReduce operation counts",
+      "  15 ranks have launched up to operation 1204",
+      "  Rank 9 has launched up to operation 1203 -- GPU 1 managed by process 4242 on node 10.0.0.8",
+      "",
+      "DEAD",
+      "  1 job process is considered dead (unreachable via the RAS network)",
+      "  Process 4251 on node 10.0.0.9 managing GPU 1",
+    ].join("\n");
+    const r = analyzeLogs([{ name: "ras.txt", text }]);
+    expect(r.findings.map((f) => [f.kind, f.ranks, f.processes, f.comm_id, f.seq ?? null, f.evidence])).toEqual([
+      ["rank_behind", [9], ["10.0.0.8:4242"], "0x49bbd7790311d5eb", 1204, ["ras.txt:8"]],
+      ["network_error", [], ["10.0.0.9:4251"], null, null, ["ras.txt:13"]],
+    ]);
+    expect(r.findings[0]?.summary).toContain("never entered AllReduce #1204");
+  });
+
   it("40: sockets instead of InfiniBand", () => {
     const r = analyze("40-socket-dgxa100-net-socket-channels-system-error.log");
     const f = find(r, "socket_transport");

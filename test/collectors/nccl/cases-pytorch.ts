@@ -120,7 +120,7 @@ export const PYTORCH_CASES: Record<string, Check> = {
     ]);
   },
   "97": (evs) => {
-    // The RAS report itself is not a log line form; only its version header is recognised.
+    // The RAS report is not a log line form (parse-ras.ts reads it, see parse-ras.test.ts); parseLine recognises its version header.
     expect(evs).toEqual([expect.objectContaining({ kind: "version", version: "2.26.2", cuda: "12.6" })]);
   },
   "98": (evs) => {

@@ -1,0 +1,49 @@
+/**
+ * Fuzz: the NCCL RAS report reader (collectors/nccl/parse-ras.ts) on the real reports of
+ * test/fixtures/nccl (97, 98), their lines mutated, shuffled and repeated: it never throws, every
+ * number it keeps is a finite non-negative integer, and what it keeps is bounded by its input.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { RasReader, type RasReport } from "../../collectors/nccl/parse-ras.js";
+import { readCapture } from "../helpers/fixtures.js";
+import { mutatedText, RUNS } from "./mutate.js";
+
+const REPORT_LINES = [
+  ...readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log").split("\n"),
+  ...readCapture("nccl/98-hang-ras-ok-vs-pytorch-watchdog-timeout-256rank.log").split("\n"),
+  "  Rank 9 has launched up to operation 1203 -- GPU 1 managed by process 4242 on node 10.0.0.8",
+  "DEAD",
+  "  2 job processes are considered dead (unreachable via the RAS network)",
+  "  Process 4252 on node 10.0.0.9 managing GPUs 2-3",
+  "#0-1 (1111222233334444) ERROR",
+  "  Asynchronous errors on 2 ranks",
+];
+
+function numbersOf(x: unknown, out: number[] = []): number[] {
+  if (typeof x === "number") out.push(x);
+  else if (Array.isArray(x)) for (const v of x) numbersOf(v, out);
+  else if (x !== null && typeof x === "object") for (const v of Object.values(x)) numbersOf(v, out);
+  return out;
+}
+
+function read(text: string): readonly RasReport[] {
+  const r = new RasReader();
+  text.split("\n").forEach((l, i) => r.line(l, i + 1));
+  return r.reports();
+}
+
+describe("fuzz: NCCL RAS report reader", () => {
+  it("mutated reports: never throws, finite non-negative integers, output bounded by the input", () => {
+    fc.assert(
+      fc.property(mutatedText(REPORT_LINES, 60), (text) => {
+        const reports = read(text);
+        const lines = text.split("\n").length;
+        for (const n of numbersOf(reports)) expect(Number.isSafeInteger(n) && n >= 0, String(n)).toBe(true);
+        const kept = reports.reduce((k, r) => k + r.table.length + r.comms.length + r.processes.length, reports.length);
+        expect(kept).toBeLessThanOrEqual(lines);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
