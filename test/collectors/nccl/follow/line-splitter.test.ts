@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstNonZero, LineSplitter } from "../../../../collectors/nccl/follow/line-splitter.js";
+import { firstNonZero, LineSplitter, type LineSink } from "../../../../collectors/nccl/follow/line-splitter.js";
 
 function feed(s: LineSplitter, ...chunks: (string | Buffer)[]): string[] {
   const out: string[] = [];
@@ -12,6 +12,23 @@ function feed(s: LineSplitter, ...chunks: (string | Buffer)[]): string[] {
   }
   return out;
 }
+
+/** A sink whose bytes() takes the lines starting with 'A' and records what reached it, and how. */
+function recordingSink(seen: string[]): Required<Pick<LineSink, "bytes" | "line">> {
+  return {
+    bytes(buf: Buffer, a: number, e: number): boolean {
+      if (buf[a] !== 0x41) return false; // 'A'
+      seen.push(`bytes:${buf.toString("latin1", a, e)}`);
+      return true;
+    },
+    line(text: string): void {
+      seen.push(`text:${text}`);
+    },
+  };
+}
+
+/** A reused read buffer: the chunk's bytes, then stale bytes after it that must be ignored. */
+const chunk = (t: string): [Buffer, number] => [Buffer.concat([Buffer.from(t, "latin1"), Buffer.from("AZZZ\nstale\n")]), t.length];
 
 describe("LineSplitter", () => {
   it("emits complete lines only, keeping a partial one until its newline", () => {
@@ -85,18 +102,7 @@ describe("LineSplitter", () => {
   it("pushTo hands lines to a sink's bytes() first, in order, and decodes only what it declines", () => {
     const s = new LineSplitter(100);
     const seen: string[] = [];
-    const sink = {
-      bytes(buf: Buffer, a: number, e: number): boolean {
-        if (buf[a] !== 0x41) return false; // 'A'
-        seen.push(`bytes:${buf.toString("latin1", a, e)}`);
-        return true;
-      },
-      line(text: string): void {
-        seen.push(`text:${text}`);
-      },
-    };
-    // A reused buffer with stale bytes after the chunk, and a line cut between two reads.
-    const chunk = (t: string): [Buffer, number] => [Buffer.concat([Buffer.from(t, "latin1"), Buffer.from("AZZZ\nstale\n")]), t.length];
+    const sink = recordingSink(seen);
     let n = 0;
     for (const t of ["A1\nb2\r\nA3", "x\nb4\n", "A5\n"]) {
       const [b, len] = chunk(t);
@@ -120,16 +126,8 @@ describe("LineSplitter", () => {
         seen.push(`lineAt:${buf.toString("latin1", a, e)}`);
         return k;
       },
-      bytes(buf: Buffer, a: number, e: number): boolean {
-        if (buf[a] !== 0x41) return false;
-        seen.push(`bytes:${buf.toString("latin1", a, e)}`);
-        return true;
-      },
-      line(text: string): void {
-        seen.push(`text:${text}`);
-      },
+      ...recordingSink(seen),
     };
-    const chunk = (t: string): [Buffer, number] => [Buffer.concat([Buffer.from(t, "latin1"), Buffer.from("AZZZ\nstale\n")]), t.length];
     let n = 0;
     // A CRLF line, a declined line, a line cut between reads (finished through bytes()), and an
     // 'A' line over the limit of 8 that lineAt declines: the splitter counts it as too long.
