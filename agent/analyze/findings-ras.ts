@@ -12,6 +12,16 @@ export interface RasSource {
   reports: readonly RasReport[];
 }
 
+/**
+ * RAS prints the commHash zero-padded to 16 digits (`%016lx`); Init COMPLETE prints the same value as
+ * `commId 0x%llx`, without padding. The comm_id of the live metrics is the latter.
+ */
+export function commIdOfHash(hash: string): string {
+  let i = 0;
+  while (i < hash.length - 1 && hash.charCodeAt(i) === 48) i++;
+  return `0x${hash.slice(i)}`;
+}
+
 const who = (r: RasRank): string => (r.pid !== undefined && r.node !== undefined ? `${r.node}:${r.pid}` : "");
 
 function ranksOf(groups: readonly RasGroup[]): RasRank[] {
@@ -27,7 +37,7 @@ function base(e: RasCommEntry, where: string, ranks: readonly RasRank[]): Pick<F
   return {
     ranks: [...new Set(ranks.map((r) => r.rank))].sort((a, b) => a - b),
     processes: [...new Set(ranks.map(who).filter((p) => p !== ""))],
-    comm_id: `0x${e.commHash}`,
+    comm_id: commIdOfHash(e.commHash),
     evidence: [where],
   };
 }
@@ -49,7 +59,7 @@ function countMismatch(e: RasCommEntry, where: string): Finding | undefined {
       kind: "rank_behind",
       severity: "critical",
       summary:
-        `NCCL RAS: on communicator 0x${e.commHash}, ${described(listedBehind)} never entered ${op} #${top}, which ${high.count} other ranks launched and wait in (${counts}). ` +
+        `NCCL RAS: on communicator ${commIdOfHash(e.commHash)}, ${described(listedBehind)} never entered ${op} #${top}, which ${high.count} other ranks launched and wait in (${counts}). ` +
         `Look at what those processes do instead (py-spy dump, or the rank's own log).`,
       ...base(e, where, listedBehind),
       seq: top,
@@ -63,7 +73,7 @@ function countMismatch(e: RasCommEntry, where: string): Finding | undefined {
     kind: "collective_mismatch",
     severity: "critical",
     summary:
-      `NCCL RAS: on communicator 0x${e.commHash}, ${ahead.length > 0 ? described(ahead) : `${high.count} ranks`} launched ${op} #${top}, which the other ${behindCount} ranks have not (${counts}). ` +
+      `NCCL RAS: on communicator ${commIdOfHash(e.commHash)}, ${ahead.length > 0 ? described(ahead) : `${high.count} ranks`} launched ${op} #${top}, which the other ${behindCount} ranks have not (${counts}). ` +
       `Either those ranks took a code path with an extra ${op}, or the others are stuck before it: compare the stacks of both groups.`,
     ...base(e, where, ahead),
     seq: top,
@@ -82,7 +92,7 @@ function commFinding(e: RasCommEntry, where: string): Finding[] {
       out.push({
         kind: "nccl_error",
         severity: "warning",
-        summary: `NCCL RAS: the ranks of communicator 0x${e.commHash} are in different states (${e.statusGroups.map((g) => `${g.count} ${g.status ?? "?"}`).join(", ")})${ranksOf(odd).length > 0 ? `: ${described(ranksOf(odd))}` : ""}.`,
+        summary: `NCCL RAS: the ranks of communicator ${commIdOfHash(e.commHash)} are in different states (${e.statusGroups.map((g) => `${g.count} ${g.status ?? "?"}`).join(", ")})${ranksOf(odd).length > 0 ? `: ${described(ranksOf(odd))}` : ""}.`,
         ...base(e, where, ranksOf(odd)),
       });
     }
@@ -90,7 +100,7 @@ function commFinding(e: RasCommEntry, where: string): Finding[] {
     out.push({
       kind: "nccl_error",
       severity: "warning",
-      summary: `NCCL RAS has no data for communicator 0x${e.commHash} from ${e.missingRanks ?? e.ranks.length} rank(s)${e.ranks.length > 0 ? ` (${described(e.ranks)})` : ""}: those processes did not answer; they may be stuck outside NCCL or gone.`,
+      summary: `NCCL RAS has no data for communicator ${commIdOfHash(e.commHash)} from ${e.missingRanks ?? e.ranks.length} rank(s)${e.ranks.length > 0 ? ` (${described(e.ranks)})` : ""}: those processes did not answer; they may be stuck outside NCCL or gone.`,
       ...base(e, where, e.ranks),
       ...(e.missingRanks !== undefined ? { count: e.missingRanks } : {}),
     });
@@ -99,7 +109,7 @@ function commFinding(e: RasCommEntry, where: string): Finding[] {
     out.push({
       kind: "nccl_error",
       severity: "critical",
-      summary: `NCCL RAS reports errors on communicator 0x${e.commHash}: ${e.errors.join("; ") || "see the report"}${ranks.length > 0 ? ` (${described(ranks)})` : ""}.`,
+      summary: `NCCL RAS reports errors on communicator ${commIdOfHash(e.commHash)}: ${e.errors.join("; ") || "see the report"}${ranks.length > 0 ? ` (${described(ranks)})` : ""}.`,
       ...base(e, where, ranks),
     });
   }

@@ -1,6 +1,7 @@
 /** `ringwatch analyze` on real captures: the verdict each one should give. */
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../agent/analyze/analyze.js";
+import { commIdOfHash } from "../../../agent/analyze/findings-ras.js";
 import type { Finding, Report } from "../../../agent/analyze/report.js";
 import { listFixtures, readCapture } from "../../helpers/fixtures.js";
 
@@ -88,6 +89,21 @@ describe("analyze on real captures", () => {
       ["network_error", [], ["10.0.0.9:4251"], null, null, ["ras.txt:13"]],
     ]);
     expect(r.findings[0]?.summary).toContain("never entered AllReduce #1204");
+  });
+
+  it("a RAS commHash with leading zeros is the comm_id the Init line prints (0x%llx, no padding)", () => {
+    const text = [
+      "Communicators... (0.00s)",
+      "",
+      "#0-0 (0a93daea854b060b) MISMATCH",
+      "  Communicator ranks have different AllGather operation counts",
+      "  7 ranks have launched up to operation 12",
+      "  Rank 3 has launched up to operation 11 -- GPU 3 managed by process 77 on node n1",
+    ].join("\n");
+    const r = analyzeLogs([{ name: "ras.txt", text }]);
+    expect(r.findings.map((f) => [f.kind, f.comm_id, f.ranks])).toEqual([["rank_behind", "0xa93daea854b060b", [3]]]);
+    expect(r.findings[0]?.summary).toContain("communicator 0xa93daea854b060b,");
+    expect(commIdOfHash("0000000000000000")).toBe("0x0");
   });
 
   it("40: sockets instead of InfiniBand", () => {
