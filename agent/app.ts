@@ -82,6 +82,7 @@ export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Colle
         checkPids: n.checkPids,
         usePolling: n.polling,
         gpu,
+        ...(n.ras !== undefined ? { ras: n.ras } : {}),
       }),
     );
   }

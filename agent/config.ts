@@ -7,6 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { intervalToCron } from "./cron.js";
 import { parseDuration } from "./duration.js";
 import { FLAGS, envName, type FlagDef } from "./flags.js";
+import { parseRasAddress, type RasAddress } from "../collectors/nccl/ras-client.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -50,6 +51,8 @@ export interface AgentConfig {
     retireAfterMs: number;
     checkPids: boolean;
     polling: boolean | "auto";
+    /** NCCL RAS queries during a hang; undefined when --no-collector.nccl.ras. */
+    ras: { address: RasAddress; intervalMs: number } | undefined;
   };
 }
 
@@ -230,6 +233,8 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
   const ncclPaths = list("collector.nccl.path");
   if (ncclPaths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
   const polling = choice<"auto" | "true" | "false">("collector.nccl.polling");
+  const rasAddress = parseRasAddress(str("collector.nccl.ras-addr"));
+  if (rasAddress === undefined) throw new ConfigError(`invalid value "${str("collector.nccl.ras-addr")}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
   const gpuMs = duration("collector.gpu.interval");
   if (gpuMs % 1000 !== 0) throw new ConfigError(`invalid value for --collector.gpu.interval: dmon samples in whole seconds`);
   const groups = str("collector.gpu.dmon-groups");
@@ -272,6 +277,7 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
       retireAfterMs: duration("collector.nccl.retire-after"),
       checkPids: bool("collector.nccl.check-pids"),
       polling: polling === "auto" ? "auto" : polling === "true",
+      ras: bool("collector.nccl.ras") ? { address: rasAddress, intervalMs: duration("collector.nccl.ras-interval") } : undefined,
     },
   };
 }

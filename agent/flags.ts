@@ -58,6 +58,9 @@ export const FLAGS: readonly FlagDef[] = [
   { name: "collector.nccl.max-communicators", kind: "int", default: "256", help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total)." },
   { name: "collector.nccl.retire-after", kind: "duration", default: "1h", help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line." },
   { name: "collector.nccl.check-pids", kind: "bool", default: "true", help: "Check that each rank's process still runs, to tell a finished job from a hung one: its pid in <path.procfs>, or in a container the process whose innermost NSpid is that pid and that has the log open." },
+  { name: "collector.nccl.ras", kind: "bool", default: "true", help: "While a hang is suspected on this node, ask NCCL's RAS service (NCCL 2.24+) for the job-wide status: it names the ranks behind on every node (ringwatch_nccl_ras_*)." },
+  { name: "collector.nccl.ras-addr", kind: "string", default: "localhost:28028", help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028)." },
+  { name: "collector.nccl.ras-interval", kind: "duration", default: "60s", help: "While a hang lasts, ask NCCL's RAS service again this often (each query makes every process of the job answer)." },
   { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ];
 

@@ -63,6 +63,9 @@ export const SETTINGS: readonly Setting[] = [
   { flag: "collector.nccl.retire-after", show: (c) => ms(c.nccl.retireAfterMs), by: ["nccl"] },
   { flag: "collector.nccl.check-pids", show: (c) => String(c.nccl.checkPids), by: ["nccl"] },
   { flag: "collector.nccl.polling", show: (c) => String(c.nccl.polling), by: ["nccl"] },
+  { flag: "collector.nccl.ras", show: (c) => String(c.nccl.ras !== undefined), by: ["nccl"] },
+  { flag: "collector.nccl.ras-addr", show: (c) => (c.nccl.ras ? `${c.nccl.ras.address.host.includes(":") ? `[${c.nccl.ras.address.host}]` : c.nccl.ras.address.host}:${c.nccl.ras.address.port}` : ""), by: ["nccl"] },
+  { flag: "collector.nccl.ras-interval", show: (c) => (c.nccl.ras ? ms(c.nccl.ras.intervalMs) : ""), by: ["nccl"] },
 ];
 
 export interface RestartNeeded {

@@ -42,18 +42,36 @@ function base(e: RasCommEntry, where: string, ranks: readonly RasRank[]): Pick<F
   };
 }
 
-/** Different operation counts of one collective type: who never entered the last one. */
-function countMismatch(e: RasCommEntry, where: string): Finding | undefined {
+/** A MISMATCH of operation counts, split at the highest count: the groups below it never entered that collective. */
+export interface OpCountSplit {
+  op: string;
+  /** The highest operation count: the collective the others wait in. */
+  top: number;
+  high: RasGroup;
+  /** Groups with lower counts, lowest first. */
+  behind: RasGroup[];
+  /** Ranks of the lower groups that NCCL lists (only outlier groups are listed). */
+  listedBehind: RasRank[];
+  /** All ranks of the lower groups, listed or not. */
+  behindCount: number;
+}
+
+export function opCountSplit(e: RasCommEntry): OpCountSplit | undefined {
   const groups = e.opGroups.filter((g) => g.opCount !== undefined).sort((a, b) => (a.opCount ?? 0) - (b.opCount ?? 0));
   const low = groups[0];
   const high = groups[groups.length - 1];
-  if (low === undefined || high === undefined || low === high) return undefined;
-  const op = e.op ?? "collective";
+  if (low === undefined || high === undefined || low.opCount === high.opCount) return undefined;
   const top = high.opCount ?? 0;
-  const behind = groups.filter((g) => g !== high);
-  const behindCount = behind.reduce((n, g) => n + g.count, 0);
-  const listedBehind = ranksOf(behind);
-  const counts = groups.map((g) => `${g.count} at #${g.opCount ?? 0}`).join(", ");
+  const behind = groups.filter((g) => (g.opCount ?? 0) < top);
+  return { op: e.op ?? "collective", top, high, behind, listedBehind: ranksOf(behind), behindCount: behind.reduce((n, g) => n + g.count, 0) };
+}
+
+/** Different operation counts of one collective type: who never entered the last one. */
+function countMismatch(e: RasCommEntry, where: string): Finding | undefined {
+  const split = opCountSplit(e);
+  if (split === undefined) return undefined;
+  const { op, top, high, behind, listedBehind, behindCount } = split;
+  const counts = [...behind, high].map((g) => `${g.count} at #${g.opCount ?? 0}`).join(", ");
   if (listedBehind.length > 0) {
     return {
       kind: "rank_behind",

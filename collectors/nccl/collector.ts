@@ -13,6 +13,8 @@ import { Follower, type FollowedFile, type ResumePoint } from "./follow/follower
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
 import { FileSink } from "./file-sink.js";
+import type { RasAddress } from "./ras-client.js";
+import { RasWatch } from "./ras-watch.js";
 import { Tracker } from "./state/tracker.js";
 
 export interface NcclOptions {
@@ -38,6 +40,16 @@ export interface NcclOptions {
   /** Follower sweep/poll intervals (tests). */
   sweepIntervalMs?: number;
   pollIntervalMs?: number;
+  /** Ask NCCL's RAS service while a hang is suspected (ras-watch.ts); undefined = never. */
+  ras?: NcclRasOptions;
+}
+
+export interface NcclRasOptions {
+  address: RasAddress;
+  intervalMs: number;
+  /** Overrides (tests): NCCL's per-peer wait and the query's deadline. */
+  legTimeoutSeconds?: number;
+  deadlineMs?: number;
 }
 
 export interface NcclCollector extends Collector {
@@ -69,11 +81,17 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let failure: string | undefined;
   let startedMs: number | undefined;
   const hung = new Set<string>();
+  const makeRas = (o: NcclRasOptions): RasWatch => new RasWatch({ ...o, now: deps.now, log });
+  let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
 
   // Nothing is published before the heads of existing files are read and settled (settleHistory):
   // a count from a head that did not reach the file's end would be withdrawn right after.
   const metrics = new NcclMetrics(deps.registry, () => {
-    if (startedMs !== undefined) metrics.publish(tracker, evaluate(), follower?.stats());
+    if (startedMs === undefined) return;
+    const verdicts = evaluate();
+    // A hang that just ended takes RAS's answer about it along at once; a new one is asked about by tick().
+    if (!verdicts.some((v) => v.hangSuspected)) ras?.update(false);
+    metrics.publish(tracker, verdicts, follower?.stats(), ras?.view());
   });
 
   function fileKey(f: FollowedFile): string {
@@ -174,6 +192,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       const now = deps.now();
       retire(now);
       logChanges(evaluate());
+      ras?.update(hung.size > 0);
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
@@ -247,6 +266,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       detect.hangThresholdMs = n.hangThresholdMs;
       tracker.setLimits(trackerLimits(n.maxCommunicators));
       view = makeView();
+      if (n.ras === undefined) {
+        void ras?.close();
+        ras = undefined;
+      } else if (ras === undefined) ras = makeRas(n.ras);
+      else ras.setOptions(n.ras);
       log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
       if (follow) refollow();
     },
@@ -261,6 +285,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       timer = undefined;
       await refollowing;
       await follower?.stop();
+      await ras?.close();
     },
     health(): CollectorHealth {
       if (failure) return { ok: false, reason: failure };
@@ -272,7 +297,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       await follower?.flush();
       await follower?.stop();
       if (failure) throw new CollectorError(failure);
-      metrics.publish(tracker, evaluate(), follower?.stats());
+      metrics.publish(tracker, evaluate(), follower?.stats(), ras?.view());
     },
   };
 }

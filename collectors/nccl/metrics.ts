@@ -6,6 +6,7 @@ import { Gauge, type Counter, type Registry } from "prom-client";
 import type { CommVerdict } from "../../agent/detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
 import type { FollowerStats } from "./follow/types.js";
+import type { RasView } from "./ras-watch.js";
 import { transportOf } from "./state/transport.js";
 import type { Tracker } from "./state/tracker.js";
 
@@ -32,6 +33,12 @@ export class NcclMetrics {
   private readonly filesDropped: Counter;
   private readonly commsDropped: Counter;
   private readonly unresolved: Counter;
+  private readonly rasQueries: Counter<"result">;
+  private readonly rasLastReport: Gauge;
+  private readonly rasBehind: Gauge<"comm_id" | "rank" | "process">;
+  private readonly rasMismatch: Gauge<"comm_id">;
+  private readonly rasDead: Gauge<"process">;
+  private readonly rasFindings: Gauge<"kind">;
 
   constructor(registry: Registry, collect: () => void) {
     // Registered first: prom-client reads metrics in registration order, so this collect hook
@@ -64,9 +71,16 @@ export class NcclMetrics {
     this.filesDropped = counter(registry, "ringwatch_nccl_log_files_dropped_total", "Log files not followed because of the file cap.", []);
     this.commsDropped = counter(registry, "ringwatch_nccl_communicators_dropped_total", "Communicators not tracked because of --collector.nccl.max-communicators.", []);
     this.unresolved = counter(registry, "ringwatch_nccl_unresolved_collectives_total", "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).", []);
+    this.rasQueries = counter(registry, "ringwatch_nccl_ras_queries_total", "Status queries to NCCL's RAS service (asked while a hang is suspected) by result: ok, unreachable (nothing listening), timeout, error.", ["result"]);
+    this.rasLastReport = gauge(registry, "ringwatch_nccl_ras_last_report_timestamp_seconds", "Unix time of the last status report NCCL's RAS service gave.", []);
+    this.rasBehind = gauge(registry, "ringwatch_nccl_ras_rank_behind", "1 for a rank that NCCL RAS lists at a lower operation count than the rest of its communicator, on any node of the job (while the hang lasts).", ["comm_id", "rank", "process"]);
+    this.rasMismatch = gauge(registry, "ringwatch_nccl_ras_collective_mismatch", "1 for a communicator whose ranks NCCL RAS reports at different operation counts (while the hang lasts).", ["comm_id"]);
+    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS cannot reach: dead, or its node cut off (while the hang lasts).", ["process"]);
+    this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report, by the kind `ringwatch analyze` gives them (while the hang lasts).", ["kind"]);
   }
 
-  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined): void {
+  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasView): void {
+    if (ras) this.publishRas(ras);
     const coll: Sample[] = [];
     const prog: Sample[] = [];
     const opc: Sample[] = [];
@@ -137,6 +151,17 @@ export class NcclMetrics {
       publishCounter(this.readErrors, [{ labels: {}, value: stats.readErrors }]);
       publishCounter(this.filesDropped, [{ labels: {}, value: stats.filesDropped }]);
     }
+  }
+
+  private publishRas(ras: RasView): void {
+    publishCounter(this.rasQueries, [...ras.queries].map(([result, n]) => ({ labels: { result }, value: n })));
+    publishGauge(this.rasLastReport, ras.lastReportMs !== undefined ? [{ labels: {}, value: ras.lastReportMs / 1000 }] : []);
+    publishGauge(this.rasBehind, ras.behind.map((b) => ({ labels: { comm_id: b.commId, rank: String(b.rank), process: b.process }, value: 1 })));
+    publishGauge(this.rasMismatch, ras.mismatched.map((comm_id) => ({ labels: { comm_id }, value: 1 })));
+    publishGauge(this.rasDead, ras.dead.map((process) => ({ labels: { process }, value: 1 })));
+    const kinds = new Map<string, number>();
+    for (const f of ras.findings) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+    publishGauge(this.rasFindings, [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })));
   }
 }
 

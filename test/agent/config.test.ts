@@ -66,7 +66,12 @@ describe("parseCli", () => {
       retireAfterMs: 3_600_000,
       checkPids: true,
       polling: "auto",
+      ras: { address: { host: "localhost", port: 28028 }, intervalMs: 60_000 },
     });
+    const off = parseCli(["--no-collector.nccl.ras"], {});
+    expect(off.kind === "run" && off.config.nccl.ras).toBeUndefined();
+    const v6 = parseCli(["--collector.nccl.ras-addr=[::1]:29000", "--collector.nccl.ras-interval=2m"], {});
+    expect(v6.kind === "run" && v6.config.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });
   });
 
   it("repeats --collector.nccl.path; env and YAML take comma lists and YAML lists", () => {
@@ -144,6 +149,8 @@ describe("parseCli", () => {
     [["stray"], /unexpected argument "stray"/],
     [["--collector.gpu.interval=fast"], /invalid duration "fast" for --collector.gpu.interval/],
     [["--collector.gpu.interval=1500ms"], /whole seconds/],
+    [["--collector.nccl.ras-addr=localhost:99999"], /invalid value "localhost:99999" for --collector.nccl.ras-addr: expected HOST:PORT/],
+    [["--collector.nccl.ras-interval=0s"], /invalid duration "0s" for --collector.nccl.ras-interval/],
     [["--collector.interval=7s"], /invalid interval for --collector.interval: must divide a minute/],
     [["--collector.gdr.interval=45s"], /invalid interval for --collector.gdr.interval: must divide a minute/],
     [["--collector.infiniband.source=magic"], /expected one of auto, sysfs, tools/],

@@ -6,22 +6,27 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { startRasService, type RasService } from "../helpers/ras-service.js";
 import { tempDir } from "./env.js";
 
 const COMM = "0x49bbd7790311d5eb";
 let ranks: ChildProcess[] = [];
 let agent: RunningAgent | undefined;
+let ras: RasService | undefined;
 
 afterEach(async () => {
+  await ras?.stop();
+  ras = undefined;
   for (const r of ranks) r.kill("SIGTERM");
   ranks = [];
   await agent?.stop();
   agent = undefined;
 });
 
-function startRanks(dir: string, n: number, env: (rank: number) => NodeJS.ProcessEnv): ChildProcess[] {
+/** Ranks 0..n-1 of a communicator of `nranks` (the others run on other nodes). */
+function startRanks(dir: string, n: number, env: (rank: number) => NodeJS.ProcessEnv, nranks = n): ChildProcess[] {
   ranks = Array.from({ length: n }, (_, r) =>
-    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(n), COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...env(r) }, stdio: "ignore" }),
+    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(nranks), COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...env(r) }, stdio: "ignore" }),
   );
   return ranks;
 }
@@ -57,6 +62,58 @@ describe("nccl collector end to end", () => {
     const after = await a.scrape(); // processes gone: the verdict drops at once
     expect(sample(after, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(0);
     expect(samplesOf(after, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toEqual([]);
+  });
+
+  it("the rank behind runs on another node: every local rank waits in #40, and NCCL RAS names rank 12 on 10.0.0.2", async () => {
+    const dir = tempDir();
+    // What NCCL's RAS service of this job answers (client_support.cc's text format): 15 of 16 ranks launched AllReduce #40.
+    const report = [
+      "NCCL version 2.21.5 compiled with CUDA 12.4",
+      "",
+      "Communicators... (0.01s)",
+      "=============",
+      "",
+      "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
+      "    #  in group  per comm  per node  per comm  in group",
+      "    0         1         2         8        16        16   RUNNING  MISMATCH",
+      "",
+      "Warnings",
+      "========",
+      "",
+      `#0-0 (${COMM.slice(2)}) MISMATCH`,
+      "  Communicator ranks have different AllReduce operation counts",
+      "  15 ranks have launched up to operation 40",
+      "  Rank 12 has launched up to operation 39 -- GPU 4 managed by process 5150 on node 10.0.0.2",
+      "",
+    ].join("\n");
+    ras = await startRasService(dir, report);
+    agent = await startAgent([
+      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=4s", `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+    ]);
+    const a = agent;
+    startRanks(dir, 8, () => ({ FAKE_RANK_STALL_AFTER: "40" }), 16);
+    const named = await eventually(async () => {
+      const t = await a.scrape();
+      return sample(t, `ringwatch_nccl_ras_rank_behind{comm_id="${COMM}",rank="12",process="10.0.0.2:5150"}`) === 1 ? t : undefined;
+    }, 40_000);
+    expect(sample(named, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(1);
+    // This node alone cannot tell: all 8 of its ranks entered #40.
+    expect(samplesOf(named, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toEqual([]);
+    expect(sample(named, `ringwatch_nccl_ras_collective_mismatch{comm_id="${COMM}"}`)).toBe(1);
+    expect(sample(named, 'ringwatch_nccl_ras_findings{kind="rank_behind"}')).toBe(1);
+    expect(sample(named, 'ringwatch_nccl_ras_queries_total{result="ok"}')).toBe(1);
+    expect(sample(named, "ringwatch_nccl_ras_last_report_timestamp_seconds")).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(ras.commands()).toEqual(["CLIENT PROTOCOL 2", "TIMEOUT 5", "STATUS"]);
+    await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("rank 12 (process 5150 on 10.0.0.2, GPU 4) never entered AllReduce #40")) ? true : undefined), 5_000);
+
+    for (const r of ranks) r.kill("SIGTERM");
+    await Promise.all(ranks.map((r) => new Promise((res) => (r.exitCode !== null ? res(null) : r.once("exit", res)))));
+    const after = await a.scrape(); // the job ended: the hang and what RAS said about it go at once
+    expect(sample(after, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(0);
+    expect(samplesOf(after, "ringwatch_nccl_ras_rank_behind")).toEqual([]);
+    expect(samplesOf(after, "ringwatch_nccl_ras_collective_mismatch")).toEqual([]);
+    expect(sample(after, 'ringwatch_nccl_ras_queries_total{result="ok"}')).toBe(1);
   });
 
   it("a healthy job raises nothing and every line is read", async () => {

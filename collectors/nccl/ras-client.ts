@@ -1,0 +1,169 @@
+/**
+ * A client of NCCL's RAS socket (NCCL 2.24+; src/ras/client.cc is the reference client, `ncclras`).
+ * Every NCCL process runs a RAS thread; the one that owns NCCL_RAS_ADDR (default localhost:28028)
+ * answers for the whole job. The protocol is text, one command per line:
+ *
+ *   > CLIENT PROTOCOL 2        < SERVER PROTOCOL 2
+ *   > TIMEOUT 5                < OK
+ *   > STATUS                   < the report (what `ncclras` prints), then the server closes
+ *
+ * One query = one connection. Every step has the same deadline; the answer is capped in size.
+ * Nothing listening (no NCCL job, or RAS off) is a normal answer, "unreachable".
+ */
+import { connect, type Socket } from "node:net";
+
+export const RAS_CLIENT_PROTOCOL = 2;
+export const RAS_DEFAULT_PORT = 28028;
+
+export interface RasAddress {
+  host: string;
+  port: number;
+}
+
+export interface RasQueryOptions extends RasAddress {
+  /** Seconds NCCL may wait for each of its peers (the TIMEOUT command; NCCL's default is 5). */
+  legTimeoutSeconds: number;
+  /** Deadline of the whole query, connection to last byte (ms). */
+  deadlineMs: number;
+  /** Larger answers are cut and the query fails. */
+  maxBytes: number;
+  /** Aborts the query (shutdown); it then ends as an error. */
+  signal?: AbortSignal;
+}
+
+export type RasQueryResult =
+  | { ok: true; text: string; ms: number }
+  | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string; ms: number };
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "EADDRNOTAVAIL", "ENETUNREACH", "EHOSTUNREACH"]);
+const MAX_REPLY_LINE = 1024;
+
+/** `HOST:PORT`, `[v6]:PORT` or `HOST` (the default port), as NCCL_RAS_ADDR takes it; undefined if malformed. */
+export function parseRasAddress(text: string): RasAddress | undefined {
+  let host = text;
+  let port = RAS_DEFAULT_PORT;
+  if (text.startsWith("[")) {
+    const end = text.indexOf("]");
+    if (end < 0) return undefined;
+    host = text.slice(1, end);
+    const rest = text.slice(end + 1);
+    if (rest !== "") {
+      if (!rest.startsWith(":")) return undefined;
+      const p = portOf(rest.slice(1));
+      if (p === undefined) return undefined;
+      port = p;
+    }
+  } else {
+    const colon = text.lastIndexOf(":");
+    if (colon >= 0) {
+      if (text.indexOf(":") !== colon) return undefined; // a bare IPv6 address needs brackets
+      host = text.slice(0, colon);
+      const p = portOf(text.slice(colon + 1));
+      if (p === undefined) return undefined;
+      port = p;
+    }
+  }
+  if (host === "" || host.includes(" ")) return undefined;
+  return { host, port };
+}
+
+function portOf(s: string): number | undefined {
+  if (s.length === 0 || s.length > 5) return undefined;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  const n = Number(s);
+  return n >= 1 && n <= 65535 ? n : undefined;
+}
+
+type Step = "protocol" | "timeout" | "status";
+
+/** Asks the RAS service for its status report. Never rejects. */
+export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    let step: Step = "protocol";
+    let pending: Buffer = Buffer.alloc(0);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (r: { ok: true; text: string } | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string }): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onAbort);
+      sock.destroy();
+      resolve({ ...r, ms: performance.now() - t0 });
+    };
+    const sock: Socket = connect({ host: o.host, port: o.port });
+    const timer = setTimeout(() => finish({ ok: false, result: "timeout", reason: `no complete answer within ${o.deadlineMs} ms (at ${step})` }), o.deadlineMs);
+    timer.unref();
+    const onAbort = (): void => finish({ ok: false, result: "error", reason: "aborted" });
+    if (o.signal?.aborted) queueMicrotask(onAbort);
+    o.signal?.addEventListener("abort", onAbort, { once: true });
+
+    sock.on("connect", () => sock.write(`CLIENT PROTOCOL ${RAS_CLIENT_PROTOCOL}\n`));
+    sock.on("error", (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? "";
+      const unreachable = UNREACHABLE.has(code) && step === "protocol";
+      finish({ ok: false, result: unreachable ? "unreachable" : "error", reason: `${o.host}:${o.port}: ${code || err.message}` });
+    });
+    sock.on("end", () => {
+      if (step !== "status") {
+        finish({ ok: false, result: "error", reason: `the RAS service closed the connection at ${step}` });
+        return;
+      }
+      finish({ ok: true, text: Buffer.concat(chunks, size).toString("utf8") });
+    });
+    /** One reply line of the handshake: the next command, or false when the query failed. */
+    const handshake = (reply: string): boolean => {
+      if (step === "protocol") {
+        if (!reply.toUpperCase().startsWith("SERVER PROTOCOL ")) {
+          finish({ ok: false, result: "error", reason: `not an NCCL RAS service: it answered "${reply.slice(0, 80)}"` });
+          return false;
+        }
+        step = "timeout";
+        sock.write(`TIMEOUT ${o.legTimeoutSeconds}\n`);
+        return true;
+      }
+      if (reply.toUpperCase() !== "OK") {
+        finish({ ok: false, result: "error", reason: `the RAS service refused TIMEOUT ${o.legTimeoutSeconds}: "${reply.slice(0, 80)}"` });
+        return false;
+      }
+      step = "status";
+      sock.write("STATUS\n");
+      return true;
+    };
+    sock.on("data", (data: Buffer) => {
+      if (done) return;
+      if (step === "status") {
+        size += data.length;
+        if (size > o.maxBytes) {
+          finish({ ok: false, result: "error", reason: `the RAS report is larger than ${o.maxBytes} bytes` });
+          return;
+        }
+        chunks.push(data);
+        return;
+      }
+      pending = pending.length === 0 ? data : Buffer.concat([pending, data]);
+      // Replies to the handshake, one line each; what follows the last one is the report.
+      while ((step as Step) !== "status") {
+        const nl = pending.indexOf(10);
+        if (nl < 0) {
+          if (pending.length > MAX_REPLY_LINE) finish({ ok: false, result: "error", reason: `no line end in the RAS reply to ${step}` });
+          return;
+        }
+        let reply = pending.subarray(0, nl).toString("latin1");
+        if (reply.endsWith("\r")) reply = reply.slice(0, -1);
+        pending = pending.subarray(nl + 1);
+        if (!handshake(reply)) return;
+      }
+      if (pending.length > 0) {
+        size += pending.length;
+        chunks.push(pending);
+        pending = Buffer.alloc(0);
+      }
+    });
+  });
+}

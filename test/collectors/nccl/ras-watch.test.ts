@@ -1,0 +1,183 @@
+/**
+ * RasWatch: when it asks NCCL's RAS service (only during a hang, then every interval), and what it
+ * keeps of the answer. Time is a fake clock; the service is a real process (test/fakes/nccl-ras).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { RasWatch, lastReport, rasSeries } from "../../../collectors/nccl/ras-watch.js";
+import { readCapture } from "../../helpers/fixtures.js";
+import { memoryLogger } from "../../helpers/memory-logger.js";
+import { startRasService, type RasService } from "../../helpers/ras-service.js";
+
+const REPORT_97 = readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log");
+/** A report in NCCL's text format (src/ras/client_support.cc) naming rank 9 behind on another node, and a dead process. */
+const REPORT_BEHIND = [
+  "NCCL version 2.26.2 compiled with CUDA 12.6",
+  "",
+  "Communicators... (0.01s)",
+  "=============",
+  "",
+  "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
+  "    #  in group  per comm  per node  per comm  in group",
+  "    0         1         2         8        16        16   RUNNING  MISMATCH",
+  "",
+  "Errors",
+  "======",
+  "",
+  "DEAD",
+  "  1 job process is considered dead (unreachable via the RAS network)",
+  "  Process 4251 on node 10.0.0.9 managing GPU 1",
+  "",
+  "Warnings",
+  "========",
+  "",
+  "#0-0 (049bd7790311d5eb) MISMATCH",
+  "  Communicator ranks have different AllReduce operation counts",
+  "  15 ranks have launched up to operation 1204",
+  "  Rank 9 has launched up to operation 1203 -- GPU 1 managed by process 4242 on node 10.0.0.8",
+  "",
+].join("\n");
+
+const services: RasService[] = [];
+const dirs: string[] = [];
+const watches: RasWatch[] = [];
+
+afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => w.close()));
+  await Promise.all(services.splice(0).map((s) => s.stop()));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function service(report: string): Promise<RasService> {
+  const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
+  dirs.push(dir);
+  const s = await startRasService(dir, report);
+  services.push(s);
+  return s;
+}
+
+function watch(port: number, clock: { t: number }): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
+  const { logger, lines } = memoryLogger("info");
+  const w = new RasWatch({ address: { host: "127.0.0.1", port }, intervalMs: 60_000, now: () => clock.t, log: logger, deadlineMs: 3000 });
+  watches.push(w);
+  return { w, logs: lines };
+}
+
+const count = (w: RasWatch, result: "ok" | "unreachable" | "timeout" | "error"): number => w.view().queries.get(result) ?? 0;
+
+describe("RasWatch", () => {
+  it("asks nothing while no hang is suspected", async () => {
+    const s = await service(REPORT_97);
+    const { w } = watch(s.port, { t: 0 });
+    w.update(false);
+    w.update(false);
+    await w.settled();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.connections()).toBe(0);
+    expect(w.view()).toMatchObject({ lastReportMs: undefined, behind: [], mismatched: [], dead: [], findings: [] });
+  });
+
+  it("capture 97 during a hang: the communicator is mismatched, ranks 12 and 13 are ahead (none listed behind)", async () => {
+    const s = await service(REPORT_97);
+    const clock = { t: 1_700_000_000_000 };
+    const { w, logs } = watch(s.port, clock);
+    w.update(true);
+    await w.settled();
+    const v = w.view();
+    expect(count(w, "ok")).toBe(1);
+    expect(v.lastReportMs).toBe(1_700_000_000_000);
+    expect(v.mismatched).toEqual(["0xfa93daea854b060b"]);
+    expect(v.behind).toEqual([]);
+    expect(v.findings.map((f) => [f.kind, f.ranks, f.processes, f.seq])).toEqual([["collective_mismatch", [12, 13], ["10.137.190.124:323032", "10.137.190.124:323033"], 641]]);
+    const warn = logs().filter((l) => l.level === 40);
+    expect(warn).toHaveLength(1);
+    expect(String(warn[0]?.msg)).toContain("launched AllGather #641, which the other 30 ranks have not");
+  });
+
+  it("a rank behind on another node and a dead process; the comm_id drops the hash's leading zero", async () => {
+    const s = await service(REPORT_BEHIND);
+    const { w } = watch(s.port, { t: 5000 });
+    w.update(true);
+    await w.settled();
+    const v = w.view();
+    expect(v.behind).toEqual([{ commId: "0x49bd7790311d5eb", rank: 9, process: "10.0.0.8:4242" }]);
+    expect(v.mismatched).toEqual(["0x49bd7790311d5eb"]);
+    expect(v.dead).toEqual(["10.0.0.9:4251"]);
+    expect(v.findings.map((f) => f.kind).sort()).toEqual(["network_error", "rank_behind"]);
+  });
+
+  it("asks again only after the interval while the hang lasts, logs a repeated answer once, and clears when the hang ends", async () => {
+    const s = await service(REPORT_BEHIND);
+    const clock = { t: 0 };
+    const { w, logs } = watch(s.port, clock);
+    w.update(true);
+    await w.settled();
+    clock.t = 30_000;
+    w.update(true);
+    await w.settled();
+    expect(s.connections()).toBe(1);
+    clock.t = 60_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "ok")).toBe(2);
+    expect(logs().filter((l) => String(l.msg).includes("never entered AllReduce #1204"))).toHaveLength(1);
+
+    clock.t = 61_000;
+    w.update(false);
+    expect(w.view()).toMatchObject({ behind: [], mismatched: [], dead: [], findings: [], lastReportMs: 60_000 });
+    expect(count(w, "ok")).toBe(2);
+    // A new hang asks at once, and its answer is logged again.
+    clock.t = 62_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "ok")).toBe(3);
+    expect(w.view().behind).toHaveLength(1);
+    expect(logs().filter((l) => String(l.msg).includes("never entered AllReduce #1204"))).toHaveLength(2);
+  });
+
+  it("no RAS service is counted as unreachable and logged once, at info", async () => {
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const port = (srv.address() as { port: number }).port;
+    await new Promise<void>((r) => srv.close(() => r()));
+    const clock = { t: 0 };
+    const { w, logs } = watch(port, clock);
+    w.update(true);
+    await w.settled();
+    clock.t = 120_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "unreachable")).toBe(2);
+    expect(count(w, "ok")).toBe(0);
+    const said = logs().filter((l) => String(l.msg).includes("gave no report"));
+    expect(said).toHaveLength(1);
+    expect(said[0]?.level).toBe(30);
+    expect(String(said[0]?.msg)).toContain("NCCL_RAS_ADDR");
+  });
+
+  it("an answer without a report is an error", async () => {
+    const s = await service("ERROR: internal error while collecting\n");
+    const { w, logs } = watch(s.port, { t: 0 });
+    w.update(true);
+    await w.settled();
+    expect(count(w, "error")).toBe(1);
+    expect(w.view().lastReportMs).toBeUndefined();
+    expect(logs().some((l) => l.level === 40 && String(l.msg).includes('it begins "ERROR: internal error'))).toBe(true);
+  });
+});
+
+describe("rasSeries", () => {
+  it("names nothing for a report without errors (capture 98)", () => {
+    const r = lastReport(readCapture("nccl/98-hang-ras-ok-vs-pytorch-watchdog-timeout-256rank.log"));
+    expect(r).toBeDefined();
+    if (r) expect(rasSeries(r)).toEqual({ behind: [], mismatched: [], dead: [] });
+  });
+
+  it("keeps the last of several reports in one answer", () => {
+    const r = lastReport(`${REPORT_97}\n${REPORT_BEHIND}`);
+    expect(r && rasSeries(r).mismatched).toEqual(["0x49bd7790311d5eb"]);
+  });
+});
