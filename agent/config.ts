@@ -233,8 +233,12 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
   const ncclPaths = list("collector.nccl.path");
   if (ncclPaths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
   const polling = choice<"auto" | "true" | "false">("collector.nccl.polling");
-  const rasAddress = parseRasAddress(str("collector.nccl.ras-addr"));
-  if (rasAddress === undefined) throw new ConfigError(`invalid value "${str("collector.nccl.ras-addr")}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
+  const ras = (): { address: RasAddress; intervalMs: number } | undefined => {
+    if (!bool("collector.nccl.ras")) return undefined;
+    const address = parseRasAddress(str("collector.nccl.ras-addr"));
+    if (address === undefined) throw new ConfigError(`invalid value "${str("collector.nccl.ras-addr")}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
+    return { address, intervalMs: duration("collector.nccl.ras-interval") };
+  };
   const gpuMs = duration("collector.gpu.interval");
   if (gpuMs % 1000 !== 0) throw new ConfigError(`invalid value for --collector.gpu.interval: dmon samples in whole seconds`);
   const groups = str("collector.gpu.dmon-groups");
@@ -277,7 +281,7 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
       retireAfterMs: duration("collector.nccl.retire-after"),
       checkPids: bool("collector.nccl.check-pids"),
       polling: polling === "auto" ? "auto" : polling === "true",
-      ras: bool("collector.nccl.ras") ? { address: rasAddress, intervalMs: duration("collector.nccl.ras-interval") } : undefined,
+      ras: ras(),
     },
   };
 }

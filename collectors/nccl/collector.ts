@@ -266,11 +266,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       detect.hangThresholdMs = n.hangThresholdMs;
       tracker.setLimits(trackerLimits(n.maxCommunicators));
       view = makeView();
-      if (n.ras === undefined) {
-        void ras?.close();
-        ras = undefined;
-      } else if (ras === undefined) ras = makeRas(n.ras);
-      else ras.setOptions(n.ras);
+      // Once created, the watch stays (paused when RAS is turned off): its counters do not reset.
+      if (ras === undefined && n.ras !== undefined) ras = makeRas(n.ras);
+      else ras?.setOptions(n.ras);
       log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
       if (follow) refollow();
     },

@@ -94,18 +94,35 @@ export class RasWatch {
   private readonly queries = new Map<RasQueryOutcome, number>(RAS_OUTCOMES.map((o) => [o, 0]));
   private lastReportMs: number | undefined;
   private lastAskedMs: number | undefined;
+  /** When the next query of this hang is due (the interval with ±10 % jitter, so nodes drift apart). */
+  private nextAskMs: number | undefined;
   private current = EMPTY;
   private inFlight: Promise<void> | undefined;
+  private query: AbortController | undefined;
   private hung = false;
-  /** Changes once per hang: what was logged, so a repeated answer is not logged again. */
+  /** Counts hangs: an answer or a log line belongs to the hang that asked. */
+  private episode = 0;
+  /** What was logged in this hang, so a repeated answer is not logged again. */
   private loggedAnswer: string | undefined;
-  private readonly abort = new AbortController();
+  private paused = false;
+  private closed = false;
 
-  constructor(opts: RasWatchOptions) {
+  constructor(
+    opts: RasWatchOptions,
+    private readonly random: () => number = Math.random,
+  ) {
     this.opts = { ...opts };
   }
 
-  setOptions(o: Pick<RasWatchOptions, "address" | "intervalMs">): void {
+  /** New settings (SIGHUP); undefined pauses: the query in flight ends, the series go, counts stay. */
+  setOptions(o: Pick<RasWatchOptions, "address" | "intervalMs"> | undefined): void {
+    if (o === undefined) {
+      this.paused = true;
+      this.query?.abort();
+      this.current = EMPTY;
+      return;
+    }
+    this.paused = false;
     this.opts = { ...this.opts, ...o };
   }
 
@@ -114,20 +131,29 @@ export class RasWatch {
     if (!hung) {
       if (this.hung) {
         this.current = EMPTY;
-        this.lastAskedMs = undefined;
+        this.nextAskMs = undefined;
         this.loggedAnswer = undefined;
       }
       this.hung = false;
       return;
     }
+    if (!this.hung) this.episode++;
     this.hung = true;
-    if (this.inFlight !== undefined || this.abort.signal.aborted) return;
+    if (this.inFlight !== undefined || this.paused || this.closed) return;
     const now = this.opts.now();
-    if (this.lastAskedMs !== undefined && now - this.lastAskedMs < this.opts.intervalMs) return;
+    // A new hang asks at once, unless the last query was very recent (a hang that flickers).
+    const due = this.nextAskMs ?? (this.lastAskedMs === undefined ? now : this.lastAskedMs + this.opts.intervalMs / 4);
+    if (now < due) return;
     this.lastAskedMs = now;
-    this.inFlight = this.ask().finally(() => {
-      this.inFlight = undefined;
-    });
+    this.nextAskMs = now + this.opts.intervalMs * (0.9 + 0.2 * this.random());
+    const ac = new AbortController();
+    this.query = ac;
+    this.inFlight = this.ask(this.episode, ac.signal)
+      .catch((err: unknown) => this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: NCCL RAS query failed"))
+      .finally(() => {
+        this.inFlight = undefined;
+        this.query = undefined;
+      });
   }
 
   /** Resolves when no query is in flight (tests, shutdown). */
@@ -137,7 +163,8 @@ export class RasWatch {
 
   /** Ends the query in flight, if any; no query starts after this. */
   async close(): Promise<void> {
-    this.abort.abort();
+    this.closed = true;
+    this.query?.abort();
     await this.settled();
   }
 
@@ -145,14 +172,17 @@ export class RasWatch {
     return { queries: this.queries, lastReportMs: this.lastReportMs, ...this.current };
   }
 
-  private async ask(): Promise<void> {
+  private async ask(episode: number, signal: AbortSignal): Promise<void> {
     const leg = this.opts.legTimeoutSeconds ?? 5;
     const { host, port } = this.opts.address;
-    const r: RasQueryResult = await queryRas({ host, port, legTimeoutSeconds: leg, deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000, maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024, signal: this.abort.signal });
-    if (this.abort.signal.aborted) return;
+    const r: RasQueryResult = await queryRas({ host, port, legTimeoutSeconds: leg, deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000, maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024, signal });
+    if (signal.aborted) return;
     const report = r.ok ? lastReport(r.text) : undefined;
     const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined ? "error" : "ok";
     this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
+    if (report !== undefined) this.lastReportMs = this.opts.now();
+    // The hang that asked ended while NCCL was answering: its answer and its log lines go with it.
+    if (!this.hung || episode !== this.episode) return;
     const where = `${host}:${port}`;
     if (report === undefined) {
       const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
@@ -163,8 +193,6 @@ export class RasWatch {
       });
       return;
     }
-    this.lastReportMs = this.opts.now();
-    if (!this.hung) return; // the hang ended while NCCL was answering
     const findings = rasFindings([{ source: "ras", reports: [report] }]);
     this.current = { ...rasSeries(report), findings };
     this.logOnce(`ok:${findings.map((f) => f.summary).join("\n")}`, () => {

@@ -68,7 +68,8 @@ describe("parseCli", () => {
       polling: "auto",
       ras: { address: { host: "localhost", port: 28028 }, intervalMs: 60_000 },
     });
-    const off = parseCli(["--no-collector.nccl.ras"], {});
+    // Off: its address is not looked at.
+    const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});
     expect(off.kind === "run" && off.config.nccl.ras).toBeUndefined();
     const v6 = parseCli(["--collector.nccl.ras-addr=[::1]:29000", "--collector.nccl.ras-interval=2m"], {});
     expect(v6.kind === "run" && v6.config.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });

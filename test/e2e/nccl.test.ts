@@ -68,7 +68,7 @@ describe("nccl collector end to end", () => {
     const dir = tempDir();
     // What NCCL's RAS service of this job answers (client_support.cc's text format): 15 of 16 ranks launched AllReduce #40.
     const report = [
-      "NCCL version 2.21.5 compiled with CUDA 12.4",
+      "NCCL version 2.26.2 compiled with CUDA 12.4",
       "",
       "Communicators... (0.01s)",
       "=============",

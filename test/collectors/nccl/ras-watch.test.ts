@@ -59,9 +59,10 @@ async function service(report: string): Promise<RasService> {
   return s;
 }
 
-function watch(port: number, clock: { t: number }): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
+/** A watch with a 60 s interval and no jitter (random() = 0.5). */
+function watch(port: number, clock: { t: number }, deadlineMs = 3000): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
   const { logger, lines } = memoryLogger("info");
-  const w = new RasWatch({ address: { host: "127.0.0.1", port }, intervalMs: 60_000, now: () => clock.t, log: logger, deadlineMs: 3000 });
+  const w = new RasWatch({ address: { host: "127.0.0.1", port }, intervalMs: 60_000, now: () => clock.t, log: logger, deadlineMs }, () => 0.5);
   watches.push(w);
   return { w, logs: lines };
 }
@@ -129,13 +130,75 @@ describe("RasWatch", () => {
     w.update(false);
     expect(w.view()).toMatchObject({ behind: [], mismatched: [], dead: [], findings: [], lastReportMs: 60_000 });
     expect(count(w, "ok")).toBe(2);
-    // A new hang asks at once, and its answer is logged again.
+    // A hang that starts again right after one ended waits a quarter interval after the last query
+    // (a flickering verdict does not make the whole job answer every 5 s)...
     clock.t = 62_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "ok")).toBe(2);
+    // ...then asks, and its answer is logged again.
+    clock.t = 75_000;
     w.update(true);
     await w.settled();
     expect(count(w, "ok")).toBe(3);
     expect(w.view().behind).toHaveLength(1);
     expect(logs().filter((l) => String(l.msg).includes("never entered AllReduce #1204"))).toHaveLength(2);
+  });
+
+  it("repeats are spread by ±10 % so the nodes of a job drift apart", async () => {
+    const s = await service(REPORT_BEHIND);
+    const clock = { t: 0 };
+    const { logger } = memoryLogger("info");
+    const early = new RasWatch({ address: { host: "127.0.0.1", port: s.port }, intervalMs: 60_000, now: () => clock.t, log: logger }, () => 0);
+    const late = new RasWatch({ address: { host: "127.0.0.1", port: s.port }, intervalMs: 60_000, now: () => clock.t, log: logger }, () => 0.999);
+    watches.push(early, late);
+    for (const t of [0, 54_000, 60_000, 65_900]) {
+      clock.t = t;
+      early.update(true);
+      late.update(true);
+      await Promise.all([early.settled(), late.settled()]);
+    }
+    expect(count(early, "ok")).toBe(2); // at 0 and 54 s
+    expect(count(late, "ok")).toBe(1); // its second is due at 65.94 s
+  });
+
+  it("turned off (SIGHUP): the series go, nothing is asked while off, counts stay; turned on again it asks", async () => {
+    const s = await service(REPORT_BEHIND);
+    const clock = { t: 0 };
+    const { w } = watch(s.port, clock);
+    w.update(true);
+    await w.settled();
+    expect(w.view().behind).toHaveLength(1);
+    w.setOptions(undefined);
+    expect(w.view()).toMatchObject({ behind: [], dead: [], mismatched: [], findings: [] });
+    clock.t = 120_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "ok")).toBe(1);
+    w.setOptions({ address: { host: "127.0.0.1", port: s.port }, intervalMs: 60_000 });
+    w.update(true);
+    await w.settled();
+    expect(count(w, "ok")).toBe(2);
+    expect(w.view().behind).toHaveLength(1);
+  });
+
+  it("an answer that arrives after its hang ended is counted, not shown and not logged; the next hang logs its own", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
+    dirs.push(dir);
+    const s = await startRasService(dir, REPORT_BEHIND, "silent");
+    services.push(s);
+    const clock = { t: 0 };
+    const { w, logs } = watch(s.port, clock, 300);
+    w.update(true);
+    w.update(false); // the hang ends while RAS has not answered
+    await w.settled();
+    expect(count(w, "timeout")).toBe(1);
+    expect(logs().filter((l) => String(l.msg).includes("gave no report"))).toHaveLength(0);
+    clock.t = 60_000;
+    w.update(true);
+    await w.settled();
+    expect(count(w, "timeout")).toBe(2);
+    expect(logs().filter((l) => String(l.msg).includes("gave no report"))).toHaveLength(1);
   });
 
   it("no RAS service is counted as unreachable and logged once, at info", async () => {
