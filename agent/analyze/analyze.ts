@@ -4,6 +4,7 @@
  */
 import { parseLine } from "../../collectors/nccl/parse-line.js";
 import { RasReader } from "../../collectors/nccl/parse-ras.js";
+import { looksLikeJson, rasReportFromJson } from "../../collectors/nccl/parse-ras-json.js";
 import { transportOf } from "../../collectors/nccl/state/transport.js";
 import { Tracker } from "../../collectors/nccl/state/tracker.js";
 import { commFindings } from "./findings-comm.js";
@@ -47,6 +48,12 @@ export function trackLogs(logs: readonly LogText[]): { tracker: Tracker; ras: Ra
   const t = newOfflineTracker();
   const ras: RasSource[] = [];
   for (const log of logs) {
+    // A RAS report saved as JSON (`ncclras -f json`) is a document, not lines.
+    const json = looksLikeJson(log.text) ? rasReportFromJson(log.text) : undefined;
+    if (json !== undefined) {
+      ras.push({ source: log.name, reports: [json] });
+      continue;
+    }
     const reader = new RasReader();
     ingestText(t, log.name, log.text, 1, reader);
     ras.push({ source: log.name, reports: reader.reports() });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { LineSplitter } from "../../collectors/nccl/follow/line-splitter.js";
 import { parseLine } from "../../collectors/nccl/parse-line.js";
 import { RasReader } from "../../collectors/nccl/parse-ras.js";
+import { MAX_RAS_JSON_BYTES, looksLikeJson, rasReportFromJson } from "../../collectors/nccl/parse-ras-json.js";
 import { newOfflineTracker, reportOf } from "./analyze.js";
 import type { RasSource } from "./findings-ras.js";
 import { formatReport } from "./format.js";
@@ -54,6 +55,16 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: 
       rasReader.line(text, lineNo);
     },
   };
+  const push = (b: Buffer, n: number): void => {
+    const skipped = splitter.tooLong;
+    splitter.pushTo(b, 0, n, sink);
+    lineNo += splitter.tooLong - skipped;
+  };
+  // A file that starts like JSON may be a RAS report from `ncclras -f json`: a document, kept whole
+  // (up to MAX_RAS_JSON_BYTES) and parsed at the end; anything else is read as lines after all.
+  let json: Buffer[] | undefined;
+  let jsonBytes = 0;
+  let first = true;
   try {
     for (;;) {
       let n: number;
@@ -64,9 +75,28 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: 
         throw err;
       }
       if (n <= 0) break;
-      const skipped = splitter.tooLong;
-      splitter.pushTo(buf, 0, n, sink);
-      lineNo += splitter.tooLong - skipped;
+      if (first && looksLikeJson(buf.toString("latin1", 0, Math.min(n, 4096)))) json = [];
+      first = false;
+      if (json !== undefined) {
+        if (jsonBytes + n <= MAX_RAS_JSON_BYTES) {
+          json.push(Buffer.from(buf.subarray(0, n)));
+          jsonBytes += n;
+          continue;
+        }
+        for (const part of json) push(part, part.length);
+        json = undefined;
+      }
+      push(buf, n);
+    }
+    if (json !== undefined) {
+      const report = rasReportFromJson(Buffer.concat(json, jsonBytes).toString("utf8"));
+      if (report !== undefined) {
+        ras.push({ source: path, reports: [report] });
+        let lines = 0;
+        for (const part of json) for (let i = part.indexOf(10); i >= 0; i = part.indexOf(10, i + 1)) lines++;
+        return lines;
+      }
+      for (const part of json) push(part, part.length);
     }
     // The last line may lack its newline.
     const tail = splitter.partial();

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { Report } from "../../agent/analyze/report.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { runAgent } from "../helpers/agent-process.js";
+import { rasJson } from "../helpers/ras-json.js";
 import { Scenario, rankStopsBeforeCollective, socketFallback, writeScenario } from "../sim/index.js";
 import { tempDir } from "./env.js";
 
@@ -67,6 +68,21 @@ describe("ringwatch analyze", () => {
     const report = JSON.parse(r.stdout) as Report;
     expect(report.findings[0]).toMatchObject({ kind: "collective_mismatch", op_count: "28c" });
     expect(report.findings[0]?.evidence[0]).toMatch(/91-hang-coll-rank2-allgather-while-others-allreduce\.log:2$/);
+  });
+
+  it("reads the logs of this node with a RAS JSON report (ncclras -f json) naming a rank on another node", async () => {
+    const dir = tempDir();
+    const sim = new Scenario(TWO_NODES, {});
+    await writeScenario(sim, dir, { durationMs: 10_000, stderr: false });
+    const ranks = Array.from({ length: 16 }, (_, r) => ({ rank: r, host: r < 8 ? "10.0.0.7" : "10.0.0.8", pid: 5100 + r, cuda: r % 8, counts: { AllReduce: r === 13 ? 9 : 10 } }));
+    writeFileSync(join(dir, "ras.json"), rasJson([{ hash: 0x77aa00bb11cc22ddn, size: 16, ranks }]));
+    writeFileSync(join(dir, "other.json"), '{"job": "llm-64", "step": 1200}\n'); // JSON, but no RAS report: read as lines, harmlessly
+    const r = await runAgent(["analyze", "--json", dir]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    expect(report.processes).toHaveLength(16);
+    const ras = report.findings.filter((f) => f.evidence.some((e) => e.includes("ras.json:")));
+    expect(ras.map((f) => [f.kind, f.ranks, f.processes, f.comm_id, f.seq])).toEqual([["rank_behind", [13], ["10.0.0.8:5113"], "0x77aa00bb11cc22dd", 10]]);
   });
 
   it("exit 2 with one line when nothing can be read; 0 with a warning when some can", async () => {

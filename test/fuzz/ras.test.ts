@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RasReader, type RasReport } from "../../collectors/nccl/parse-ras.js";
+import { rasReportFromJson } from "../../collectors/nccl/parse-ras-json.js";
 import { readCapture } from "../helpers/fixtures.js";
 import { mutatedText, RUNS } from "./mutate.js";
 
@@ -42,6 +43,35 @@ describe("fuzz: NCCL RAS report reader", () => {
         for (const n of numbersOf(reports)) expect(Number.isSafeInteger(n) && n >= 0, String(n)).toBe(true);
         const kept = reports.reduce((k, r) => k + r.table.length + r.comms.length + r.processes.length, reports.length);
         expect(kept).toBeLessThanOrEqual(lines);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+describe("NCCL RAS JSON reports (parse-ras-json.ts), fuzzed", () => {
+  /** Any JSON value, weighted toward the shapes a RAS document has. */
+  const value = fc.letrec((tie) => ({
+    any: fc.oneof({ depthSize: "small" }, fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), tie("arr"), tie("obj")),
+    arr: fc.array(tie("any"), { maxLength: 4 }),
+    obj: fc.dictionary(fc.constantFrom("rank", "host", "pid", "cuda_dev", "nvml_dev", "status", "collective_counts", "AllReduce", "abort_flag", "async_error", "considered_dead", "hash", "ranks", "missing_ranks"), tie("any"), { maxKeys: 6 }),
+  })).any;
+  const doc = fc.record({
+    communicators: fc.array(
+      fc.record({ hash: fc.oneof(fc.constant("0x49bbd7790311d5eb"), fc.string()), ranks: fc.array(fc.oneof(value, fc.record({ rank: fc.integer(), pid: value, host: value, collective_counts: fc.dictionary(fc.constantFrom("AllReduce", "AllGather"), fc.oneof(fc.integer({ min: 0, max: 5 }), value)), status: value }))), missing_ranks: value }),
+      { maxLength: 4 },
+    ),
+    ras: fc.oneof(fc.record({ timeouts_count: value }), value),
+  });
+
+  it("any document with RAS's keys and odd values: never throws, and every number kept is finite", () => {
+    fc.assert(
+      fc.property(doc, (d) => {
+        const r = rasReportFromJson(JSON.stringify(d, null, 2));
+        if (r === undefined) return;
+        for (const n of numbersOf(r)) expect(Number.isFinite(n)).toBe(true);
+        // Per communicator: a mismatch per op name (two here), one of status, one error, one incomplete.
+        expect(r.comms.length).toBeLessThanOrEqual(d.communicators.length * 5);
       }),
       { numRuns: RUNS },
     );
