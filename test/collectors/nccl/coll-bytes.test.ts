@@ -127,4 +127,26 @@ describe("CollByteMatcher", () => {
     m.matchLine(long, 0, long.length, 4096);
     expect([m.ptrKey, m.comm(long)]).toEqual([-1, `0x${"1".repeat(14)}`]);
   });
+
+  it("compares its fixed text 4 bytes at a time wherever the line starts, and never reads past the buffer", () => {
+    const m = matcherFor("gpu-node-001:56433:");
+    const line = `gpu-node-001:56433:56461 [3] NCCL INFO AllGather: opCount 7${REST}`;
+    for (let pad = 0; pad < 8; pad++) {
+      const buf = Buffer.from(`${"#".repeat(pad)}${line}
+`, "latin1");
+      expect(m.matchLine(buf, pad, buf.length, 4096), `offset ${pad}`).toBe(buf.length - 1);
+      expect(m.fields.op).toBe("AllGather");
+      // One byte changed anywhere in a fixed part declines it (the prefix, " NCCL INFO ", ": opCount ", " [nranks=", " stream ").
+      for (const at of [0, 5, 18, 28, 33, line.indexOf(": opCount") + 3, line.indexOf(" [nranks=") + 4, line.indexOf(" stream ") + 6]) {
+        const bad = Buffer.from(buf);
+        bad[pad + at] = 0x5f;
+        expect(m.matchLine(bad, pad, bad.length, 4096), `offset ${pad}, byte ${at}`).toBe(-1);
+      }
+    }
+    // An `end` beyond the buffer (a caller's mistake) is clamped, not a RangeError.
+    const buf = Buffer.from(`${line}
+`, "latin1");
+    expect(m.matchLine(buf, 0, buf.length + 64, 4096)).toBe(buf.length - 1);
+    expect(m.match(buf.subarray(0, 40), 0, 400)).toBe(false);
+  });
 });
