@@ -11,36 +11,17 @@ import { RasWatch, lastReport, rasSeries } from "../../../collectors/nccl/ras-wa
 import { readCapture } from "../../helpers/fixtures.js";
 import { memoryLogger } from "../../helpers/memory-logger.js";
 import { rasJson } from "../../helpers/ras-json.js";
+import { oneRankBehind, rasText } from "../../helpers/ras-text.js";
 import { startRasService, type RasService } from "../../helpers/ras-service.js";
 
 const REPORT_97 = readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log");
-/** A report in NCCL's text format (src/ras/client_support.cc) naming rank 9 behind on another node, and a dead process. */
-const REPORT_BEHIND = [
-  "NCCL version 2.26.2 compiled with CUDA 12.6",
-  "",
-  "Communicators... (0.01s)",
-  "=============",
-  "",
-  "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
-  "    #  in group  per comm  per node  per comm  in group",
-  "    0         1         2         8        16        16   RUNNING  MISMATCH",
-  "",
-  "Errors",
-  "======",
-  "",
-  "DEAD",
-  "  1 job process is considered dead (unreachable via the RAS network)",
-  "  Process 4251 on node 10.0.0.9 managing GPU 1",
-  "",
-  "Warnings",
-  "========",
-  "",
-  "#0-0 (049bd7790311d5eb) MISMATCH",
-  "  Communicator ranks have different AllReduce operation counts",
-  "  15 ranks have launched up to operation 1204",
-  "  Rank 9 has launched up to operation 1203 -- GPU 1 managed by process 4242 on node 10.0.0.8",
-  "",
-].join("\n");
+/** Rank 9 behind on another node, and a dead process. */
+const REPORT_BEHIND = rasText({
+  nodes: 2,
+  ranksPerNode: 8,
+  errors: ["DEAD", "  1 job process is considered dead (unreachable via the RAS network)", "  Process 4251 on node 10.0.0.9 managing GPU 1"],
+  warnings: oneRankBehind({ hash: "049bd7790311d5eb", op: "AllReduce", ranks: 16, top: 1204, rank: 9, gpu: 1, pid: 4242, node: "10.0.0.8" }),
+});
 
 const services: RasService[] = [];
 const dirs: string[] = [];
