@@ -75,7 +75,7 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: 
         throw err;
       }
       if (n <= 0) break;
-      if (first && looksLikeJson(buf.toString("latin1", 0, Math.min(n, 4096)))) json = [];
+      if (first && looksLikeJson(buf.toString("utf8", 0, Math.min(n, 4096)))) json = [];
       first = false;
       if (json !== undefined) {
         if (jsonBytes + n <= MAX_RAS_JSON_BYTES) {
@@ -94,7 +94,8 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: 
         ras.push({ source: path, reports: [report] });
         let lines = 0;
         for (const part of json) for (let i = part.indexOf(10); i >= 0; i = part.indexOf(10, i + 1)) lines++;
-        return lines;
+        const last = json[json.length - 1];
+        return last !== undefined && last.length > 0 && last[last.length - 1] !== 10 ? lines + 1 : lines;
       }
       for (const part of json) push(part, part.length);
     }

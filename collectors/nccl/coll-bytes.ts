@@ -31,6 +31,21 @@ function fixed(text: string): Fixed {
   return { bytes, words };
 }
 
+/**
+ * A DataView of the buffer being scanned, so that fixed text is compared 4 bytes at a time (the
+ * matcher is about 7 % faster). One for all matchers: consecutive lines share their read buffer,
+ * and no matcher keeps an old buffer (a long line's pending buffer) alive.
+ */
+let lastBuf: Buffer | undefined;
+let lastView: DataView | undefined;
+function viewOf(buf: Buffer): DataView {
+  if (buf !== lastBuf || lastView === undefined) {
+    lastView = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    lastBuf = buf;
+  }
+  return lastView;
+}
+
 /** Whether b[i, i + f.bytes.length) is f; the caller has checked that these bytes are before `end`. */
 function fixedAt(dv: DataView, b: Buffer, i: number, f: Fixed): boolean {
   const w = f.words;
@@ -164,9 +179,7 @@ const LETTERS_PER_KEY = 8;
 /** Matches plain COLL lines of one writer. One per followed file. */
 export class CollByteMatcher {
   private prefix: Fixed = fixed("");
-  /** A DataView of the last buffer scanned: fixed text is compared 4 bytes at a time (about 7 % faster). */
-  private dv: DataView | undefined;
-  private dvOf: Buffer | undefined;
+
   private readonly ops: string[] = [];
   /** Exact keys of `ops` (length and three 8-letter groups), in the same order. */
   private readonly opKeys: number[] = [];
@@ -238,11 +251,7 @@ export class CollByteMatcher {
     const pl = this.prefix.bytes.length;
     if (end > buf.length) end = buf.length; // DataView reads past the end throw; byte reads would not
     if (pl === 0 || end - s <= pl + 16) return -1;
-    if (buf !== this.dvOf) {
-      this.dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-      this.dvOf = buf;
-    }
-    const dv = this.dv as DataView;
+    const dv = viewOf(buf);
     if (!fixedAt(dv, buf, s, this.prefix)) return -1;
     const opStart = infoHeaderEnd(dv, buf, s + pl, end);
     if (opStart < 0) return -1;

@@ -50,6 +50,7 @@ function hashOf(v: unknown): string | undefined {
 interface JsonRank {
   r: RasRank;
   status: string;
+  initState: number;
   asyncError: number;
   counts: Map<string, number>;
 }
@@ -71,15 +72,20 @@ function rankOf(v: Obj): RasRank | undefined {
   return r;
 }
 
+/** NCCL's status of a rank (client_support.cc): abort, then finalize/destroy, then init state. */
 function statusOf(s: Obj): string {
   if (s.abort_flag === true) return "ABORT";
   if (s.finalize_called === true || s.destroy_flag === true) return "FINALIZE";
-  if ((num(s.init_state) ?? 0) !== 0) return "INIT";
+  if ((num(s.init_state) ?? 0) !== NCCL_SUCCESS) return "INIT";
   return "RUNNING";
 }
 
-/** Groups of equal values, largest value last for counts; ranks listed for outlier groups only. */
-function groupsOf<T extends string | number>(ranks: readonly JsonRank[], key: (r: JsonRank) => T | undefined): Map<T, { count: number; ranks: RasRank[] }> {
+const NCCL_SUCCESS = 0;
+const NCCL_IN_PROGRESS = 7;
+const isError = (code: number): boolean => code !== NCCL_SUCCESS && code !== NCCL_IN_PROGRESS;
+
+/** Groups of equal values; a group's ranks are listed only when NCCL's text would list them. */
+function groupsOf<T extends string | number>(ranks: readonly JsonRank[], key: (r: JsonRank) => T | undefined, total: number): Map<T, { count: number; ranks: RasRank[] }> {
   const out = new Map<T, { count: number; ranks: RasRank[] }>();
   for (const r of ranks) {
     const k = key(r);
@@ -89,8 +95,13 @@ function groupsOf<T extends string | number>(ranks: readonly JsonRank[], key: (r
     g.count++;
     if (g.ranks.length < MAX_RANKS) g.ranks.push(r.r);
   }
-  for (const g of out.values()) if (!isOutlier(g.count, ranks.length)) g.ranks = [];
+  for (const g of out.values()) if (!isOutlier(g.count, total)) g.ranks = [];
   return out;
+}
+
+/** `Initialization errors on 2 ranks` / `Asynchronous error on 1 rank`, as the text report words it. */
+function errorLine(what: string, n: number): string {
+  return `${what} error${n > 1 ? "s" : ""} on ${n} rank${n > 1 ? "s" : ""}`;
 }
 
 function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: RasProcess[] } {
@@ -104,49 +115,62 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
     const st = isObj(v.status) ? v.status : {};
     const counts = new Map<string, number>();
     if (isObj(v.collective_counts)) for (const [op, n] of Object.entries(v.collective_counts)) if (num(n) !== undefined) counts.set(op, n as number);
-    ranks.push({ r, status: statusOf(st), asyncError: num(st.async_error) ?? 0, counts });
+    ranks.push({ r, status: statusOf(st), initState: num(st.init_state) ?? NCCL_SUCCESS, asyncError: num(st.async_error) ?? NCCL_SUCCESS, counts });
   }
+  // Missing ranks: those that did not answer at all make the communicator INCOMPLETE; those that
+  // answered without this communicator are in the status NOCOMM.
+  const missing: { r: RasRank; unresponsive: boolean; dead: boolean }[] = [];
+  for (const m of Array.isArray(c.missing_ranks) ? c.missing_ranks : []) {
+    if (!isObj(m)) continue;
+    const r = rankOf(m);
+    if (r === undefined) continue;
+    const st = isObj(m.status) ? m.status : {};
+    missing.push({ r, unresponsive: st.unresponsive !== false, dead: st.considered_dead === true });
+  }
+  const unresponsive = missing.filter((m) => m.unresponsive);
+  const nocomm = missing.filter((m) => !m.unresponsive);
+  // NCCL's outlier rule counts against the communicator's size, not the ranks that answered.
+  const total = num(c.size) ?? ranks.length + missing.length;
   const entries: RasCommEntry[] = [];
   const entry = (kind: RasCommEntry["kind"]): RasCommEntry => ({ kind, commHash, lineNo, opGroups: [], statusGroups: [], errors: [], ranks: [] });
 
-  const ops = new Set<string>();
-  for (const r of ranks) for (const op of r.counts.keys()) if (ops.size < MAX_OPS) ops.add(op);
-  for (const op of ops) {
-    const groups = groupsOf(ranks, (r) => r.counts.get(op));
-    if (groups.size < 2) continue;
-    const e = entry("MISMATCH");
-    e.op = op;
-    e.opGroups = [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks }));
-    entries.push(e);
-  }
-  const states = groupsOf(ranks, (r) => r.status);
-  if (states.size > 1) {
-    const e = entry("MISMATCH");
-    e.statusGroups = [...states].sort((a, b) => b[1].count - a[1].count).map(([status, g]): RasGroup => ({ count: g.count, status, ranks: g.ranks }));
-    entries.push(e);
-  }
-  const failing = ranks.filter((r) => r.asyncError !== 0);
-  if (failing.length > 0) {
-    const e = entry("ERROR");
-    const codes = [...new Set(failing.map((r) => r.asyncError))].join(", ");
-    e.errors.push(`Asynchronous errors (ncclResult ${codes}) on ${failing.length} rank${failing.length === 1 ? "" : "s"}`);
-    e.ranks = failing.slice(0, MAX_RANKS).map((r) => r.r);
-    entries.push(e);
-  }
-  const dead: RasProcess[] = [];
-  const missing = (Array.isArray(c.missing_ranks) ? c.missing_ranks : []).filter(isObj);
-  if (missing.length > 0) {
+  if (unresponsive.length > 0) {
     const e = entry("INCOMPLETE");
-    e.missingRanks = missing.length;
-    for (const m of missing) {
-      const r = rankOf(m);
-      if (r === undefined) continue;
-      if (e.ranks.length < MAX_RANKS) e.ranks.push(r);
-      const st = isObj(m.status) ? m.status : {};
-      if (st.considered_dead === true && r.pid !== undefined && r.node !== undefined) dead.push({ pid: r.pid, node: r.node, gpus: r.gpu ?? "?" });
+    e.missingRanks = unresponsive.length;
+    if (isOutlier(unresponsive.length, Infinity)) e.ranks = unresponsive.slice(0, MAX_RANKS).map((m) => m.r);
+    entries.push(e);
+  }
+  const init = ranks.filter((r) => isError(r.initState));
+  const async = ranks.filter((r) => isError(r.asyncError));
+  if (init.length > 0 || async.length > 0) {
+    const e = entry("ERROR");
+    for (const [what, failing, code] of [["Initialization", init, (r: JsonRank) => r.initState], ["Asynchronous", async, (r: JsonRank) => r.asyncError]] as const) {
+      if (failing.length === 0) continue;
+      e.errors.push(errorLine(what, failing.length));
+      // NCCL breaks the ranks down by error code and lists a code's ranks when they are few.
+      for (const g of groupsOf(failing, code, total).values()) for (const r of g.ranks) if (e.ranks.length < MAX_RANKS) e.ranks.push(r);
     }
     entries.push(e);
   }
+  const states = groupsOf(ranks, (r) => r.status, total);
+  if (nocomm.length > 0) states.set("NOCOMM", { count: nocomm.length, ranks: isOutlier(nocomm.length, total) ? nocomm.slice(0, MAX_RANKS).map((m) => m.r) : [] });
+  const mismatch = entry("MISMATCH");
+  if (states.size > 1) mismatch.statusGroups = [...states].sort((a, b) => b[1].count - a[1].count).map(([status, g]): RasGroup => ({ count: g.count, status, ranks: g.ranks }));
+  const ops = new Set<string>();
+  for (const r of ranks) for (const op of r.counts.keys()) if (ops.size < MAX_OPS) ops.add(op);
+  const opEntries: RasCommEntry[] = [];
+  for (const op of ops) {
+    const groups = groupsOf(ranks, (r) => r.counts.get(op), total);
+    if (groups.size < 2) continue;
+    // One MISMATCH entry per communicator in the text; here one per op type, the first with the status.
+    const e = opEntries.length === 0 ? mismatch : entry("MISMATCH");
+    e.op = op;
+    e.opGroups = [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks }));
+    opEntries.push(e);
+  }
+  if (opEntries.length === 0 && mismatch.statusGroups.length > 0) entries.push(mismatch);
+  entries.push(...opEntries);
+  const dead = missing.filter((m) => m.dead && m.r.pid !== undefined && m.r.node !== undefined).map((m): RasProcess => ({ pid: m.r.pid as number, node: m.r.node as string, gpus: m.r.gpu ?? "?" }));
   return { entries, dead };
 }
 
@@ -179,7 +203,7 @@ export function rasReportFromJson(text: string): RasReport | undefined {
   if (text.length > MAX_RAS_JSON_BYTES || !looksLikeJson(text)) return undefined;
   let doc: unknown;
   try {
-    doc = JSON.parse(text);
+    doc = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
     return undefined;
   }

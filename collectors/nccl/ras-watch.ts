@@ -9,7 +9,6 @@ import type { Logger } from "pino";
 import { commIdOfHash, opCountSplit, rasFindings } from "../../agent/analyze/findings-ras.js";
 import type { Finding } from "../../agent/analyze/report.js";
 import { RasReader, type RasReport } from "./parse-ras.js";
-import { rasReportFromJson } from "./parse-ras-json.js";
 import { queryRas, type RasAddress, type RasQueryResult } from "./ras-client.js";
 
 export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error";
@@ -52,10 +51,8 @@ export interface RasView {
 export const MAX_RAS_SERIES = 128;
 const MAX_LOGGED_FINDINGS = 10;
 
-/** The last report in a RAS answer: the JSON document, or the last text report. */
+/** The last report in a RAS answer (text: the client asks for no other format). */
 export function lastReport(text: string): RasReport | undefined {
-  const json = rasReportFromJson(text);
-  if (json !== undefined) return json;
   const reader = new RasReader();
   let start = 0;
   let lineNo = 1;

@@ -75,7 +75,8 @@ describe("ringwatch analyze", () => {
     const sim = new Scenario(TWO_NODES, {});
     await writeScenario(sim, dir, { durationMs: 10_000, stderr: false });
     const ranks = Array.from({ length: 16 }, (_, r) => ({ rank: r, host: r < 8 ? "10.0.0.7" : "10.0.0.8", pid: 5100 + r, cuda: r % 8, counts: { AllReduce: r === 13 ? 9 : 10 } }));
-    writeFileSync(join(dir, "ras.json"), rasJson([{ hash: 0x77aa00bb11cc22ddn, size: 16, ranks }]));
+    // Saved by an editor that adds a byte-order mark.
+    writeFileSync(join(dir, "ras.json"), `\ufeff${rasJson([{ hash: 0x77aa00bb11cc22ddn, size: 16, ranks }])}`);
     writeFileSync(join(dir, "other.json"), '{"job": "llm-64", "step": 1200}\n'); // JSON, but no RAS report: read as lines, harmlessly
     const r = await runAgent(["analyze", "--json", dir]);
     expect(r.code).toBe(0);

@@ -70,8 +70,8 @@ describe("NCCL RAS JSON reports (parse-ras-json.ts), fuzzed", () => {
         const r = rasReportFromJson(JSON.stringify(d, null, 2));
         if (r === undefined) return;
         for (const n of numbersOf(r)) expect(Number.isFinite(n)).toBe(true);
-        // Per communicator: a mismatch per op name (two here), one of status, one error, one incomplete.
-        expect(r.comms.length).toBeLessThanOrEqual(d.communicators.length * 5);
+        // Per communicator: a mismatch per op name (at most 32), one of status, one error, one incomplete.
+        expect(r.comms.length).toBeLessThanOrEqual(d.communicators.length * 35);
       }),
       { numRuns: RUNS },
     );

@@ -67,13 +67,14 @@ describe("rasReportFromJson", () => {
     const r = rasReportFromJson(text);
     expect(r?.timeouts).toBe(2);
     expect(r?.processes).toEqual([{ kind: "DEAD", count: 1, lineNo: 1, processes: [{ pid: 4252, node: "10.0.0.9", gpus: "7" }] }]);
-    expect(r?.comms.map((e) => e.kind)).toEqual(["MISMATCH", "ERROR", "INCOMPLETE"]);
-    expect(r?.comms[0]?.statusGroups).toEqual([
+    // The text report's order: INCOMPLETE and ERROR under Errors, MISMATCH under Warnings.
+    expect(r?.comms.map((e) => e.kind)).toEqual(["INCOMPLETE", "ERROR", "MISMATCH"]);
+    expect(r?.comms[0]).toMatchObject({ missingRanks: 2, ranks: [{ rank: 14, node: "10.0.0.9", pid: 4251 }, { rank: 15, node: "10.0.0.9", pid: 4252 }] });
+    expect(r?.comms[1]).toMatchObject({ errors: ["Asynchronous error on 1 rank"], ranks: [{ rank: 3 }] });
+    expect(r?.comms[2]?.statusGroups).toEqual([
       { count: 13, status: "RUNNING", ranks: [] },
       { count: 1, status: "ABORT", ranks: [{ rank: 3, gpu: "3", pid: 4233, node: "10.0.0.7" }] },
     ]);
-    expect(r?.comms[1]).toMatchObject({ errors: ["Asynchronous errors (ncclResult 6) on 1 rank"], ranks: [{ rank: 3 }] });
-    expect(r?.comms[2]).toMatchObject({ missingRanks: 2, ranks: [{ rank: 14, node: "10.0.0.9", pid: 4251 }, { rank: 15, node: "10.0.0.9", pid: 4252 }] });
     const kinds = analyzeLogs([{ name: "ras.json", text }]).findings.map((f) => [f.kind, f.severity]);
     expect(kinds).toEqual(
       expect.arrayContaining([
@@ -83,6 +84,37 @@ describe("rasReportFromJson", () => {
       ]),
     );
     expect(kinds).toHaveLength(4);
+  });
+
+  it("follows NCCL's text rules: outliers counted against the communicator's size, NOCOMM, in-progress is no error", () => {
+    // 32 ranks, 4 of them silent (unresponsive), 2 answered without the communicator (NOCOMM);
+    // 8 of the 26 that reported are behind: 8 <= 32 × 25 %, so NCCL lists them (26 would not be).
+    const ranks = Array.from({ length: 26 }, (_, r): RankSpec => ({ rank: r, host: `10.0.1.${Math.floor(r / 8)}`, pid: 7000 + r, cuda: r % 8, counts: { AllReduce: r < 8 ? 99 : 100 }, asyncError: r === 20 ? 7 : 0 }));
+    const missing: MissingSpec[] = [26, 27, 28, 29].map((rank) => ({ rank, host: "10.0.1.3", pid: 7000 + rank, cuda: rank % 8, unresponsive: true, dead: false }));
+    missing.push(...[30, 31].map((rank) => ({ rank, host: "10.0.1.3", pid: 7000 + rank, cuda: rank % 8, unresponsive: false, dead: false })));
+    const text = rasJson([{ hash: 0x5555666677778888n, size: 32, ranks, missing }]).replace('"init_state": 0,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100', '"init_state": 5,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100');
+    const r = rasReportFromJson(text);
+    expect(r?.comms.map((e) => e.kind)).toEqual(["INCOMPLETE", "ERROR", "MISMATCH"]);
+    expect(r?.comms[0]).toMatchObject({ missingRanks: 4, ranks: [{ rank: 26 }, { rank: 27 }, { rank: 28 }, { rank: 29 }] });
+    // Rank 8's init_state 5 is an error; rank 20's async_error 7 (ncclInProgress) is not.
+    expect(r?.comms[1]).toMatchObject({ errors: ["Initialization error on 1 rank"], ranks: [{ rank: 8 }] });
+    const m = r?.comms[2];
+    expect(m?.statusGroups.map((g) => [g.status, g.count, g.ranks.map((x) => x.rank)])).toEqual([
+      ["RUNNING", 25, []],
+      ["NOCOMM", 2, [30, 31]],
+      ["INIT", 1, [8]],
+    ]);
+    expect(m?.opGroups.map((g) => [g.opCount, g.count, g.ranks.length])).toEqual([
+      [99, 8, 8],
+      [100, 18, 0],
+    ]);
+    const f = analyzeLogs([{ name: "ras.json", text }]).findings.find((x) => x.kind === "rank_behind");
+    expect(f?.ranks).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("a document that starts with a byte-order mark is still read", () => {
+    const ranks = Array.from({ length: 4 }, (_, r): RankSpec => ({ rank: r, host: "10.0.0.7", pid: 4230 + r, cuda: r, counts: { AllReduce: r === 2 ? 4 : 5 } }));
+    expect(rasReportFromJson(`\ufeff${rasJson([{ hash: 0xabcn, size: 4, ranks }])}`)?.comms).toHaveLength(1);
   });
 
   it("a healthy job gives a report with nothing in it", () => {

@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RasWatch, lastReport, rasSeries } from "../../../collectors/nccl/ras-watch.js";
 import { readCapture } from "../../helpers/fixtures.js";
 import { memoryLogger } from "../../helpers/memory-logger.js";
-import { rasJson } from "../../helpers/ras-json.js";
 import { oneRankBehind, rasText } from "../../helpers/ras-text.js";
 import { startRasService, type RasService } from "../../helpers/ras-service.js";
 
@@ -181,16 +180,6 @@ describe("RasWatch", () => {
     await w.settled();
     expect(count(w, "timeout")).toBe(2);
     expect(logs().filter((l) => String(l.msg).includes("gave no report"))).toHaveLength(1);
-  });
-
-  it("an answer in JSON (NCCL 2.28.7+'s other format) is read like the text", async () => {
-    const ranks = Array.from({ length: 8 }, (_, r) => ({ rank: r, host: "10.0.0.8", pid: 4230 + r, cuda: r, counts: { AllReduce: r === 6 ? 39 : 40 } }));
-    const s = await service(rasJson([{ hash: 0x49bbd7790311d5ebn, size: 8, ranks }]));
-    const { w } = watch(s.port, { t: 0 });
-    w.update(true);
-    await w.settled();
-    expect(count(w, "ok")).toBe(1);
-    expect(w.view().behind).toEqual([{ commId: "0x49bbd7790311d5eb", rank: 6, process: "10.0.0.8:4236" }]);
   });
 
   it("no RAS service is counted as unreachable and logged once, at info", async () => {
