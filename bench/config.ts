@@ -37,9 +37,12 @@ export interface BenchConfig {
   nodeExporter: string;
   /** Run the agent under --cpu-prof in (b) and (d) and summarise the profiles. */
   profile: boolean;
-  /** Extra node options for every agent start, e.g. BENCH_AGENT_NODE_ARGS="--max-semi-space-size=1". */
+  /** Node options for every agent start: those the systemd unit and the image set, unless BENCH_AGENT_NODE_ARGS says otherwise ("" for none). */
   agentNodeArgs: string[];
 }
+
+/** NODE_OPTIONS of systemd/ringwatch.service and the Dockerfile: the bench runs the agent as they do. */
+export const SHIPPED_NODE_OPTIONS = "--max-semi-space-size=2";
 
 function num(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -87,6 +90,6 @@ export function benchConfig(): BenchConfig {
     starts: num("BENCH_STARTS", 5),
     nodeExporter: process.env.BENCH_NODE_EXPORTER ?? "/usr/bin/prometheus-node-exporter",
     profile: process.env.BENCH_PROFILE === "1",
-    agentNodeArgs: (process.env.BENCH_AGENT_NODE_ARGS ?? "").split(" ").filter((a) => a !== ""),
+    agentNodeArgs: (process.env.BENCH_AGENT_NODE_ARGS ?? SHIPPED_NODE_OPTIONS).split(" ").filter((a) => a !== ""),
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SHIPPED_NODE_OPTIONS } from "../../bench/config.js";
 
 // No Docker engine runs on the CI machines, so the image cannot be built here; these checks
 // hold the Dockerfile to the packaging rules instead.
@@ -23,5 +24,10 @@ describe("Dockerfile", () => {
     expect(final).not.toMatch(/npm (ci|install)(?![^\n]*--omit=dev)/);
     expect(stages[0]).toMatch(/npm prune --omit=dev/);
     expect(final).toMatch(/ENTRYPOINT \["node", "\/opt\/ringwatch\/dist\/agent\/main.js"\]/);
+  });
+
+  it("sets the node options the benchmarks measure (bench/config.ts)", () => {
+    const final = stages[stages.length - 1] ?? "";
+    expect(/^\s*NODE_OPTIONS=(\S+)/m.exec(final)?.[1]).toBe(SHIPPED_NODE_OPTIONS);
   });
 });

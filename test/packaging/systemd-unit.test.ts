@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { SHIPPED_NODE_OPTIONS } from "../../bench/config.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const unitPath = join(root, "systemd/ringwatch.service");
@@ -35,6 +36,12 @@ describe("systemd/ringwatch.service", () => {
     expect(score).toBeLessThanOrEqual(2.0);
     const readme = readFileSync(join(root, "README.md"), "utf8");
     expect(readme).toContain(`exposure level ${score.toFixed(1)}`);
+  });
+
+  it("sets the node options the benchmarks measure (bench/config.ts); /etc/default/ringwatch may override them", () => {
+    const lines = readFileSync(unitPath, "utf8").split("\n");
+    expect(lines).toContain(`Environment=NODE_OPTIONS=${SHIPPED_NODE_OPTIONS}`);
+    expect(lines).toContain("EnvironmentFile=-/etc/default/ringwatch"); // systemd: the file's settings win over Environment=
   });
 
   it("keeps the hardening the collectors allow", () => {
