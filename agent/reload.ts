@@ -24,11 +24,13 @@ interface Setting {
 }
 
 const re = (r: RegExp | undefined): string => r?.source ?? "";
+/** `host:port`, an IPv6 host in brackets; no host (all interfaces) as `:port`. */
+const hostPort = (host: string | undefined, port: number): string => `${host?.includes(":") ? `[${host}]` : (host ?? "")}:${port}`;
 const ms = (v: number): string => formatDuration(v);
 
 /** Every setting, and who applies a change of it. */
 export const SETTINGS: readonly Setting[] = [
-  { flag: "web.listen-address", show: (c) => `${c.listen.host?.includes(":") ? `[${c.listen.host}]` : (c.listen.host ?? "")}:${c.listen.port}`, by: "restart" },
+  { flag: "web.listen-address", show: (c) => hostPort(c.listen.host, c.listen.port), by: "restart" },
   { flag: "web.telemetry-path", show: (c) => c.telemetryPath, by: "restart" },
   { flag: "web.config.file", show: (c) => c.webConfigFile ?? "", by: "live" },
   { flag: "log.level", show: (c) => c.logLevel, by: "live" },
@@ -64,7 +66,7 @@ export const SETTINGS: readonly Setting[] = [
   { flag: "collector.nccl.check-pids", show: (c) => String(c.nccl.checkPids), by: ["nccl"] },
   { flag: "collector.nccl.polling", show: (c) => String(c.nccl.polling), by: ["nccl"] },
   { flag: "collector.nccl.ras", show: (c) => String(c.nccl.ras !== undefined), by: ["nccl"] },
-  { flag: "collector.nccl.ras-addr", show: (c) => (c.nccl.ras ? `${c.nccl.ras.address.host.includes(":") ? `[${c.nccl.ras.address.host}]` : c.nccl.ras.address.host}:${c.nccl.ras.address.port}` : ""), by: ["nccl"] },
+  { flag: "collector.nccl.ras-addr", show: (c) => (c.nccl.ras ? hostPort(c.nccl.ras.address.host, c.nccl.ras.address.port) : ""), by: ["nccl"] },
   { flag: "collector.nccl.ras-interval", show: (c) => (c.nccl.ras ? ms(c.nccl.ras.intervalMs) : ""), by: ["nccl"] },
 ];
 

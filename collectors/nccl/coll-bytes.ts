@@ -24,8 +24,8 @@ interface Fixed {
   words: number[];
 }
 
-function fixed(text: string): Fixed {
-  const bytes = Buffer.from(text, "latin1");
+function fixed(text: string, encoding: "latin1" | "utf8" = "latin1"): Fixed {
+  const bytes = Buffer.from(text, encoding);
   const words: number[] = [];
   for (let k = 0; k + 4 <= bytes.length; k += 4) words.push(bytes.readUInt32LE(k));
   return { bytes, words };
@@ -204,10 +204,7 @@ export class CollByteMatcher {
 
   /** The `host:pid:` every line of this writer starts with (as decoded text; matched as UTF-8). */
   setWriter(prefix: string): void {
-    const bytes = Buffer.from(prefix, "utf8");
-    const words: number[] = [];
-    for (let k = 0; k + 4 <= bytes.length; k += 4) words.push(bytes.readUInt32LE(k));
-    this.prefix = { bytes, words };
+    this.prefix = fixed(prefix, "utf8");
   }
 
   hasWriter(): boolean {

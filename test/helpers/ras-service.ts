@@ -3,8 +3,11 @@
  * serving a report file, and records the connections and commands it received.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { fakesDir } from "./agent-process.js";
 
 export type RasMode = "ok" | "silent" | "not-ras" | "refuse-timeout" | "close-early" | "trickle";
@@ -56,4 +59,34 @@ export async function startRasService(dir: string, report: string, mode: RasMode
         child.kill("SIGTERM");
       }),
   };
+}
+
+/**
+ * For a test file: a function that starts a fake RAS service serving `report` from a temporary
+ * directory. Every service it started is stopped, and its directory removed, after each test.
+ */
+export function rasServices(): (report: string, mode?: RasMode) => Promise<RasService> {
+  const started: RasService[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((s) => s.stop()));
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return async (report, mode = "ok") => {
+    const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
+    dirs.push(dir);
+    const s = await startRasService(dir, report, mode);
+    started.push(s);
+    return s;
+  };
+}
+
+/** A local port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const addr = srv.address();
+  await new Promise<void>((r) => srv.close(() => r()));
+  if (addr === null || typeof addr === "string") throw new Error("no port");
+  return addr.port;
 }

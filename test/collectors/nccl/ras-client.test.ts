@@ -2,47 +2,19 @@
  * The RAS client against a real process speaking NCCL's RAS protocol (test/fakes/nccl-ras) that
  * replays the real ncclras capture 97, and against what can go wrong on the socket.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseRasAddress, queryRas, type RasQueryOptions } from "../../../collectors/nccl/ras-client.js";
 import { readCapture } from "../../helpers/fixtures.js";
-import { startRasService, type RasMode, type RasService } from "../../helpers/ras-service.js";
+import { closedPort, rasServices, type RasService } from "../../helpers/ras-service.js";
 
 const REPORT_97 = readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log");
-const services: RasService[] = [];
-const dirs: string[] = [];
-
-afterEach(async () => {
-  await Promise.all(services.splice(0).map((s) => s.stop()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-async function service(report: string, mode: RasMode = "ok"): Promise<RasService> {
-  const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
-  dirs.push(dir);
-  const s = await startRasService(dir, report, mode);
-  services.push(s);
-  return s;
-}
+const service = rasServices();
 
 const opts = (port: number, o: Partial<RasQueryOptions> = {}): RasQueryOptions => ({ host: "127.0.0.1", port, legTimeoutSeconds: 5, deadlineMs: 5000, maxBytes: 1 << 20, ...o });
 
 async function commandsOf(s: RasService, n: number): Promise<string[]> {
   for (let i = 0; i < 100 && s.commands().length < n; i++) await new Promise((r) => setTimeout(r, 20));
   return s.commands();
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  const addr = srv.address();
-  await new Promise<void>((r) => srv.close(() => r()));
-  if (addr === null || typeof addr === "string") throw new Error("no port");
-  return addr.port;
 }
 
 describe("queryRas", () => {

@@ -2,16 +2,12 @@
  * RasWatch: when it asks NCCL's RAS service (only during a hang, then every interval), and what it
  * keeps of the answer. Time is a fake clock; the service is a real process (test/fakes/nccl-ras).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RasWatch, lastReport, rasSeries } from "../../../collectors/nccl/ras-watch.js";
 import { readCapture } from "../../helpers/fixtures.js";
 import { memoryLogger } from "../../helpers/memory-logger.js";
 import { oneRankBehind, rasText } from "../../helpers/ras-text.js";
-import { startRasService, type RasService } from "../../helpers/ras-service.js";
+import { closedPort, rasServices } from "../../helpers/ras-service.js";
 
 const REPORT_97 = readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log");
 /** Rank 9 behind on another node, and a dead process. */
@@ -22,23 +18,12 @@ const REPORT_BEHIND = rasText({
   warnings: oneRankBehind({ hash: "049bd7790311d5eb", op: "AllReduce", ranks: 16, top: 1204, rank: 9, gpu: 1, pid: 4242, node: "10.0.0.8" }),
 });
 
-const services: RasService[] = [];
-const dirs: string[] = [];
+const service = rasServices();
 const watches: RasWatch[] = [];
 
 afterEach(async () => {
   await Promise.all(watches.splice(0).map((w) => w.close()));
-  await Promise.all(services.splice(0).map((s) => s.stop()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-async function service(report: string): Promise<RasService> {
-  const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
-  dirs.push(dir);
-  const s = await startRasService(dir, report);
-  services.push(s);
-  return s;
-}
 
 /** A watch with a 60 s interval and no jitter (random() = 0.5). */
 function watch(port: number, clock: { t: number }, deadlineMs = 3000): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
@@ -164,10 +149,7 @@ describe("RasWatch", () => {
   });
 
   it("an answer that arrives after its hang ended is counted, not shown and not logged; the next hang logs its own", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
-    dirs.push(dir);
-    const s = await startRasService(dir, REPORT_BEHIND, "silent");
-    services.push(s);
+    const s = await service(REPORT_BEHIND, "silent");
     const clock = { t: 0 };
     const { w, logs } = watch(s.port, clock, 300);
     w.update(true);
@@ -183,10 +165,7 @@ describe("RasWatch", () => {
   });
 
   it("no RAS service is counted as unreachable and logged once, at info", async () => {
-    const srv = createServer();
-    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-    const port = (srv.address() as { port: number }).port;
-    await new Promise<void>((r) => srv.close(() => r()));
+    const port = await closedPort();
     const clock = { t: 0 };
     const { w, logs } = watch(port, clock);
     w.update(true);
