@@ -3,6 +3,7 @@
  * the time from spawn() to its "ringwatch listening" log line.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { followAgentOutput } from "../test/helpers/agent-output.js";
 import { agentMain } from "./paths.js";
 
 export interface BenchAgent {
@@ -25,31 +26,8 @@ export async function startBenchAgent(args: string[], env: NodeJS.ProcessEnv, no
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const lines: string[] = [];
-  let partial = "";
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  child.stdout.setEncoding("utf8");
-  const { port, at } = await new Promise<{ port: number; at: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`agent not listening after ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
-    child.stdout.on("data", (d: string) => {
-      partial += d;
-      let nl;
-      while ((nl = partial.indexOf("\n")) >= 0) {
-        const line = partial.slice(0, nl);
-        partial = partial.slice(nl + 1);
-        if (lines.length < 1000) lines.push(line);
-        if (line.includes('"ringwatch listening"')) {
-          clearTimeout(timer);
-          resolve({ port: (JSON.parse(line) as { port: number }).port, at: performance.now() });
-        }
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`agent exited with ${code} before listening; stderr: ${stderr}; logs: ${lines.join("\n")}`));
-    });
-  });
+  const out = followAgentOutput(child, timeoutMs, 1000);
+  const { port, at } = await out.listening;
   return {
     child,
     pid: child.pid ?? 0,
@@ -57,7 +35,7 @@ export async function startBenchAgent(args: string[], env: NodeJS.ProcessEnv, no
     url: `http://127.0.0.1:${port}`,
     spawnedAt,
     listeningMs: at - spawnedAt,
-    logs: () => lines.slice(),
+    logs: () => out.lines.slice(),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);

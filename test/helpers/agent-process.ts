@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
+import { followAgentOutput } from "./agent-output.js";
 
 export const repoRoot = resolve(import.meta.dirname, "../..");
 export const agentMain = resolve(repoRoot, "dist/agent/main.js");
@@ -28,39 +29,15 @@ export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, ti
     stdio: ["ignore", "pipe", "pipe"],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   });
-  const lines: string[] = [];
-  let partial = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8");
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (d: string) => (stderr += d));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`agent did not start in ${timeoutMs} ms; stderr: ${stderr}; logs: ${lines.join("\n")}`)), timeoutMs);
-    child.stdout.on("data", (d: string) => {
-      partial += d;
-      let nl;
-      while ((nl = partial.indexOf("\n")) >= 0) {
-        const line = partial.slice(0, nl);
-        partial = partial.slice(nl + 1);
-        lines.push(line);
-        if (line.includes('"ringwatch listening"')) {
-          clearTimeout(timer);
-          resolvePort((JSON.parse(line) as { port: number }).port);
-        }
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`agent exited with ${code} before listening; stderr: ${stderr}; logs: ${lines.join("\n")}`));
-    });
-  });
+  const out = followAgentOutput(child, timeoutMs);
+  const { port } = await out.listening;
   const url = `http://127.0.0.1:${port}`;
   return {
     child,
     port,
     url,
-    logs: () => lines.slice(),
-    stderr: () => stderr,
+    logs: () => out.lines.slice(),
+    stderr: () => out.stderr(),
     async scrape(path = "/metrics"): Promise<string> {
       const res = await fetch(url + path);
       if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
