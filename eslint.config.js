@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh", "collectors/nccl/wasm/**"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -14,6 +14,7 @@
  * and fuzzed: test/fuzz/coll-bytes.test.ts).
  */
 
+import type { CollScanner } from "./coll-scanner.js";
 import { decode } from "./follow/line-splitter.js";
 
 const SPACE = 0x20;
@@ -209,6 +210,31 @@ export class CollByteMatcher {
 
   hasWriter(): boolean {
     return this.prefix.bytes.length > 0;
+  }
+
+  /** The writer's `host:pid:` as bytes (one Buffer per setWriter). */
+  writerBytes(): Buffer {
+    return this.prefix.bytes;
+  }
+
+  /**
+   * Takes accepted line k of the scanner's last scan (coll-scanner.ts, the WebAssembly twin of
+   * matchLine) as if matchLine had accepted it: op, opCount and the pointer, in buf's coordinates.
+   */
+  adopt(buf: Buffer, sc: CollScanner, k: number): void {
+    const L = sc.layout;
+    const shift = sc.shift();
+    this.opStart = sc.field(k, L.fOpStart) + shift;
+    this.opLen = sc.field(k, L.fOpLen);
+    this.k0 = sc.field(k, L.fOpKey0);
+    this.k1 = sc.field(k, L.fOpKey1);
+    this.k2 = sc.field(k, L.fOpKey2);
+    this.fields.op = this.op(buf);
+    this.fields.opCount = sc.field(k, L.fOpCount);
+    this.ptrStart = sc.field(k, L.fPtrStart) + shift;
+    this.ptrChars = sc.field(k, L.fPtrChars);
+    this.ptrEnd = this.ptrStart + this.ptrChars;
+    this.ptrKey = sc.field(k, L.fPtrKey);
   }
 
   /** Whether buf[s, e) is a plain COLL line of the writer; if so its fields are in `fields`. */
