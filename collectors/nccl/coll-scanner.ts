@@ -8,6 +8,7 @@
  * Where WebAssembly SIMD is missing, collScanner() is undefined and the sinks use the JavaScript
  * matcher, which accepts the same lines.
  */
+import type { CollByteMatcher } from "./coll-bytes.js";
 import { COLL_SCAN_WASM } from "./coll-scan-wasm.js";
 
 /** What this file uses of the WebAssembly API (lib ES2023 and @types/node 20 do not declare it). */
@@ -49,8 +50,11 @@ interface Layout {
   fPtrStart: number;
 }
 
-/** Smallest window copied into the module (it grows for a max line length above half of it). */
-const MIN_WINDOW = 1 << 20;
+/**
+ * Largest window copied into the module at once: the follower's read size (512 KiB), or twice the
+ * line limit when that is more. The module's memory is this plus DATA_START and PADDING.
+ */
+const MIN_WINDOW = 512 * 1024;
 const PAGE = 65536;
 
 export class CollScanner {
@@ -151,6 +155,45 @@ export class CollScanner {
     this.bytes = new Uint8Array(m.buffer);
     this.records = new Float64Array(m.buffer, L.recordsStart, L.maxRecords * L.recordFields);
     if (this.prefix !== undefined) this.bytes.set(this.prefix, L.prefixStart);
+  }
+}
+
+/**
+ * One file's lines through the scanner: lineAt() works like CollByteMatcher.matchLine, but a scan
+ * matches a run of lines ahead and the following calls take them one by one, in order.
+ */
+export class ScannedLines {
+  private count = 0;
+  private next = 0;
+  private scanNo = -1;
+  /** Where the next scanned line starts. */
+  private from = -1;
+
+  constructor(private readonly sc: CollScanner) {}
+
+  /**
+   * The newline of the plain COLL line of m's writer at s (data up to `end`, at most `max` bytes),
+   * its fields adopted by m as matchLine would set them; or -1.
+   */
+  lineAt(m: CollByteMatcher, buf: Buffer, s: number, end: number, max: number): number {
+    const sc = this.sc;
+    if (this.next >= this.count || this.from !== s || this.scanNo !== sc.scans) {
+      this.count = sc.scan(this, m.writerBytes(), buf, s, end, max);
+      this.next = 0;
+      this.scanNo = sc.scans;
+      if (this.count === 0) return -1;
+    }
+    const k = this.next++;
+    const nl = sc.newline(k);
+    this.from = nl + 1;
+    m.adopt(buf, sc, k);
+    return nl;
+  }
+
+  /** Forgets what was scanned: the read buffer is about to hold new bytes, or the writer changed. */
+  reset(): void {
+    this.count = 0;
+    this.sc.release(this);
   }
 }
 

@@ -12,6 +12,7 @@ import type { AgentConfig } from "../../agent/config.js";
 import { Follower, type FollowedFile, type ResumePoint } from "./follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
+import { collScannerProblem } from "./coll-scanner.js";
 import { FileSink } from "./file-sink.js";
 import type { RasAddress } from "./ras-client.js";
 import { RasWatch } from "./ras-watch.js";
@@ -83,6 +84,8 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const hung = new Set<string>();
   const makeRas = (o: NcclRasOptions): RasWatch => new RasWatch({ ...o, now: deps.now, log });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
+  const scanProblem = collScannerProblem();
+  if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
 
   // Nothing is published before the heads of existing files are read and settled (settleHistory):
   // a count from a head that did not reach the file's end would be withdrawn right after.

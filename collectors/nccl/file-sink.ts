@@ -5,7 +5,7 @@
  */
 import type { LineSink } from "./follow/follower.js";
 import { CollByteMatcher } from "./coll-bytes.js";
-import { collScanner, type CollScanner } from "./coll-scanner.js";
+import { collScanner, ScannedLines, type CollScanner } from "./coll-scanner.js";
 import { parseLine } from "./parse-line.js";
 import type { CollTarget, LineContext, Tracker } from "./state/tracker.js";
 
@@ -26,18 +26,17 @@ export class FileSink implements LineSink {
   private readonly keyed: CollTarget[] = [];
   private readonly keys: number[] = [];
 
-  /** Lines the scanner accepted ahead (records of its scan number recScan), the next from recFrom. */
-  private recCount = 0;
-  private recNext = 0;
-  private recScan = -1;
-  private recFrom = -1;
+  /** COLL lines through the WebAssembly scanner; undefined: through the matcher's JavaScript. */
+  private readonly scanned: ScannedLines | undefined;
 
   /** scanner: the WebAssembly matcher (the default where it runs), or undefined for the JavaScript one. */
   constructor(
     private readonly tracker: Tracker,
     private readonly onError: (err: unknown, where: string) => void,
-    private readonly scanner: CollScanner | undefined = collScanner(),
-  ) {}
+    scanner: CollScanner | undefined = collScanner(),
+  ) {
+    this.scanned = scanner === undefined ? undefined : new ScannedLines(scanner);
+  }
 
   /** Before each chunk: where it comes from and when it was read. */
   open(source: string, readMs: number, historical: boolean, mtimeMs: number): this {
@@ -50,29 +49,14 @@ export class FileSink implements LineSink {
   }
 
   chunkStart(): void {
-    this.recCount = 0;
-    this.scanner?.release(this);
+    this.scanned?.reset();
   }
 
   lineAt(buf: Buffer, s: number, end: number, max: number): number {
     if (this.processKey === undefined) return -1;
-    const sc = this.scanner;
-    if (sc === undefined) {
-      const nl = this.matcher.matchLine(buf, s, end, max);
-      return nl >= 0 && this.count(buf) ? nl : -1;
-    }
-    // The scanner matches a run of lines per call; they are taken one by one, in order.
-    if (this.recNext >= this.recCount || this.recFrom !== s || this.recScan !== sc.scans) {
-      this.recCount = sc.scan(this, this.matcher.writerBytes(), buf, s, end, max);
-      this.recNext = 0;
-      this.recScan = sc.scans;
-      if (this.recCount === 0) return -1;
-    }
-    const k = this.recNext++;
-    const nl = sc.newline(k);
-    this.recFrom = nl + 1;
-    this.matcher.adopt(buf, sc, k);
-    return this.count(buf) ? nl : -1;
+    const m = this.matcher;
+    const nl = this.scanned !== undefined ? this.scanned.lineAt(m, buf, s, end, max) : m.matchLine(buf, s, end, max);
+    return nl >= 0 && this.count(buf) ? nl : -1;
   }
 
   bytes(buf: Buffer, s: number, e: number): boolean {
@@ -141,7 +125,7 @@ export class FileSink implements LineSink {
       // The writer of the file as its own plain lines name it: the byte path matches its COLL lines.
       this.writerPrefix = prefix;
       this.processKey = `${ev.host}:${ev.pid}`;
-      this.recCount = 0;
+      this.scanned?.reset();
       this.targets.clear();
       this.keyed.length = 0;
       this.keys.length = 0;
