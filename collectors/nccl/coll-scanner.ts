@@ -95,7 +95,7 @@ export class CollScanner {
     const L = this.layout;
     if (prefix.length > L.prefixMax) return 0;
     if (this.owner !== owner || this.src !== buf || this.srcEnd !== end || s < this.winStart || s >= this.winEnd) {
-      this.copy(owner, buf, s, end, max);
+      if (!this.copy(owner, buf, s, end, max)) return 0;
     }
     if (this.prefix !== prefix) {
       this.bytes.set(prefix, L.prefixStart);
@@ -105,10 +105,7 @@ export class CollScanner {
     this.scans++;
     let n = this.run(s, max);
     // A line cut by the window's end (not the read's): copy a window that starts with it, once.
-    if (n === 0 && this.winEnd < end && s > this.winStart) {
-      this.copy(owner, buf, s, end, max);
-      n = this.run(s, max);
-    }
+    if (n === 0 && this.winEnd < end && s > this.winStart && this.copy(owner, buf, s, end, max)) n = this.run(s, max);
     return n;
   }
 
@@ -133,10 +130,16 @@ export class CollScanner {
     return this.ex.scan(at, L.dataStart + (this.winEnd - this.winStart), this.prefix?.length ?? 0, max, L.maxRecords, this.prefixGen);
   }
 
-  private copy(owner: object, buf: Buffer, s: number, end: number, max: number): void {
+  /** Copies buf[s, ...) into the module for owner; false when its memory cannot grow that far (the lines then take the JavaScript path). */
+  private copy(owner: object, buf: Buffer, s: number, end: number, max: number): boolean {
     const L = this.layout;
     const size = Math.min(end - s, Math.max(MIN_WINDOW, 2 * max + 64));
-    this.ensure(L.dataStart + size + L.padding);
+    try {
+      this.ensure(L.dataStart + size + L.padding);
+    } catch {
+      this.owner = undefined;
+      return false;
+    }
     this.bytes.set(buf.subarray(s, s + size), L.dataStart);
     this.bytes.fill(0, L.dataStart + size, L.dataStart + size + L.padding);
     this.owner = owner;
@@ -144,6 +147,7 @@ export class CollScanner {
     this.srcEnd = end;
     this.winStart = s;
     this.winEnd = s + size;
+    return true;
   }
 
   /** Grows the module's memory to at least `bytes` (views of the old memory are gone after a grow). */
