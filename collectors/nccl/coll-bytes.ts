@@ -223,18 +223,20 @@ export class CollByteMatcher {
    */
   adopt(buf: Buffer, sc: CollScanner, k: number): void {
     const L = sc.layout;
+    const r = sc.values();
+    const b = k * L.recordFields;
     const shift = sc.shift();
-    this.opStart = sc.field(k, L.fOpStart) + shift;
-    this.opLen = sc.field(k, L.fOpLen);
-    this.k0 = sc.field(k, L.fOpKey0);
-    this.k1 = sc.field(k, L.fOpKey1);
-    this.k2 = sc.field(k, L.fOpKey2);
+    this.opStart = (r[b + L.fOpStart] as number) + shift;
+    this.opLen = r[b + L.fOpLen] as number;
+    this.k0 = r[b + L.fOpKey0] as number;
+    this.k1 = r[b + L.fOpKey1] as number;
+    this.k2 = r[b + L.fOpKey2] as number;
     this.fields.op = this.op(buf);
-    this.fields.opCount = sc.field(k, L.fOpCount);
-    this.ptrStart = sc.field(k, L.fPtrStart) + shift;
-    this.ptrChars = sc.field(k, L.fPtrChars);
+    this.fields.opCount = r[b + L.fOpCount] as number;
+    this.ptrStart = (r[b + L.fPtrStart] as number) + shift;
+    this.ptrChars = r[b + L.fPtrChars] as number;
     this.ptrEnd = this.ptrStart + this.ptrChars;
-    this.ptrKey = sc.field(k, L.fPtrKey);
+    this.ptrKey = r[b + L.fPtrKey] as number;
   }
 
   /** Whether buf[s, e) is a plain COLL line of the writer; if so its fields are in `fields`. */

@@ -54,7 +54,7 @@ interface Layout {
  * Largest window copied into the module at once: the follower's read size (512 KiB), or twice the
  * line limit when that is more. The module's memory is this plus DATA_START and PADDING.
  */
-const MIN_WINDOW = 512 * 1024;
+const WINDOW_BYTES = 512 * 1024;
 const PAGE = 65536;
 
 export class CollScanner {
@@ -78,7 +78,7 @@ export class CollScanner {
   ) {
     this.bytes = new Uint8Array(0);
     this.records = new Float64Array(0);
-    this.ensure(layout.dataStart + MIN_WINDOW + layout.padding);
+    this.ensure(layout.dataStart + WINDOW_BYTES + layout.padding);
   }
 
   /** Drops the window if `owner` copied it: its read buffer is about to hold other bytes. */
@@ -89,7 +89,7 @@ export class CollScanner {
   /**
    * Scans the lines of buf from s (data up to `end`, the end of the read) for owner, whose writer
    * is `prefix`. Returns how many consecutive lines from s were accepted (0 when the first was not,
-   * or the prefix is too long for the module); record(k) gives them.
+   * or the prefix is too long for the module); newline(k) and values() give them.
    */
   scan(owner: object, prefix: Buffer, buf: Buffer, s: number, end: number, max: number): number {
     const L = this.layout;
@@ -114,9 +114,12 @@ export class CollScanner {
     return (this.records[k * this.layout.recordFields + this.layout.fNewline] as number) + this.shift();
   }
 
-  /** Field f of record k of the last scan (a position field is in the module's memory: see shift()). */
-  field(k: number, f: number): number {
-    return this.records[k * this.layout.recordFields + f] as number;
+  /**
+   * The records of the last scan: record k's field f is at k * layout.recordFields + f (a position
+   * field is in the module's memory: see shift()). Valid until the next scan.
+   */
+  values(): Float64Array {
+    return this.records;
   }
 
   /** What turns a position in the module's memory into one in the read buffer. */
@@ -133,7 +136,7 @@ export class CollScanner {
   /** Copies buf[s, ...) into the module for owner; false when its memory cannot grow that far (the lines then take the JavaScript path). */
   private copy(owner: object, buf: Buffer, s: number, end: number, max: number): boolean {
     const L = this.layout;
-    const size = Math.min(end - s, Math.max(MIN_WINDOW, 2 * max + 64));
+    const size = Math.min(end - s, Math.max(WINDOW_BYTES, 2 * max + 64));
     try {
       this.ensure(L.dataStart + size + L.padding);
     } catch {
