@@ -11,14 +11,14 @@ import { createGpuCollector } from "../collectors/gpu/collector.js";
 import { createInfinibandCollector } from "../collectors/infiniband/collector.js";
 import { createMtuCollector } from "../collectors/mtu/collector.js";
 import { createNcclCollector } from "../collectors/nccl/collector.js";
-import type { AgentConfig } from "./config.js";
+import type { AgentConfig } from "./config/config.js";
 import { applyReload, reloadFailed } from "./reload.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { createSelfMetrics } from "./self-metrics.js";
-import { createMetricsServer, type MetricsServer } from "./server.js";
-import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
+import { createMetricsServer, type MetricsServer } from "./web/server.js";
+import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 import { VERSION } from "./version.js";
-import { exposition } from "./exposition.js";
+import { exposition } from "./web/exposition.js";
 
 export interface Agent {
   readonly registry: Registry;

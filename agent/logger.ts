@@ -1,5 +1,5 @@
 import { pino, type Logger } from "pino";
-import type { LogLevel } from "./config.js";
+import type { LogLevel } from "./config/config.js";
 
 /** JSON logs to stdout (or stderr in --once mode, where stdout carries the exposition). */
 export function createLogger(level: LogLevel, toStderr = false): Logger {

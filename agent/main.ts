@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 /** Entry point: command line → config → logger → agent → signals. Bad flags or config: one line, exit 2. */
 import type { Logger } from "pino";
-import { runAnalyze } from "./analyze/cli.js";
+import { runAnalyze } from "./analyze.js";
 import { createAgent } from "./app.js";
-import { ConfigError, helpText, parseCli, type AgentConfig } from "./config.js";
+import { ConfigError, helpText, parseCli, type AgentConfig } from "./config/config.js";
 import { createLogger } from "./logger.js";
 import { loadSettings } from "./reload.js";
 import { VERSION } from "./version.js";
-import { WebConfigError } from "./web-config.js";
-import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
+import { WebConfigError } from "./web/config.js";
+import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 
 const SHUTDOWN_DEADLINE_MS = 4500;
 

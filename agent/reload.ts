@@ -7,11 +7,11 @@
  */
 import type { Logger } from "pino";
 import type { Collector, CollectorName } from "../collectors/collector.js";
-import { ConfigError, parseCli, type AgentConfig } from "./config.js";
-import { formatDuration } from "./duration.js";
+import { ConfigError, parseCli, type AgentConfig } from "./config/config.js";
+import { formatDuration } from "../collectors/settings/duration.js";
 import type { SelfMetrics } from "./self-metrics.js";
-import { WebConfigError } from "./web-config.js";
-import { loadWebConfig, type LoadedWebConfig } from "./web-source.js";
+import { WebConfigError } from "./web/config.js";
+import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 
 /** Who applies a setting: the agent itself at once ("live"), nobody before a restart, or these collectors' reconfigure(). */
 type Applier = "live" | "restart" | readonly CollectorName[];

@@ -6,7 +6,7 @@
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "pino";
 import { CollectorError, type Collector, type CollectorName } from "../collectors/collector.js";
-import { intervalToCron } from "./cron.js";
+import { intervalToCron } from "../collectors/settings/interval.js";
 import type { SelfMetrics } from "./self-metrics.js";
 
 export interface RunnerOptions {

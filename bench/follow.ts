@@ -19,7 +19,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeSync, closeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Follower } from "../collectors/nccl/follow/follower.js";
+import { Follower } from "../collectors/follow/follower.js";
 
 const FILES = 16;
 const mbPerFile = Number(process.argv[2] ?? "64");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import type { Metric, Registry } from "prom-client";
 import { createAgent } from "../agent/app.js";
-import { parseCli } from "../agent/config.js";
+import { parseCli } from "../agent/config/config.js";
 import { coverage } from "./coverage.js";
 import { makeBenchNode } from "./node-fixture.js";
 import { percentile } from "./scrape-client.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { AgentConfig } from "../agent/config.js";
+import type { AgentConfig } from "../agent/config/config.js";
 import type { Exec } from "./exec.js";
 
 /** Names of the collectors; each has a --collector.<name> switch. */

@@ -5,16 +5,16 @@
  * finished jobs retired. A stream collector: it runs from start() to stop().
  */
 import { stat } from "node:fs/promises";
-import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "../../agent/detect/types.js";
-import { evaluateAll, type NodeView } from "../../agent/detect/verdict.js";
+import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "./detect/types.js";
+import { evaluateAll, type NodeView } from "./detect/verdict.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
-import type { AgentConfig } from "../../agent/config.js";
-import { Follower, type FollowedFile, type ResumePoint } from "./follow/follower.js";
+import type { AgentConfig } from "../../agent/config/config.js";
+import { Follower, type FollowedFile, type ResumePoint } from "../follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import { createNodeView, type GpuSource } from "./node-view.js";
-import { collScannerProblem } from "./coll-scanner.js";
-import { FileSink } from "./file-sink.js";
-import type { RasAddress } from "./ras-client.js";
+import { collScannerProblem } from "./ingest/coll-scanner.js";
+import { FileSink } from "./ingest/file-sink.js";
+import type { RasAddress } from "./ras/client.js";
 import { RasWatch } from "./ras-watch.js";
 import { Tracker } from "./state/tracker.js";
 

@@ -3,9 +3,9 @@
  * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once.
  */
 import { Gauge, type Counter, type Registry } from "prom-client";
-import type { CommVerdict } from "../../agent/detect/types.js";
+import type { CommVerdict } from "./detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
-import type { FollowerStats } from "./follow/types.js";
+import type { FollowerStats } from "../follow/types.js";
 import type { RasView } from "./ras-watch.js";
 import { transportOf } from "./state/transport.js";
 import type { Tracker } from "./state/tracker.js";

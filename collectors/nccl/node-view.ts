@@ -3,8 +3,8 @@
  * start time, so container pids are checked too), and which GPU does a rank drive and what does it read (from the gpu collector).
  */
 import { hostname } from "node:os";
-import type { GpuReading } from "../../agent/detect/gpu-signature.js";
-import type { NodeView } from "../../agent/detect/verdict.js";
+import type { GpuReading } from "./detect/gpu-signature.js";
+import type { NodeView } from "./detect/verdict.js";
 import { canonicalBusId } from "../gpu/failures.js";
 import type { GpuSample } from "../gpu/collector.js";
 import type { GpuIdentity } from "../gpu/parse-query.js";

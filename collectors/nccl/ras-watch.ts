@@ -6,10 +6,10 @@
  * one starts, then every --collector.nccl.ras-interval while it lasts. One query at a time.
  */
 import type { Logger } from "pino";
-import { commIdOfHash, opCountSplit, rasFindings } from "../../agent/analyze/findings-ras.js";
-import type { Finding } from "../../agent/analyze/report.js";
-import { RasReader, type RasReport } from "./parse-ras.js";
-import { queryRas, type RasAddress, type RasQueryResult } from "./ras-client.js";
+import { commIdOfHash, opCountSplit, rasFindings } from "./findings/ras.js";
+import type { Finding } from "./findings/report.js";
+import { RasReader, type RasReport } from "./ras/parse-text.js";
+import { queryRas, type RasAddress, type RasQueryResult } from "./ras/client.js";
 
 export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error";
 export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error"];

@@ -14,7 +14,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { createAgent } from "../../agent/app.js";
-import { parseCli } from "../../agent/config.js";
+import { parseCli } from "../../agent/config/config.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const dashboardPath = join(root, "deploy/grafana/ringwatch-dashboard.json");

@@ -12,7 +12,7 @@ import type { IContainer } from "kubernetes-models/v1/Container";
 import type { IPodSpec } from "kubernetes-models/v1/PodSpec";
 import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
-import { parseCli, type AgentConfig } from "../../agent/config.js";
+import { parseCli, type AgentConfig } from "../../agent/config/config.js";
 
 // The manifests in deploy/kubernetes are checked against the OpenAPI schemas that the
 // kubernetes-models packages compile into validators (Kubernetes' own API, and the Prometheus

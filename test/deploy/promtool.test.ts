@@ -12,7 +12,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createAgent } from "../../agent/app.js";
-import { parseCli } from "../../agent/config.js";
+import { parseCli } from "../../agent/config/config.js";
 import { gate } from "./binaries.js";
 import { alertmanagerFile, allRules, loadRuleTests, loadRules, metricNamesIn, metricNamesInText, ruleTestFiles, rulesFile } from "./rules.js";
 

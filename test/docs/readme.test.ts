@@ -3,8 +3,8 @@ import { join, resolve } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../../agent/app.js";
-import { parseCli } from "../../agent/config.js";
-import { FLAGS, envName } from "../../agent/flags.js";
+import { parseCli } from "../../agent/config/config.js";
+import { FLAGS, envName } from "../../agent/config/flags.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(root, "README.md"), "utf8");

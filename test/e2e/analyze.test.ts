@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Report } from "../../agent/analyze/report.js";
+import type { Report } from "../../collectors/nccl/findings/report.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { rasJson } from "../helpers/ras-json.js";

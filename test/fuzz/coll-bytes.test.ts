@@ -7,8 +7,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CollByteMatcher } from "../../collectors/nccl/coll-bytes.js";
-import { parseLine } from "../../collectors/nccl/parse-line.js";
+import { CollByteMatcher } from "../../collectors/nccl/ingest/coll-bytes.js";
+import { parseLine } from "../../collectors/nccl/parse/line.js";
 import { COLL_LINES, mutatedWriterLine, OTHER_LINES, type WriterLine } from "./coll-diff.js";
 import { RUNS } from "./mutate.js";
 

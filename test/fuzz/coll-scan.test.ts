@@ -10,8 +10,8 @@
 import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CollByteMatcher } from "../../collectors/nccl/coll-bytes.js";
-import { loadScanner, ScannedLines, type CollScanner } from "../../collectors/nccl/coll-scanner.js";
+import { CollByteMatcher } from "../../collectors/nccl/ingest/coll-bytes.js";
+import { loadScanner, ScannedLines, type CollScanner } from "../../collectors/nccl/ingest/coll-scanner.js";
 import { COLL_LINES, OTHER_LINES, type WriterLine } from "./coll-diff.js";
 import { applyOp, opArb, RUNS } from "./mutate.js";
 

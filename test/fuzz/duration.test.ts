@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatDuration, parseDuration } from "../../agent/duration.js";
+import { formatDuration, parseDuration } from "../../collectors/settings/duration.js";
 import { fuzzInput, hugeLine, RUNS } from "./mutate.js";
 
 const SEEDS = ["500ms", "15s", "1m30s", "2h", "1d", "1w", "0", "1.5", "30", "1h2m3s4ms", " 5s "];

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineSplitter } from "../../collectors/nccl/follow/line-splitter.js";
+import { LineSplitter } from "../../collectors/follow/line-splitter.js";
 import { RUNS } from "./mutate.js";
 
 /** Byte fragments that matter to a splitter: newlines, CR, NUL, invalid and multi-byte UTF-8. */

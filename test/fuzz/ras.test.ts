@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { RasReader, type RasReport } from "../../collectors/nccl/parse-ras.js";
-import { rasReportFromJson } from "../../collectors/nccl/parse-ras-json.js";
+import { RasReader, type RasReport } from "../../collectors/nccl/ras/parse-text.js";
+import { rasReportFromJson } from "../../collectors/nccl/ras/parse-json.js";
 import { readCapture } from "../helpers/fixtures.js";
 import { mutatedText, RUNS } from "./mutate.js";
 

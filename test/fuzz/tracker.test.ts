@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { NcclMetrics } from "../../collectors/nccl/metrics.js";
-import { parseLine } from "../../collectors/nccl/parse-line.js";
+import { parseLine } from "../../collectors/nccl/parse/line.js";
 import { Tracker } from "../../collectors/nccl/state/tracker.js";
 import { ncclLines } from "./invariants.js";
 import { fuzzInput, RUNS } from "./mutate.js";

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { parseBasicAuth } from "../../agent/web-auth.js";
-import { WebConfigError, parseWebConfig } from "../../agent/web-config.js";
-import { RateLimiter } from "../../agent/web-rate-limit.js";
-import { loadWebConfig } from "../../agent/web-source.js";
+import { parseBasicAuth } from "../../agent/web/auth.js";
+import { WebConfigError, parseWebConfig } from "../../agent/web/config.js";
+import { RateLimiter } from "../../agent/web/rate-limit.js";
+import { loadWebConfig } from "../../agent/web/source.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { createCa, serverCert, type Issued, type Pki } from "./pki.js";
 

@@ -3,7 +3,7 @@
  * Built by Tracker from parser events; read by the detectors (agent/detect) and the metrics.
  * Every map here is bounded: see Tracker's limits.
  */
-import type { WarnKind } from "../types.js";
+import type { WarnKind } from "../parse/types.js";
 import type { SeqWindow } from "./seq-window.js";
 
 /** One writer of NCCL lines: `host:pid`. */

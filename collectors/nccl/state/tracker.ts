@@ -3,8 +3,8 @@
  * time passed in with each line; no I/O. Bounded: communicators beyond maxComms are dropped (and
  * counted), per-communicator windows keep the last SEQ_WINDOW indexes, warnings the last few.
  */
-import { splitCommKey } from "../parse-init.js";
-import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../types.js";
+import { splitCommKey } from "../parse/init.js";
+import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState } from "./model.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { shortHostname } from "../../../collectors/nccl/node-view.js";
 import { innermostNsPid, ProcessIdentity, startTimeOf } from "../../../collectors/nccl/process-identity.js";
-import { eventually } from "./follow/helpers.js";
+import { eventually } from "../follow/helpers.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {

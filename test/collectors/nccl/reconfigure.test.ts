@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseCli, type AgentConfig } from "../../../agent/config.js";
+import { parseCli, type AgentConfig } from "../../../agent/config/config.js";
 import { createExec } from "../../../collectors/exec.js";
 import { createNcclCollector, type NcclCollector } from "../../../collectors/nccl/collector.js";
-import { eventually } from "./follow/helpers.js";
+import { eventually } from "../follow/helpers.js";
 
 const COMM_ID = "0x49bbd7790311d5eb";
 const init = (pid: number, rank: number, ptr: string): string =>

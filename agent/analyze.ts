@@ -1,0 +1,157 @@
+/**
+ * `ringwatch analyze [--json] FILE|DIR|- ...`: reads logs in bounded chunks (never a whole
+ * multi-GB file in memory), prints the verdict. Exit 0 when the input could be read, whatever was
+ * found; 2 when it could not (no input, nothing readable, bad flag).
+ */
+import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { LineSplitter } from "../collectors/follow/line-splitter.js";
+import { parseLine } from "../collectors/nccl/parse/line.js";
+import { RasReader } from "../collectors/nccl/ras/parse-text.js";
+import { MAX_RAS_JSON_BYTES, looksLikeJson, rasReportFromJson } from "../collectors/nccl/ras/parse-json.js";
+import { newOfflineTracker, reportOf } from "../collectors/nccl/findings/analyze.js";
+import type { RasSource } from "../collectors/nccl/findings/ras.js";
+import { formatReport } from "../collectors/nccl/findings/format.js";
+
+const CHUNK = 4 * 1024 * 1024;
+const MAX_LINE = 16 * 1024 * 1024;
+
+export interface AnalyzeIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+function expand(arg: string, out: string[]): void {
+  const st = statSync(arg);
+  if (!st.isDirectory()) {
+    out.push(arg);
+    return;
+  }
+  for (const name of readdirSync(arg).sort()) {
+    if (name.startsWith(".")) continue;
+    const p = join(arg, name);
+    if (statSync(p).isFile()) out.push(p);
+  }
+}
+
+/**
+ * Reads one file (or stdin for `-`) line by line into the tracker; returns lines read. Lines are
+ * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
+ * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
+ * is that long) is skipped without being held whole.
+ */
+function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: RasSource[]): number {
+  const fd = path === "-" ? 0 : openSync(path, "r");
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const splitter = new LineSplitter(MAX_LINE);
+  const rasReader = new RasReader();
+  ras.push({ source: path, reports: rasReader.reports() });
+  let lineNo = 0;
+  const sink = {
+    line(text: string): void {
+      lineNo++;
+      const ev = parseLine(text);
+      if (ev) t.ingest(ev, { source: path, lineNo });
+      rasReader.line(text, lineNo);
+    },
+  };
+  const push = (b: Buffer, n: number): void => {
+    const skipped = splitter.tooLong;
+    splitter.pushTo(b, 0, n, sink);
+    lineNo += splitter.tooLong - skipped;
+  };
+  // A file that starts like JSON may be a RAS report from `ncclras -f json`: a document, kept whole
+  // (up to MAX_RAS_JSON_BYTES) and parsed at the end; anything else is read as lines after all.
+  let json: Buffer[] | undefined;
+  let jsonBytes = 0;
+  let first = true;
+  try {
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, CHUNK, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue;
+        throw err;
+      }
+      if (n <= 0) break;
+      if (first && looksLikeJson(buf.toString("utf8", 0, Math.min(n, 4096)))) json = [];
+      first = false;
+      if (json !== undefined) {
+        if (jsonBytes + n <= MAX_RAS_JSON_BYTES) {
+          json.push(Buffer.from(buf.subarray(0, n)));
+          jsonBytes += n;
+          continue;
+        }
+        for (const part of json) push(part, part.length);
+        json = undefined;
+      }
+      push(buf, n);
+    }
+    if (json !== undefined) {
+      const report = rasReportFromJson(Buffer.concat(json, jsonBytes).toString("utf8"));
+      if (report !== undefined) {
+        ras.push({ source: path, reports: [report] });
+        let lines = 0;
+        for (const part of json) for (let i = part.indexOf(10); i >= 0; i = part.indexOf(10, i + 1)) lines++;
+        const last = json[json.length - 1];
+        return last !== undefined && last.length > 0 && last[last.length - 1] !== 10 ? lines + 1 : lines;
+      }
+      for (const part of json) push(part, part.length);
+    }
+    // The last line may lack its newline.
+    const tail = splitter.partial();
+    if (tail.length > 0) splitter.pushTo(Buffer.from("\n"), 0, 1, sink);
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
+  return lineNo;
+}
+
+export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
+  let json = false;
+  const args: string[] = [];
+  for (const a of argv) {
+    if (a === "--json") json = true;
+    else if (a === "-h" || a === "--help") {
+      io.stdout("usage: ringwatch analyze [--json] FILE|DIR|- ...\n  Reads NCCL_DEBUG / PyTorch logs of any number of ranks and nodes and prints the verdict.\n");
+      return 0;
+    } else if (a.startsWith("--")) {
+      io.stderr(`ringwatch: analyze: unknown flag ${a} (usage: ringwatch analyze [--json] FILE...)\n`);
+      return 2;
+    } else args.push(a);
+  }
+  if (args.length === 0) {
+    io.stderr("ringwatch: analyze: no log files given (usage: ringwatch analyze [--json] FILE...)\n");
+    return 2;
+  }
+  const t = newOfflineTracker();
+  const ras: RasSource[] = [];
+  let files = 0;
+  let lines = 0;
+  for (const arg of args) {
+    const paths: string[] = [];
+    try {
+      if (arg === "-") paths.push("-");
+      else expand(arg, paths);
+    } catch (err) {
+      io.stderr(`ringwatch: analyze: cannot read ${arg}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
+      continue;
+    }
+    for (const p of paths) {
+      try {
+        lines += ingestFile(t, p, ras);
+        files++;
+      } catch (err) {
+        io.stderr(`ringwatch: analyze: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
+      }
+    }
+  }
+  if (files === 0) {
+    io.stderr("ringwatch: analyze: none of the inputs could be read\n");
+    return 2;
+  }
+  const report = reportOf(t, ras);
+  io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines }));
+  return 0;
+}

@@ -1,0 +1,170 @@
+/**
+ * The HTTP(S) server: the exposition at the telemetry path, /healthz, and a small landing page.
+ * With --web.config.file it speaks TLS (node:https), sends the configured headers, rate-limits and
+ * asks every path for basic auth, like exporter-toolkit; the web config is re-read when its files
+ * change (web-source.ts), and a changed certificate is used from the next connection on.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { ListenAddress } from "../config/config.js";
+import { checkClient, type TlsMaterial } from "./tls.js";
+import { NO_WEB_CONFIG, WebConfigSource, type LoadedWebConfig } from "./source.js";
+import { exposition } from "./exposition.js";
+
+export interface MetricsServer {
+  /** SIGHUP: puts a checked web config in force; false (old one kept) when it would turn TLS on or off. */
+  replaceWebConfig(path: string | undefined, next: LoadedWebConfig): boolean;
+  /** Resolves with the bound port once listening; rejects with a one-line error (e.g. address in use). */
+  listen(addr: ListenAddress): Promise<number>;
+  /** Stops accepting, lets in-flight requests finish, then closes the rest after graceMs. */
+  close(graceMs?: number): Promise<void>;
+}
+
+function landingPage(version: string, path: string): string {
+  return `<!doctype html>
+<html><head><meta charset="utf-8"><title>ringwatch</title></head>
+<body>
+<h1>ringwatch ${version}</h1>
+<p>GPU, InfiniBand, GPUDirect RDMA, MTU and NCCL metrics for this node.</p>
+<ul><li><a href="${path}">Metrics</a></li><li><a href="/healthz">Health</a></li></ul>
+</body></html>
+`;
+}
+
+export interface MetricsServerOptions {
+  telemetryPath: string;
+  version: string;
+  /** A web config as loadWebConfig() returned it, and its path (re-read when its files change). */
+  web?: { path: string | undefined; loaded: LoadedWebConfig; onReload?: (result: "success" | "failure") => void };
+}
+
+/** Server options of node:tls that are not part of the secure context; public fields of tls.Server, read for each new connection. */
+interface ClientCertPolicy {
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+}
+
+export function createMetricsServer(registry: Registry, logger: Logger, opts: MetricsServerOptions): MetricsServer {
+  const landing = landingPage(opts.version, opts.telemetryPath);
+  const source = new WebConfigSource(opts.web?.path, opts.web?.loaded ?? NO_WEB_CONFIG, logger, opts.web?.onReload);
+
+  /** Rate limit, headers and basic auth of the web config; false when the request has been answered. */
+  async function admit(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    const web = source.current();
+    if (web.limiter && !web.limiter.allow()) {
+      res.writeHead(429, { "content-type": "text/plain; charset=utf-8" }).end("Too Many Requests\n");
+      return false;
+    }
+    for (const [name, value] of Object.entries(web.settings?.headers ?? {})) res.setHeader(name, value);
+    if (await web.auth.check(req.headers.authorization)) return true;
+    res.writeHead(401, { "www-authenticate": "Basic", "content-type": "text/plain; charset=utf-8" }).end("Unauthorized\n");
+    return false;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!(await admit(req, res))) return;
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("method not allowed\n");
+      return;
+    }
+    if (path === opts.telemetryPath) {
+      const body = await exposition(registry);
+      res.writeHead(200, { "content-type": registry.contentType, "content-length": Buffer.byteLength(body) });
+      res.end(req.method === "HEAD" ? undefined : body);
+      return;
+    }
+    if (path === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
+    if (path === "/") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(landing);
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+  }
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((err: unknown) => {
+      logger.error({ err: err instanceof Error ? err.message : String(err) }, "error serving request");
+      if (!res.headersSent) res.writeHead(500, { "content-type": "text/plain" });
+      res.end("internal error\n");
+    });
+  };
+  const initialTls = source.current().tls;
+  const server: Server | HttpsServer = initialTls ? createTlsServer(initialTls, source, logger, onRequest) : createServer(onRequest);
+  server.keepAliveTimeout = 65_000;
+
+  return {
+    replaceWebConfig: (path, next) => source.replace(path, next),
+    listen(addr: ListenAddress): Promise<number> {
+      return new Promise((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException): void => {
+          const where = `${addr.host ?? ""}:${addr.port}`;
+          reject(new Error(err.code === "EADDRINUSE" ? `cannot listen on ${where}: address already in use` : `cannot listen on ${where}: ${err.message}`));
+        };
+        server.once("error", onError);
+        server.listen({ port: addr.port, host: addr.host }, () => {
+          server.off("error", onError);
+          const a = server.address();
+          resolve(typeof a === "object" && a ? a.port : addr.port);
+        });
+      });
+    },
+    close(graceMs = 3000): Promise<void> {
+      return new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        const force = setTimeout(() => server.closeAllConnections(), graceMs);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+/**
+ * node:https with the web config's TLS material. Before each new connection the web config is
+ * looked at again (prepended to node:tls's own listener, so it applies to this very connection);
+ * once the handshake is done, the client-certificate checks node:tls cannot make are made.
+ */
+function createTlsServer(initial: TlsMaterial, source: WebConfigSource, logger: Logger, onRequest: (req: IncomingMessage, res: ServerResponse) => void): HttpsServer {
+  const server = createHttpsServer({ ...initial.context, requestCert: initial.requestCert, rejectUnauthorized: initial.rejectUnauthorized }, onRequest);
+  /** The TLS material in use, and the last one tried (not tried again on every connection if it failed). */
+  let applied = initial;
+  let tried = initial;
+  server.prependListener("connection", (_socket: Socket) => {
+    const tls = source.current().tls;
+    if (!tls || tls === tried) return;
+    tried = tls;
+    try {
+      server.setSecureContext(tls.context);
+    } catch (err) {
+      // Checked when loaded, so not expected; the previous certificate stays in use.
+      logger.error({ reason: err instanceof Error ? err.message.split("\n")[0] : String(err) }, "cannot use the new TLS settings; keeping the previous ones");
+      return;
+    }
+    Object.assign(server as unknown as ClientCertPolicy, { requestCert: tls.requestCert, rejectUnauthorized: tls.rejectUnauthorized } satisfies ClientCertPolicy);
+    applied = tls;
+  });
+  server.prependListener("secureConnection", (socket: TLSSocket) => {
+    const why = checkClient(socket, applied);
+    if (why === undefined) return;
+    logger.debug({ remote: socket.remoteAddress, reason: why }, "TLS client refused");
+    socket.destroy();
+  });
+  server.on("tlsClientError", (err, socket) => {
+    logger.debug({ remote: socket.remoteAddress, reason: err.message.split("\n")[0] }, "TLS handshake failed");
+    socket.destroy();
+  });
+  return server;
+}

@@ -1,0 +1,104 @@
+/** Offline findings about the fabric: sockets instead of IB, GPUDirect RDMA off, network errors, NCCL errors. */
+import type { ProcessState, WarningRecord } from "../state/model.js";
+import { transportOf } from "../state/transport.js";
+import type { TrackedState } from "../detect/verdict.js";
+import { type Finding } from "./report.js";
+
+const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error"]);
+const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout"]);
+
+/** IB work-completion status numbers (ibv_wc_status) that come up in NCCL reports. */
+const IB_STATUS: Record<number, string> = {
+  4: "local protection error",
+  5: "work request flushed (the QP went to error state earlier)",
+  10: "remote access error",
+  12: "transport retry counter exceeded: the peer stopped answering (link down, peer crashed, or a fabric problem)",
+  13: "RNR retry counter exceeded",
+};
+
+function ranksOf(state: TrackedState, procs: ProcessState[]): number[] {
+  const keys = new Set(procs.map((p) => p.key));
+  const out = new Set<number>();
+  for (const c of state.comms.values()) for (const r of c.ranks.values()) if (keys.has(r.processKey)) out.add(r.rank);
+  return [...out].sort((a, b) => a - b);
+}
+
+export function transportFindings(state: TrackedState): Finding[] {
+  const out: Finding[] = [];
+  const procs = [...state.processes.values()];
+  const socket = procs.filter((p) => transportOf(p).net === "Socket");
+  if (socket.length > 0) {
+    const why = socket.some((p) => p.evidence.has("no_ib")) ? " (NET/IB : No device found, or libibverbs missing)" : "";
+    out.push({
+      kind: "socket_transport",
+      severity: "warning",
+      summary:
+        `NCCL moved data between nodes over TCP sockets, not InfiniBand/RoCE, on ${socket.length} process(es)${why}. ` +
+        `Sockets reach a small fraction of IB bandwidth and load the CPUs. Check that the IB devices and libibverbs are visible to the job (NCCL_IB_HCA, container device mounts).`,
+      ranks: ranksOf(state, socket),
+      processes: socket.map((p) => p.key),
+      comm_id: null,
+      evidence: socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link")]).filter((w): w is string => w !== undefined).slice(0, 5),
+    });
+  }
+  const noGdr = procs.filter((p) => {
+    const t = transportOf(p);
+    return (t.net === "IB" || t.net === "RoCE") && t.gdr === "disabled";
+  });
+  if (noGdr.length > 0) {
+    out.push({
+      kind: "gdr_disabled",
+      severity: "warning",
+      summary:
+        `GPUDirect RDMA is off on ${noGdr.length} process(es): inter-node traffic is staged through host memory (roughly 10-50 % slower on large messages). ` +
+        `Check that nvidia_peermem is loaded (ringwatch_gdr_peermem_loaded) and the GPU-NIC distance (NCCL_NET_GDR_LEVEL).`,
+      ranks: ranksOf(state, noGdr),
+      processes: noGdr.map((p) => p.key),
+      comm_id: null,
+      evidence: noGdr.map((p) => p.evidence.get("gdr_disabled") ?? p.evidence.get("net_link")).filter((w): w is string => w !== undefined).slice(0, 5),
+    });
+  }
+  // Network errors, grouped by the peer they point at.
+  const byPeer = new Map<string, { w: WarningRecord; p: ProcessState }[]>();
+  for (const p of procs) {
+    for (const w of p.warnings) {
+      if (!NETWORK_KINDS.has(w.kind)) continue;
+      const k = w.peer ?? "unknown peer";
+      byPeer.set(k, [...(byPeer.get(k) ?? []), { w, p }]);
+    }
+  }
+  for (const [peer, list] of byPeer) {
+    const first = list[0]?.w;
+    if (!first) continue;
+    const kinds = [...new Set(list.map((x) => x.w.kind))].join(", ");
+    const ib = list.find((x) => x.w.ibStatus !== undefined)?.w;
+    const ibText = ib ? ` IB completion status ${ib.ibStatus}${ib.vendorErr !== undefined ? ` vendor err ${ib.vendorErr}` : ""}${IB_STATUS[ib.ibStatus ?? -1] ? `: ${IB_STATUS[ib.ibStatus ?? -1]}` : ""}.` : "";
+    out.push({
+      kind: "network_error",
+      severity: "critical",
+      summary: `${list.length} network error(s) (${kinds}) point at peer ${peer}.${ibText} Check that node's processes, its HCA port (ringwatch_infiniband_*) and the link between.`,
+      ranks: ranksOf(state, [...new Set(list.map((x) => x.p))]),
+      processes: [...new Set(list.map((x) => x.p.key))],
+      comm_id: null,
+      evidence: list.map((x) => x.w.where).slice(0, 5),
+      ...(peer !== "unknown peer" ? { peer } : {}),
+      count: list.length,
+    });
+  }
+  const errors = procs.flatMap((p) => p.warnings.filter((w) => ERROR_KINDS.has(w.kind) || w.kind === "collective_mismatch").map((w) => ({ w, p })));
+  for (const { w, p } of errors.slice(0, 10)) {
+    const mismatch = w.kind === "collective_mismatch";
+    out.push({
+      kind: mismatch ? "collective_mismatch" : "nccl_error",
+      severity: "critical",
+      summary: mismatch
+        ? `NCCL detected mismatched collectives${w.mismatchRank !== undefined ? ` at and around rank ${w.mismatchRank}` : ""}: "${w.message}"`
+        : `NCCL ${w.kind.replace("_", " ")} in ${p.key}: "${w.message}"`,
+      ranks: w.mismatchRank !== undefined ? [w.mismatchRank] : ranksOf(state, [p]),
+      processes: [p.key],
+      comm_id: null,
+      evidence: [w.where],
+    });
+  }
+  return out;
+}

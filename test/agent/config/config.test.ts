@@ -1,0 +1,203 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, helpText, parseCli, type AgentConfig } from "../../../agent/config/config.js";
+import { FLAGS, envName } from "../../../agent/config/flags.js";
+import { intervalToCron } from "../../../collectors/settings/interval.js";
+import { parseDuration } from "../../../collectors/settings/duration.js";
+
+function config(argv: string[], env: NodeJS.ProcessEnv = {}): AgentConfig {
+  const a = parseCli(argv, env);
+  if (a.kind !== "run") throw new Error(`expected run, got ${a.kind}`);
+  return a.config;
+}
+
+function yamlFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "rw-config-"));
+  const p = join(dir, "ringwatch.yml");
+  writeFileSync(p, text);
+  return p;
+}
+
+describe("parseDuration", () => {
+  it.each([
+    ["15s", 15_000],
+    ["500ms", 500],
+    ["1m30s", 90_000],
+    ["2h", 7_200_000],
+    ["5", 5000],
+    ["0.5", 500],
+  ])("%s = %d ms", (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(["", "s", "15x", "-5s", "1.5.2", "abc"])("rejects %j", (text) => expect(parseDuration(text)).toBeUndefined());
+});
+
+describe("intervalToCron", () => {
+  it.each([
+    [1000, "* * * * * *"],
+    [15_000, "*/15 * * * * *"],
+    [60_000, "0 * * * * *"],
+    [300_000, "0 */5 * * * *"],
+    [3_600_000, "0 0 * * * *"],
+  ])("%d ms → %s", (ms, expr) => expect(intervalToCron(ms)).toBe(expr));
+  it.each([7000, 45_000, 90_000, 500, 7_200_000])("rejects %d ms", (ms) => expect(intervalToCron(ms)).toBeUndefined());
+});
+
+describe("parseCli", () => {
+  it("has documented defaults", () => {
+    const c = config([]);
+    expect(c.listen).toEqual({ host: undefined, port: 9742 });
+    expect(c.telemetryPath).toBe("/metrics");
+    expect(c.sysfsRoot).toBe("/sys");
+    expect(c.procfsRoot).toBe("/proc");
+    expect(c.gpu).toEqual({ enabled: true, nvidiaSmi: "nvidia-smi", intervalSeconds: 5, dmonGroups: "pucvmet" });
+    expect(c.infiniband.source).toBe("auto");
+    expect(c.infiniband.intervalMs).toBe(15_000);
+    expect(c.gdr.intervalMs).toBe(15_000);
+    expect(c.mtu.deviceExclude?.test("veth1234")).toBe(true);
+    expect(c.mtu.deviceExclude?.test("ib0")).toBe(false);
+    expect(c.once).toBe(false);
+    expect(c.logLevel).toBe("info");
+    expect(c.nccl).toEqual({
+      enabled: true,
+      paths: ["/var/log/nccl"],
+      hangThresholdMs: 120_000,
+      maxCommunicators: 256,
+      retireAfterMs: 3_600_000,
+      checkPids: true,
+      polling: "auto",
+      ras: { address: { host: "localhost", port: 28028 }, intervalMs: 60_000 },
+    });
+    // Off: its address is not looked at.
+    const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});
+    expect(off.kind === "run" && off.config.nccl.ras).toBeUndefined();
+    const v6 = parseCli(["--collector.nccl.ras-addr=[::1]:29000", "--collector.nccl.ras-interval=2m"], {});
+    expect(v6.kind === "run" && v6.config.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });
+  });
+
+  it("repeats --collector.nccl.path; env and YAML take comma lists and YAML lists", () => {
+    expect(config(["--collector.nccl.path=/a", "--collector.nccl.path", "/b/*.log"]).nccl.paths).toEqual(["/a", "/b/*.log"]);
+    expect(config([], { RINGWATCH_COLLECTOR_NCCL_PATH: "/x, /y" }).nccl.paths).toEqual(["/x", "/y"]);
+    const file = yamlFile("collector:\n  nccl:\n    path: [/l1, /l2]\n    polling: true\n    hang-threshold: 3m\n");
+    const c = config([`--config.file=${file}`]);
+    expect(c.nccl.paths).toEqual(["/l1", "/l2"]);
+    expect(c.nccl.polling).toBe(true);
+    expect(c.nccl.hangThresholdMs).toBe(180_000);
+  });
+
+  it("reads --name=value, --name value, --no-name and bare booleans", () => {
+    const c = config([
+      "--web.listen-address=127.0.0.1:0",
+      "--path.sysfs",
+      "/tmp/sys",
+      "--no-collector.gpu",
+      "--collector.infiniband.source=tools",
+      "--collector.gpu.interval=2s",
+      "--collector.interval=30s",
+      "--collector.mtu.interval=1m",
+      "--once",
+    ]);
+    expect(c.listen).toEqual({ host: "127.0.0.1", port: 0 });
+    expect(c.sysfsRoot).toBe("/tmp/sys");
+    expect(c.gpu.enabled).toBe(false);
+    expect(c.gpu.intervalSeconds).toBe(2);
+    expect(c.infiniband.source).toBe("tools");
+    expect(c.infiniband.intervalMs).toBe(30_000);
+    expect(c.mtu.intervalMs).toBe(60_000);
+    expect(c.once).toBe(true);
+  });
+
+  it("parses IPv6 listen addresses", () => {
+    expect(config(["--web.listen-address=[::1]:9999"]).listen).toEqual({ host: "::1", port: 9999 });
+  });
+
+  it("takes settings from the environment, flags winning", () => {
+    const env = { RINGWATCH_COLLECTOR_GPU_NVIDIA_SMI: "/opt/nv/nvidia-smi", RINGWATCH_COLLECTOR_MTU: "false", RINGWATCH_LOG_LEVEL: "debug" };
+    const c = config(["--log.level=warn"], env);
+    expect(c.gpu.nvidiaSmi).toBe("/opt/nv/nvidia-smi");
+    expect(c.mtu.enabled).toBe(false);
+    expect(c.logLevel).toBe("warn");
+  });
+
+  it("takes settings from a YAML file, nested or dotted; env and flags win", () => {
+    const file = yamlFile(
+      ["web:", "  listen-address: 127.0.0.1:9000", "collector:", "  gdr:", "    enabled: false", "  gpu:", "    interval: 10s", "collector.mtu.ip: /sbin/ip", "path.procfs: /host/proc"].join("\n"),
+    );
+    const c = config([`--config.file=${file}`, "--path.procfs=/flag/proc"], { RINGWATCH_COLLECTOR_GPU_INTERVAL: "3s" });
+    expect(c.listen).toEqual({ host: "127.0.0.1", port: 9000 });
+    expect(c.gdr.enabled).toBe(false);
+    expect(c.gpu.intervalSeconds).toBe(3);
+    expect(c.mtu.ip).toBe("/sbin/ip");
+    expect(c.procfsRoot).toBe("/flag/proc");
+  });
+
+  it("takes --web.config.file from a flag, the environment or the YAML file (unset by default)", () => {
+    expect(config([]).webConfigFile).toBeUndefined();
+    expect(config(["--web.config.file=/etc/ringwatch/web.yml"]).webConfigFile).toBe("/etc/ringwatch/web.yml");
+    expect(config([], { RINGWATCH_WEB_CONFIG_FILE: "/env/web.yml" }).webConfigFile).toBe("/env/web.yml");
+    expect(config([`--config.file=${yamlFile("web:\n  config:\n    file: /yaml/web.yml\n")}`]).webConfigFile).toBe("/yaml/web.yml");
+    expect(config(["--web.config.file="]).webConfigFile).toBeUndefined();
+  });
+
+  it("finds the YAML file from the environment", () => {
+    const file = yamlFile("collector.infiniband.source: sysfs\n");
+    expect(config([], { RINGWATCH_CONFIG_FILE: file }).infiniband.source).toBe("sysfs");
+  });
+
+  it.each([
+    [["--bogus"], /unknown flag --bogus/],
+    [["--no-web.listen-address"], /unknown flag --no-web.listen-address/],
+    [["stray"], /unexpected argument "stray"/],
+    [["--collector.gpu.interval=fast"], /invalid duration "fast" for --collector.gpu.interval/],
+    [["--collector.gpu.interval=1500ms"], /whole seconds/],
+    [["--collector.nccl.ras-addr=localhost:99999"], /invalid value "localhost:99999" for --collector.nccl.ras-addr: expected HOST:PORT/],
+    [["--collector.nccl.ras-interval=0s"], /invalid duration "0s" for --collector.nccl.ras-interval/],
+    [["--collector.interval=7s"], /invalid interval for --collector.interval: must divide a minute/],
+    [["--collector.gdr.interval=45s"], /invalid interval for --collector.gdr.interval: must divide a minute/],
+    [["--collector.infiniband.source=magic"], /expected one of auto, sysfs, tools/],
+    [["--log.level=loud"], /expected one of debug, info, warn, error/],
+    [["--web.listen-address=9742"], /expected \[host\]:port/],
+    [["--web.listen-address=:99999"], /invalid port/],
+    [["--collector.mtu.device-exclude=("], /invalid regular expression/],
+    [["--collector.gpu=maybe"], /expected true or false/],
+    [["--collector.gpu.dmon-groups=pz"], /letters of pucvmet/],
+    [["--path.sysfs"], /needs a value/],
+    [["--config.file=/nonexistent/ringwatch.yml"], /cannot read config file/],
+    [["--collector.nccl.max-communicators=0"], /expected a whole number >= 1/],
+    [["--collector.nccl.polling=sometimes"], /expected one of auto, true, false/],
+    [["--collector.nccl.path="], /at least one directory or glob/],
+  ])("rejects %j with one clear line", (argv, message) => {
+    let err: unknown;
+    try {
+      parseCli(argv, {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).not.toContain("\n");
+  });
+
+  it("rejects bad YAML and unknown YAML keys", () => {
+    expect(() => parseCli([`--config.file=${yamlFile("collector: [1, 2\n")}`], {})).toThrow(/not valid YAML/);
+    expect(() => parseCli([`--config.file=${yamlFile("collector.gpu.bogus: 1\n")}`], {})).toThrow(/unknown setting "collector.gpu.bogus"/);
+    expect(() => parseCli([`--config.file=${yamlFile("- a\n- b\n")}`], {})).toThrow(/must be a mapping/);
+  });
+
+  it("rejects a bad value from the environment", () => {
+    expect(() => parseCli([], { RINGWATCH_COLLECTOR_TIMEOUT: "soon" })).toThrow(/invalid duration "soon" for --collector.timeout/);
+  });
+
+  it("answers --help and --version", () => {
+    expect(parseCli(["--help"], {}).kind).toBe("help");
+    expect(parseCli(["--version"], {}).kind).toBe("version");
+  });
+
+  it("documents every flag with its environment variable in --help", () => {
+    const help = helpText();
+    for (const f of FLAGS) {
+      expect(help).toContain(`--${f.kind === "bool" ? "[no-]" : ""}${f.name}`);
+      expect(help).toContain(envName(f.name));
+    }
+  });
+});

@@ -1,0 +1,87 @@
+import { appendFileSync, chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { Follower } from "../../../collectors/follow/follower.js";
+import { eventually, follow, Recorder, tempDir } from "./helpers.js";
+
+const denied = vi.hoisted(() => new Set<string>());
+
+// Root reads every file whatever its mode: inject EACCES at open() to test it everywhere.
+vi.mock("../../../collectors/follow/fs-async.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../../collectors/follow/fs-async.js")>();
+  return {
+    ...real,
+    openRead: (p: string) =>
+      denied.has(p) ? Promise.reject(Object.assign(new Error(`EACCES: ${p}`), { code: "EACCES" })) : real.openRead(p),
+  };
+});
+
+describe("Follower errors", () => {
+  it("counts an unreadable file in readErrors and retries it on the sweep", async () => {
+    const d = tempDir();
+    const p = join(d, "locked.log");
+    writeFileSync(p, "secret\n");
+    writeFileSync(join(d, "open.log"), "fine\n");
+    denied.add(p);
+    const { rec, f } = await follow({ paths: [d], sweepIntervalMs: 100 });
+    expect(rec.lines()).toEqual(["fine"]); // start() did not wait on (or throw for) the locked file
+    await eventually(() => expect(f.stats().readErrors).toBeGreaterThanOrEqual(2)); // retried
+    denied.delete(p);
+    await eventually(() => expect(rec.lines("locked.log")).toEqual(["secret"]));
+    const errors = f.stats().readErrors;
+    appendFileSync(p, "more\n");
+    await eventually(() => expect(rec.lines("locked.log")).toEqual(["secret", "more"]));
+    expect(f.stats().readErrors).toBe(errors);
+  });
+
+  it.skipIf(process.getuid?.() === 0)("counts a real EACCES (chmod 000) without throwing", async () => {
+    const d = tempDir();
+    const p = join(d, "mode000.log");
+    writeFileSync(p, "x\n");
+    chmodSync(p, 0o000);
+    const { f } = await follow({ paths: [d], sweepIntervalMs: 100 });
+    expect(f.stats().readErrors).toBeGreaterThanOrEqual(1);
+    chmodSync(p, 0o644);
+  });
+
+  it("goes on when a handler throws, counting handlerErrors", async () => {
+    const d = tempDir();
+    const p = join(d, "h.log");
+    writeFileSync(p, "");
+    const rec = new Recorder();
+    let calls = 0;
+    const throwing = Object.assign(rec, {
+      onLines: (...args: Parameters<Recorder["onLines"]>) => {
+        calls++;
+        if (calls === 1) throw new Error("parser bug");
+        Recorder.prototype.onLines.apply(rec, args);
+      },
+    });
+    const { f } = await follow({ paths: [d] }, throwing);
+    appendFileSync(p, "lost\n");
+    await eventually(() => expect(f.stats().handlerErrors).toBe(1));
+    appendFileSync(p, "kept\n");
+    await eventually(() => expect(rec.lines()).toEqual(["kept"]));
+  });
+
+  it("rejects bad options at construction", () => {
+    expect(() => new Follower({ paths: [] }, new Recorder())).toThrow(/paths/);
+    expect(() => new Follower({ paths: ["/x"], maxLineBytes: 0 }, new Recorder())).toThrow(/maxLineBytes/);
+    expect(() => new Follower({ paths: ["/x"], headBytes: 1.5 }, new Recorder())).toThrow(/headBytes/);
+  });
+
+  it("start() twice is an error; stop() is idempotent and ends watching", async () => {
+    const d = tempDir();
+    const { rec, f } = await follow({ paths: [d] });
+    await expect(f.start()).rejects.toThrow(/once/);
+    await f.stop();
+    await f.stop();
+    writeFileSync(join(d, "after-stop.log"), "nothing\n");
+    await f.flush();
+    // A second follower sees the new file: by then the stopped one would have seen it too.
+    const second = await follow({ paths: [d] });
+    await eventually(() => expect(second.rec.lines()).toEqual(["nothing"]));
+    expect(rec.got).toEqual([]);
+    expect(f.stats().files).toBe(0);
+  });
+});

@@ -1,0 +1,104 @@
+/** Shared pieces of the follower tests: temp dirs, a recording handler, eventually(). */
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import { afterEach } from "vitest";
+import { Follower, type FollowedFile, type FollowerHandlers, type FollowerOptions } from "../../../collectors/follow/follower.js";
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Retries fn (which throws, e.g. a failing expect) until it passes or timeoutMs ends. */
+export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    await sleep(20);
+  }
+}
+
+export interface Got {
+  file: string;
+  ino: number;
+  generation: number;
+  line: string;
+  historical: boolean;
+}
+
+export class Recorder implements FollowerHandlers {
+  readonly got: Got[] = [];
+  readonly events: string[] = [];
+  readonly added: FollowedFile[] = [];
+  readonly removed: FollowedFile[] = [];
+  readonly truncated: FollowedFile[] = [];
+  batches = 0;
+
+  onLines(file: FollowedFile, lines: string[], meta: { historical: boolean; mtimeMs: number }): void {
+    this.batches++;
+    for (const line of lines) {
+      this.got.push({ file: basename(file.path), ino: file.ino, generation: file.generation, line, historical: meta.historical });
+    }
+  }
+  onFileAdded(f: FollowedFile): void {
+    this.added.push(f);
+    this.events.push(`added ${basename(f.path)} g${f.generation}`);
+  }
+  onFileRemoved(f: FollowedFile): void {
+    this.removed.push(f);
+    this.events.push(`removed ${basename(f.path)} g${f.generation}`);
+  }
+  onTruncated(f: FollowedFile): void {
+    this.truncated.push(f);
+    this.events.push(`truncated ${basename(f.path)} g${f.generation}`);
+  }
+
+  /** Lines read from files with this base name (as currently named), in order. */
+  lines(file?: string): string[] {
+    return this.got.filter((g) => file === undefined || g.file === file).map((g) => g.line);
+  }
+  /** How often a line text was delivered. */
+  count(line: string): number {
+    return this.got.filter((g) => g.line === line).length;
+  }
+}
+
+export interface Mode {
+  name: string;
+  opts: Partial<FollowerOptions>;
+}
+
+/**
+ * Key cases run under both change sources, with the safety sweep slowed down so that it cannot
+ * do the work: inotify (one-shot watches, hot files looked at every 250 ms) and polling (no
+ * watches; the poll loop stats files and rereads directories every pollIntervalMs).
+ */
+export const MODES: Mode[] = [
+  { name: "inotify", opts: { usePolling: false, pollIntervalMs: 60_000, sweepIntervalMs: 60_000 } },
+  { name: "polling", opts: { usePolling: true, pollIntervalMs: 50, sweepIntervalMs: 60_000 } },
+];
+
+const dirs: string[] = [];
+const followers: Follower[] = [];
+
+afterEach(async () => {
+  await Promise.all(followers.splice(0).map((f) => f.stop()));
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh temp directory (real path: no symlinks in it), removed after the test. */
+export function tempDir(): string {
+  const d = realpathSync(mkdtempSync(join(tmpdir(), "rw-follow-")));
+  dirs.push(d);
+  return d;
+}
+
+/** Starts a follower (stopped after the test). */
+export async function follow(opts: FollowerOptions, rec = new Recorder()): Promise<{ f: Follower; rec: Recorder }> {
+  const f = new Follower({ removeGraceMs: 200, ...opts }, rec);
+  followers.push(f);
+  await f.start();
+  return { f, rec };
+}

@@ -1,0 +1,53 @@
+/** WARN classification on the forms of misc/socket.cc, transport/net_ib.cc, enqueue.cc and bootstrap.cc. */
+import { describe, expect, it } from "vitest";
+import { parseLine } from "../../../../collectors/nccl/parse/line.js";
+
+const W = "h1:7:8 [3] misc/socket.cc:1 NCCL WARN ";
+
+describe("WARN header forms", () => {
+  it("`file:line NCCL WARN` and the 2.29+ `file:line (func) NCCL WARN`", () => {
+    expect(parseLine(`${W}hello`)).toMatchObject({ kind: "warn", file: "misc/socket.cc", line: 1, message: "hello", host: "h1", pid: 7, tid: 8, cudaDev: 3 });
+    expect(parseLine("h1:7:8 [3] transport/net_ib.cc:1234 (ncclIbTest) NCCL WARN hello"))
+      .toMatchObject({ file: "transport/net_ib.cc", line: 1234, func: "ncclIbTest", message: "hello" });
+  });
+});
+
+describe("WARN kinds", () => {
+  it.each([
+    ["socketProgressOpt: Call to recv from 172.17.0.2<40537> failed : Connection reset by peer",
+      { warnKind: "connection_reset", call: "recv", peer: "172.17.0.2", peerPort: 40537, error: "Connection reset by peer" }],
+    ["socketProgress: Connection closed by remote peer node1<57557>", { warnKind: "connection_closed", peer: "node1", peerPort: 57557 }],
+    ["socketStartConnect: Connect to 10.0.0.2<45763> failed : Connection refused",
+      { warnKind: "connect_failed", peer: "10.0.0.2", peerPort: 45763, error: "Connection refused" }],
+    ["NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
+      { warnKind: "ib_completion_error", peer: "10.0.35.1", peerPort: 49189, ibStatus: 4, ibOpcode: 5327, ibLen: 5327, vendorErr: 81, ibDir: "Send" }],
+    ["NET/IB: Got completion from peer 10.1.2.3<45000> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129  localGid ::ffff:1.2.3.4 remoteGids ::ffff:5.6.7.8 hca mlx5_3",
+      { warnKind: "ib_completion_error", ibStatus: 12, ibOpcode: 0, vendorErr: 129, localGid: "::ffff:1.2.3.4", remoteGid: "::ffff:5.6.7.8", hca: "mlx5_3" }],
+    ["NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129", { warnKind: "ib_completion_error", ibStatus: 12, vendorErr: 129 }],
+    ["Mismatched collective detected, please check your collective calls at and around rank 39. You can use NCCL_DEBUG=INFO",
+      { warnKind: "collective_mismatch", mismatchRank: 39 }],
+    ["NET/IB : req 0/1 tag 7 peer 10.1.1.2<4000> collective mismatch error, local size 64 remote size 32",
+      { warnKind: "collective_mismatch", peer: "10.1.1.2", peerPort: 4000 }],
+    ["Bootstrap Root : rank 1 of 8 ranks has already checked in", { warnKind: "bootstrap_error" }],
+    ["Call to ibv_modify_qp failed with error Connection timed out", { warnKind: "timeout", call: "ibv_modify_qp", error: "Connection timed out" }],
+    ["Call to ibv_create_qp failed", { warnKind: "system_error", call: "ibv_create_qp" }],
+    ["[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3", { warnKind: "internal_error" }],
+    ["Cuda failure 'out of memory'", { warnKind: "other" }],
+  ])("%s", (msg, fields) => {
+    expect(parseLine(`${W}${msg}`)).toMatchObject({ kind: "warn", message: msg, ...fields });
+  });
+
+  it("a peer error printed without NCCL header (PyTorch `Last error:` continuation) is headerless", () => {
+    expect(parseLine("socketProgressOpt: Call to recv from 10.9.8.7<33759> failed : Connection reset by peer"))
+      .toMatchObject({ kind: "warn", headerless: true, warnKind: "connection_reset", peer: "10.9.8.7", peerPort: 33759 });
+    expect(parseLine("a peer review is scheduled")).toBeUndefined();
+  });
+});
+
+describe("return-code chain", () => {
+  it("`file:line -> code [context]`", () => {
+    expect(parseLine("h1:7:8 [3] NCCL INFO proxy.cc:858 -> 6 [Proxy Thread]"))
+      .toMatchObject({ kind: "retcode", file: "proxy.cc", line: 858, code: 6, context: "Proxy Thread" });
+    expect(parseLine("h1:7:8 [3] NCCL INFO init.cc:1798 Cuda Host Alloc Size 4 pointer 0x82fa00000")).toBeUndefined();
+  });
+});
