@@ -6,12 +6,8 @@ import type { Logger } from "pino";
 import { Registry, collectDefaultMetrics } from "prom-client";
 import type { Collector, CollectorDeps } from "../collectors/collector.js";
 import { createExec, type Exec } from "../collectors/exec.js";
-import { createGdrCollector } from "../collectors/gdr/collector.js";
-import { createGpuCollector } from "../collectors/gpu/collector.js";
-import { createInfinibandCollector } from "../collectors/infiniband/collector.js";
-import { createMtuCollector } from "../collectors/mtu/collector.js";
-import { createNcclCollector } from "../collectors/nccl/collector.js";
 import type { AgentConfig } from "./config/config.js";
+import { MODULES } from "./config/flags.js";
 import { applyReload, reloadFailed } from "./reload.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { createSelfMetrics } from "./self-metrics.js";
@@ -43,58 +39,28 @@ export interface AgentDeps {
   now?: () => number;
 }
 
+/** The enabled collectors, built in the order of collectors/index.ts; each may use those built before it. */
 export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Collector[] {
   const out: Collector[] = [];
-  const timeoutMs = config.timeoutMs;
-  const child = (name: string): CollectorDeps => ({ ...deps, logger: deps.logger.child({ collector: name }) });
-  const gpu = config.gpu.enabled
-    ? createGpuCollector(child("gpu"), { nvidiaSmi: config.gpu.nvidiaSmi, intervalSeconds: config.gpu.intervalSeconds, groups: config.gpu.dmonGroups, timeoutMs })
-    : undefined;
-  if (gpu) out.push(gpu);
-  if (config.infiniband.enabled) {
-    const ib = config.infiniband;
-    out.push(
-      createInfinibandCollector(child("infiniband"), {
-        sysfsRoot: config.sysfsRoot,
-        source: ib.source,
-        ibstat: ib.ibstat,
-        perfquery: ib.perfquery,
-        deviceInclude: ib.deviceInclude,
-        deviceExclude: ib.deviceExclude,
-        // One update may run ibstat and then perfquery: give each a third of the poll's limit.
-        timeoutMs: Math.max(1000, Math.floor(timeoutMs / 3)),
-      }),
-    );
-  }
-  if (config.gdr.enabled) out.push(createGdrCollector(child("gdr"), { procfsRoot: config.procfsRoot, lsmod: config.gdr.lsmod, timeoutMs }));
-  if (config.mtu.enabled) {
-    out.push(createMtuCollector(child("mtu"), { ip: config.mtu.ip, deviceInclude: config.mtu.deviceInclude, deviceExclude: config.mtu.deviceExclude ?? /(?!)/, timeoutMs }));
-  }
-  if (config.nccl.enabled) {
-    const n = config.nccl;
-    out.push(
-      createNcclCollector(child("nccl"), {
-        paths: n.paths,
-        procfsRoot: config.procfsRoot,
-        hangThresholdMs: n.hangThresholdMs,
-        maxComms: n.maxCommunicators,
-        retireAfterMs: n.retireAfterMs,
-        checkPids: n.checkPids,
-        usePolling: n.polling,
-        gpu,
-        ...(n.ras !== undefined ? { ras: n.ras } : {}),
-      }),
-    );
+  const settings = config.collectors as Readonly<Record<string, { enabled: boolean }>>;
+  for (const m of MODULES) {
+    const s = settings[m.name];
+    if (!s?.enabled) continue;
+    const child: CollectorDeps = { ...deps, logger: deps.logger.child({ collector: m.name }) };
+    out.push(m.create({ deps: child, settings: s, common: config, peer: (name) => out.find((c) => c.name === name) }));
   }
   return out;
 }
 
 /** The runner's time limit and poll intervals for a configuration. */
 function runnerLimits(config: AgentConfig): Pick<RunnerOptions, "timeoutMs" | "intervalsMs"> {
-  return {
-    timeoutMs: config.timeoutMs + 2000,
-    intervalsMs: { infiniband: config.infiniband.intervalMs, gdr: config.gdr.intervalMs, mtu: config.mtu.intervalMs },
-  };
+  const settings = config.collectors as Readonly<Record<string, object>>;
+  const intervalsMs: Record<string, number> = {};
+  for (const m of MODULES) {
+    const s = settings[m.name];
+    if (m.intervalMs && s) intervalsMs[m.name] = m.intervalMs(s);
+  }
+  return { timeoutMs: config.timeoutMs + 2000, intervalsMs };
 }
 
 export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {

@@ -3,7 +3,8 @@
 import type { Logger } from "pino";
 import { runAnalyze } from "./analyze.js";
 import { createAgent } from "./app.js";
-import { ConfigError, helpText, parseCli, type AgentConfig } from "./config/config.js";
+import { ConfigError, parseCli, type AgentConfig } from "./config/config.js";
+import { helpText } from "./config/help.js";
 import { createLogger } from "./logger.js";
 import { loadSettings } from "./reload.js";
 import { VERSION } from "./version.js";

@@ -5,14 +5,14 @@
  */
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "pino";
-import { CollectorError, type Collector, type CollectorName } from "../collectors/collector.js";
+import { CollectorError, type Collector } from "../collectors/collector.js";
 import { intervalToCron } from "../collectors/settings/interval.js";
 import type { SelfMetrics } from "./self-metrics.js";
 
 export interface RunnerOptions {
   timeoutMs: number;
   /** Poll interval per poll collector, ms. */
-  intervalsMs: Partial<Record<CollectorName, number>>;
+  intervalsMs: Readonly<Record<string, number>>;
   now: () => number;
 }
 
@@ -34,10 +34,10 @@ function describeError(err: unknown): { message: string; absent: boolean; unexpe
 }
 
 export class Runner {
-  private readonly tasks = new Map<CollectorName, { task: ScheduledTask; expr: string }>();
-  private readonly inFlight = new Map<CollectorName, Promise<void>>();
+  private readonly tasks = new Map<string, { task: ScheduledTask; expr: string }>();
+  private readonly inFlight = new Map<string, Promise<void>>();
   /** Last problem logged per collector (undefined = healthy). */
-  private readonly problems = new Map<CollectorName, string | undefined>();
+  private readonly problems = new Map<string, string | undefined>();
   private stopped = false;
   /** Streams report health only once started (in --once mode runOnce() records their result). */
   private streamsStarted = false;
@@ -73,7 +73,7 @@ export class Runner {
   }
 
   /** The cron expression a poll collector runs on now (undefined before start() or after stop()). */
-  scheduleOf(name: CollectorName): string | undefined {
+  scheduleOf(name: string): string | undefined {
     return this.tasks.get(name)?.expr;
   }
 
@@ -81,11 +81,11 @@ export class Runner {
    * SIGHUP: a new time limit for polls, and new poll intervals. A collector whose interval changed is
    * rescheduled; its state is untouched and a poll in flight finishes. Returns the rescheduled names.
    */
-  reconfigure(opts: Pick<RunnerOptions, "timeoutMs" | "intervalsMs">): CollectorName[] {
+  reconfigure(opts: Pick<RunnerOptions, "timeoutMs" | "intervalsMs">): string[] {
     this.opts.timeoutMs = opts.timeoutMs;
     this.opts.intervalsMs = opts.intervalsMs;
     if (this.stopped || !this.streamsStarted) return [];
-    const changed: CollectorName[] = [];
+    const changed: string[] = [];
     for (const c of this.collectors) {
       const current = this.tasks.get(c.name);
       if (!current || current.expr === this.cronOf(c)) continue;
@@ -158,12 +158,12 @@ export class Runner {
     }
   }
 
-  private report(name: CollectorName, err: unknown): void {
+  private report(name: string, err: unknown): void {
     const { message, absent, unexpected } = describeError(err);
     this.noteProblem(name, message, absent, unexpected);
   }
 
-  private noteProblem(name: CollectorName, message: string, absent: boolean, unexpected: boolean): void {
+  private noteProblem(name: string, message: string, absent: boolean, unexpected: boolean): void {
     if (this.problems.get(name) === message) return;
     this.problems.set(name, message);
     const log = this.logger.child({ collector: name });
@@ -172,7 +172,7 @@ export class Runner {
     else log.warn({ reason: message }, "collector failed");
   }
 
-  private recovered(name: CollectorName): void {
+  private recovered(name: string): void {
     if (this.problems.get(name) === undefined) return;
     this.problems.set(name, undefined);
     this.logger.info({ collector: name }, "collector recovered");

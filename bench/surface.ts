@@ -6,6 +6,7 @@
  * and all together. It runs the built binary (dist/agent/main.js), the way users do.
  *
  *   npm run build && npm run build:bench && node .bench/bench/surface.js > surface.txt
+ * (RINGWATCH_SHARED: the shared/ folder whose device captures it also analyzes; default ../shared)
  *
  * Used to show that a restructuring changed no behaviour: run it on both builds and diff.
  */
@@ -55,8 +56,8 @@ function series(exposition: string, root: string, keepValues: boolean): string[]
     const sp = line.lastIndexOf(" ");
     const name = line.slice(0, sp);
     const metric = name.split("{")[0] ?? "";
-    // Which kinds of garbage collection ran depends on the run.
-    if (metric.startsWith("nodejs_gc_duration_seconds")) continue;
+    // Which kinds of garbage collection ran, and which requests were in flight at the scrape, depend on the run.
+    if (metric.startsWith("nodejs_gc_duration_seconds") || metric.startsWith("nodejs_active_")) continue;
     out.add(keepValues && !TIME_DEPENDENT.test(metric) ? line : `${name} <v>`);
   }
   return [...out].sort();
@@ -196,7 +197,8 @@ async function reload(node: BenchNode): Promise<void> {
 }
 
 async function analyze(): Promise<void> {
-  const dirs = [join(fixturesDir, "nccl"), join(repoRoot, "../shared/fixtures/device/h100-2026-11-24/nccl")];
+  const shared = process.env.RINGWATCH_SHARED ?? join(repoRoot, "../shared");
+  const dirs = [join(fixturesDir, "nccl"), join(shared, "fixtures/device/h100-2026-11-24/nccl")];
   const files: string[] = [];
   for (const d of dirs) {
     let names: string[];

@@ -1,11 +1,7 @@
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { AgentConfig } from "../agent/config/config.js";
 import type { Exec } from "./exec.js";
-
-/** Names of the collectors; each has a --collector.<name> switch. */
-export const COLLECTOR_NAMES = ["gpu", "infiniband", "gdr", "mtu", "nccl"] as const;
-export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+import type { CommonSettings } from "./settings/common.js";
 
 /**
  * A collector failed in an expected way (tool missing, device absent, tool error).
@@ -54,8 +50,9 @@ export interface CollectorDeps {
  * Stream collectors implement `start()`/`stop()`/`health()` and publish as data arrives.
  * Both implement `once()` for `--once`: produce one complete snapshot, then return.
  */
-export interface Collector {
-  readonly name: CollectorName;
+export interface Collector<S extends object = object> {
+  /** Its module's name (collectors/index.ts). */
+  readonly name: string;
   readonly mode: "poll" | "stream";
   /** Poll: gather and publish one snapshot; throw CollectorError on failure. */
   update?(): Promise<void>;
@@ -69,8 +66,8 @@ export interface Collector {
   once(): Promise<void>;
   /**
    * SIGHUP: apply this collector's settings from a new, valid configuration without losing state.
-   * Called only when one of them changed. A collector without it keeps its settings until a restart.
-   * A throw is logged and counts the reload as failed.
+   * Called only when one of the settings its module lists as reloadable changed. A throw is logged
+   * and counts the reload as failed.
    */
-  reconfigure?(cfg: AgentConfig): void;
+  reconfigure?(settings: S, common: CommonSettings): void;
 }

@@ -6,7 +6,8 @@
  */
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
 import { trustedStdout, type StreamExit } from "../exec.js";
-import { canonicalBusId, type NvsmiFailure } from "./failures.js";
+import { canonicalBusId } from "../pci.js";
+import type { NvsmiFailure } from "./failures.js";
 import { GpuMetrics } from "./metrics.js";
 import { DmonParser, lastRowPerGpu, parseDmonText, type DmonValues } from "./parse-dmon.js";
 import { IDENTITY_FIELDS, parseIdentity, type GpuIdentity } from "./parse-query.js";

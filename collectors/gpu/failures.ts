@@ -76,15 +76,3 @@ export function classifyFailure(raw: string): NvsmiFailure | undefined {
   if (line.includes("GPU is lost")) return { kind: "gpu_lost", message: line };
   return undefined;
 }
-
-/**
- * Canonical form of a PCI bus id for comparison: NVML prints an 8-digit domain in
- * `--query-gpu` (`00000000:07:00.0`) and a 4-digit one in error messages (`0000:07:00.0`).
- */
-export function canonicalBusId(busId: string): string {
-  const s = busId.trim().toLowerCase();
-  const colon = s.indexOf(":");
-  if (colon < 0) return s;
-  const domain = Number.parseInt(s.slice(0, colon), 16);
-  return `${Number.isFinite(domain) ? domain.toString(16) : s.slice(0, colon)}${s.slice(colon)}`;
-}

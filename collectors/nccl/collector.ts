@@ -8,13 +8,15 @@ import { stat } from "node:fs/promises";
 import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "./detect/types.js";
 import { evaluateAll, type NodeView } from "./detect/verdict.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
-import type { AgentConfig } from "../../agent/config/config.js";
+import type { CommonSettings } from "../settings/common.js";
 import { Follower, type FollowedFile, type ResumePoint } from "../follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
-import { createNodeView, type GpuSource } from "./node-view.js";
+import type { GpuReadings } from "./detect/gpu-readings.js";
+import { createNodeView } from "./node-view.js";
 import { collScannerProblem } from "./ingest/coll-scanner.js";
 import { FileSink } from "./ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
+import type { NcclSettings } from "./settings.js";
 import { RasWatch } from "./ras-watch.js";
 import { Tracker } from "./state/tracker.js";
 
@@ -28,7 +30,7 @@ export interface NcclOptions {
   retireAfterMs: number;
   checkPids: boolean;
   usePolling: boolean | "auto";
-  gpu?: GpuSource;
+  gpu?: GpuReadings;
   headBytes?: number;
   /** How often verdicts are evaluated for logging and retirement (ms). Default 5000. */
   evaluateEveryMs?: number;
@@ -53,7 +55,7 @@ export interface NcclRasOptions {
   deadlineMs?: number;
 }
 
-export interface NcclCollector extends Collector {
+export interface NcclCollector extends Collector<NcclSettings> {
   /** Current verdicts (evaluated now). */
   verdicts(): CommVerdict[];
   readonly tracker: Tracker;
@@ -256,12 +258,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     mode: "stream",
     tracker,
     verdicts: evaluate,
-    reconfigure(cfg: AgentConfig): void {
-      const n = cfg.nccl;
+    reconfigure(n: NcclSettings, common: CommonSettings): void {
       const follow = n.paths.join("\n") !== opts.paths.join("\n") || n.polling !== opts.usePolling;
       opts.paths = [...n.paths];
       opts.usePolling = n.polling;
-      opts.procfsRoot = cfg.procfsRoot;
+      opts.procfsRoot = common.procfsRoot;
       opts.checkPids = n.checkPids;
       opts.retireAfterMs = n.retireAfterMs;
       opts.hangThresholdMs = n.hangThresholdMs;

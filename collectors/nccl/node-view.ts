@@ -3,19 +3,12 @@
  * start time, so container pids are checked too), and which GPU does a rank drive and what does it read (from the gpu collector).
  */
 import { hostname } from "node:os";
+import { canonicalBusId } from "../pci.js";
+import type { GpuReadings } from "./detect/gpu-readings.js";
 import type { GpuReading } from "./detect/gpu-signature.js";
 import type { NodeView } from "./detect/verdict.js";
-import { canonicalBusId } from "../gpu/failures.js";
-import type { GpuSample } from "../gpu/collector.js";
-import type { GpuIdentity } from "../gpu/parse-query.js";
 import { ProcessIdentity } from "./process-identity.js";
 import type { ProcessState, RankState } from "./state/model.js";
-
-/** What the NCCL collector needs of the gpu collector. */
-export interface GpuSource {
-  latestSamples(): ReadonlyMap<string, GpuSample>;
-  identities(): ReadonlyMap<string, GpuIdentity>;
-}
 
 /** NCCL prints busId as the hex of domain:bus:device.function run together (`c8000` = 0000:c8:00.0). */
 export function ncclBusIdToPci(busId: string): string | undefined {
@@ -37,7 +30,7 @@ export function shortHostname(name = hostname()): string {
 export interface NodeViewOptions {
   procfsRoot: string;
   checkPids: boolean;
-  gpu?: GpuSource;
+  gpu?: GpuReadings;
   host?: string;
   now?: () => number;
 }

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { CollectorError, type Collector, type CollectorName } from "../../collectors/collector.js";
+import { CollectorError, type Collector } from "../../collectors/collector.js";
 import { Runner } from "../../agent/runner.js";
 import { createSelfMetrics } from "../../agent/self-metrics.js";
 import { sample } from "../helpers/agent-process.js";
@@ -8,7 +8,7 @@ import { memoryLogger } from "../helpers/memory-logger.js";
 
 
 /** A poll collector whose behaviour each test scripts. */
-function scripted(name: CollectorName, step: (n: number) => Promise<void>): Collector & { calls: number; active: number; maxActive: number } {
+function scripted(name: string, step: (n: number) => Promise<void>): Collector & { calls: number; active: number; maxActive: number } {
   const c = {
     name,
     mode: "poll" as const,

@@ -323,12 +323,12 @@ describe("deploy/kubernetes: the agent's flags", () => {
     expect(config.procfsRoot).toBe(mountPathOf(spec, c, "/proc"));
     const ncclMount = mountPathOf(spec, c, "/var/log/nccl");
     expect(ncclMount).toBeDefined();
-    for (const p of config.nccl.paths) expect(isUnder(p, ncclMount ?? "/nonexistent"), p).toBe(true);
+    for (const p of config.collectors.nccl.paths) expect(isUnder(p, ncclMount ?? "/nonexistent"), p).toBe(true);
   });
 
   it("checks rank liveness in the host's /proc, where pods' pids are found by NSpid", () => {
     const config = agentConfig(agentContainer());
-    expect(config.nccl.checkPids).toBe(true);
+    expect(config.collectors.nccl.checkPids).toBe(true);
     expect(config.procfsRoot).toBe("/host/proc");
     const mounts = agentContainer().volumeMounts ?? [];
     expect(mounts.find((m) => m.mountPath === "/host/proc")?.readOnly).toBe(true);

@@ -4,7 +4,8 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../../agent/app.js";
 import { parseCli } from "../../agent/config/config.js";
-import { FLAGS, envName } from "../../agent/config/flags.js";
+import { FLAGS } from "../../agent/config/flags.js";
+import { envName } from "../../collectors/settings/flags.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const readme = readFileSync(join(root, "README.md"), "utf8");

@@ -2,8 +2,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, helpText, parseCli, type AgentConfig } from "../../../agent/config/config.js";
-import { FLAGS, envName } from "../../../agent/config/flags.js";
+import { ConfigError, parseCli, type AgentConfig } from "../../../agent/config/config.js";
+import { FLAGS } from "../../../agent/config/flags.js";
+import { helpText } from "../../../agent/config/help.js";
+import { envName } from "../../../collectors/settings/flags.js";
 import { intervalToCron } from "../../../collectors/settings/interval.js";
 import { parseDuration } from "../../../collectors/settings/duration.js";
 
@@ -50,15 +52,15 @@ describe("parseCli", () => {
     expect(c.telemetryPath).toBe("/metrics");
     expect(c.sysfsRoot).toBe("/sys");
     expect(c.procfsRoot).toBe("/proc");
-    expect(c.gpu).toEqual({ enabled: true, nvidiaSmi: "nvidia-smi", intervalSeconds: 5, dmonGroups: "pucvmet" });
-    expect(c.infiniband.source).toBe("auto");
-    expect(c.infiniband.intervalMs).toBe(15_000);
-    expect(c.gdr.intervalMs).toBe(15_000);
-    expect(c.mtu.deviceExclude?.test("veth1234")).toBe(true);
-    expect(c.mtu.deviceExclude?.test("ib0")).toBe(false);
+    expect(c.collectors.gpu).toEqual({ enabled: true, nvidiaSmi: "nvidia-smi", intervalSeconds: 5, dmonGroups: "pucvmet" });
+    expect(c.collectors.infiniband.source).toBe("auto");
+    expect(c.collectors.infiniband.intervalMs).toBe(15_000);
+    expect(c.collectors.gdr.intervalMs).toBe(15_000);
+    expect(c.collectors.mtu.deviceExclude?.test("veth1234")).toBe(true);
+    expect(c.collectors.mtu.deviceExclude?.test("ib0")).toBe(false);
     expect(c.once).toBe(false);
     expect(c.logLevel).toBe("info");
-    expect(c.nccl).toEqual({
+    expect(c.collectors.nccl).toEqual({
       enabled: true,
       paths: ["/var/log/nccl"],
       hangThresholdMs: 120_000,
@@ -70,19 +72,19 @@ describe("parseCli", () => {
     });
     // Off: its address is not looked at.
     const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});
-    expect(off.kind === "run" && off.config.nccl.ras).toBeUndefined();
+    expect(off.kind === "run" && off.config.collectors.nccl.ras).toBeUndefined();
     const v6 = parseCli(["--collector.nccl.ras-addr=[::1]:29000", "--collector.nccl.ras-interval=2m"], {});
-    expect(v6.kind === "run" && v6.config.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });
+    expect(v6.kind === "run" && v6.config.collectors.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });
   });
 
   it("repeats --collector.nccl.path; env and YAML take comma lists and YAML lists", () => {
-    expect(config(["--collector.nccl.path=/a", "--collector.nccl.path", "/b/*.log"]).nccl.paths).toEqual(["/a", "/b/*.log"]);
-    expect(config([], { RINGWATCH_COLLECTOR_NCCL_PATH: "/x, /y" }).nccl.paths).toEqual(["/x", "/y"]);
+    expect(config(["--collector.nccl.path=/a", "--collector.nccl.path", "/b/*.log"]).collectors.nccl.paths).toEqual(["/a", "/b/*.log"]);
+    expect(config([], { RINGWATCH_COLLECTOR_NCCL_PATH: "/x, /y" }).collectors.nccl.paths).toEqual(["/x", "/y"]);
     const file = yamlFile("collector:\n  nccl:\n    path: [/l1, /l2]\n    polling: true\n    hang-threshold: 3m\n");
     const c = config([`--config.file=${file}`]);
-    expect(c.nccl.paths).toEqual(["/l1", "/l2"]);
-    expect(c.nccl.polling).toBe(true);
-    expect(c.nccl.hangThresholdMs).toBe(180_000);
+    expect(c.collectors.nccl.paths).toEqual(["/l1", "/l2"]);
+    expect(c.collectors.nccl.polling).toBe(true);
+    expect(c.collectors.nccl.hangThresholdMs).toBe(180_000);
   });
 
   it("reads --name=value, --name value, --no-name and bare booleans", () => {
@@ -99,11 +101,11 @@ describe("parseCli", () => {
     ]);
     expect(c.listen).toEqual({ host: "127.0.0.1", port: 0 });
     expect(c.sysfsRoot).toBe("/tmp/sys");
-    expect(c.gpu.enabled).toBe(false);
-    expect(c.gpu.intervalSeconds).toBe(2);
-    expect(c.infiniband.source).toBe("tools");
-    expect(c.infiniband.intervalMs).toBe(30_000);
-    expect(c.mtu.intervalMs).toBe(60_000);
+    expect(c.collectors.gpu.enabled).toBe(false);
+    expect(c.collectors.gpu.intervalSeconds).toBe(2);
+    expect(c.collectors.infiniband.source).toBe("tools");
+    expect(c.collectors.infiniband.intervalMs).toBe(30_000);
+    expect(c.collectors.mtu.intervalMs).toBe(60_000);
     expect(c.once).toBe(true);
   });
 
@@ -114,8 +116,8 @@ describe("parseCli", () => {
   it("takes settings from the environment, flags winning", () => {
     const env = { RINGWATCH_COLLECTOR_GPU_NVIDIA_SMI: "/opt/nv/nvidia-smi", RINGWATCH_COLLECTOR_MTU: "false", RINGWATCH_LOG_LEVEL: "debug" };
     const c = config(["--log.level=warn"], env);
-    expect(c.gpu.nvidiaSmi).toBe("/opt/nv/nvidia-smi");
-    expect(c.mtu.enabled).toBe(false);
+    expect(c.collectors.gpu.nvidiaSmi).toBe("/opt/nv/nvidia-smi");
+    expect(c.collectors.mtu.enabled).toBe(false);
     expect(c.logLevel).toBe("warn");
   });
 
@@ -125,9 +127,9 @@ describe("parseCli", () => {
     );
     const c = config([`--config.file=${file}`, "--path.procfs=/flag/proc"], { RINGWATCH_COLLECTOR_GPU_INTERVAL: "3s" });
     expect(c.listen).toEqual({ host: "127.0.0.1", port: 9000 });
-    expect(c.gdr.enabled).toBe(false);
-    expect(c.gpu.intervalSeconds).toBe(3);
-    expect(c.mtu.ip).toBe("/sbin/ip");
+    expect(c.collectors.gdr.enabled).toBe(false);
+    expect(c.collectors.gpu.intervalSeconds).toBe(3);
+    expect(c.collectors.mtu.ip).toBe("/sbin/ip");
     expect(c.procfsRoot).toBe("/flag/proc");
   });
 
@@ -141,7 +143,7 @@ describe("parseCli", () => {
 
   it("finds the YAML file from the environment", () => {
     const file = yamlFile("collector.infiniband.source: sysfs\n");
-    expect(config([], { RINGWATCH_CONFIG_FILE: file }).infiniband.source).toBe("sysfs");
+    expect(config([], { RINGWATCH_CONFIG_FILE: file }).collectors.infiniband.source).toBe("sysfs");
   });
 
   it.each([

@@ -4,10 +4,12 @@
  */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { Collector, CollectorName } from "../../../collectors/collector.js";
+import type { Collector } from "../../../collectors/collector.js";
+import type { CommonSettings } from "../../../collectors/settings/common.js";
 import { parseCli, type AgentConfig } from "../../../agent/config/config.js";
-import { FLAGS } from "../../../agent/config/flags.js";
-import { SETTINGS, applyReload, planReload, reloadFailed } from "../../../agent/reload.js";
+import { FLAGS, MODULES } from "../../../agent/config/flags.js";
+import { SETTINGS, planReload } from "../../../agent/config/reload-plan.js";
+import { applyReload, reloadFailed } from "../../../agent/reload.js";
 import { createSelfMetrics } from "../../../agent/self-metrics.js";
 import { ConfigError } from "../../../agent/config/config.js";
 import { NO_WEB_CONFIG, type LoadedWebConfig } from "../../../agent/web/source.js";
@@ -20,13 +22,14 @@ function config(...argv: string[]): AgentConfig {
   return a.config;
 }
 
-function collector(name: CollectorName, reconfigure?: (cfg: AgentConfig) => void): Collector & { seen: AgentConfig[] } {
-  const seen: AgentConfig[] = [];
-  const c: Collector & { seen: AgentConfig[] } = { name, mode: "poll", seen, once: () => Promise.resolve() };
+/** A collector that records what each reconfigure() call was given: [its settings, the shared settings]. */
+function collector(name: string, reconfigure?: () => void): Collector & { seen: Array<[object, CommonSettings]> } {
+  const seen: Array<[object, CommonSettings]> = [];
+  const c: Collector & { seen: Array<[object, CommonSettings]> } = { name, mode: "poll", seen, once: () => Promise.resolve() };
   if (reconfigure)
-    c.reconfigure = (cfg) => {
-      seen.push(cfg);
-      reconfigure(cfg);
+    c.reconfigure = (settings, common) => {
+      seen.push([settings, common]);
+      reconfigure();
     };
   return c;
 }
@@ -57,7 +60,7 @@ describe("planReload", () => {
       { flag: "web.listen-address", running: ":9742", wanted: ":9999" },
       { flag: "collector.gpu.nvidia-smi", running: "nvidia-smi", wanted: "/opt/nvidia-smi", collectors: ["gpu"] },
       { flag: "collector.gdr", running: "true", wanted: "false" },
-      { flag: "collector.mtu.device-exclude", running: started.mtu.deviceExclude?.source, wanted: "^lo$", collectors: ["mtu"] },
+      { flag: "collector.mtu.device-exclude", running: started.collectors.mtu.deviceExclude?.source, wanted: "^lo$", collectors: ["mtu"] },
     ]);
   });
 
@@ -102,7 +105,7 @@ function target(collectors: Collector[], web: { accept: boolean } = { accept: tr
       now: () => 1_800_000_000_000,
       reconfigureRunner: (next: AgentConfig) => {
         runnerCalls.push(next);
-        return [] as CollectorName[];
+        return [] as string[];
       },
       replaceWebConfig: (path: string | undefined, loaded: LoadedWebConfig) => {
         webCalls.push([path, loaded]);
@@ -124,7 +127,7 @@ describe("applyReload", () => {
     expect(x.t.logger.child({ collector: "gdr" }).isLevelEnabled("debug")).toBe(true);
     expect(x.runnerCalls).toEqual([next]);
     expect(x.webCalls).toEqual([[undefined, NO_WEB_CONFIG]]);
-    expect(nccl.seen).toEqual([next]);
+    expect(nccl.seen).toEqual([[next.collectors.nccl, next]]);
     expect(gdr.seen).toEqual([]); // its interval is the runner's business
     const text = await x.registry.metrics();
     expect(sample(text, 'ringwatch_config_reloads_total{result="success"}')).toBe(1);
@@ -139,10 +142,12 @@ describe("applyReload", () => {
     });
     const gpu = collector("gpu", () => undefined);
     const x = target([gpu, nccl]);
+    // A gpu collector whose module says that its reconfigure() applies a new interval.
+    const t = { ...x.t, modules: MODULES.map((m) => (m.name === "gpu" ? { ...m, reloadable: ["collector.gpu.interval"] } : m)) };
     const started = config();
     const next = config("--collector.nccl.path=/nope", "--collector.gpu.interval=10s");
-    expect(applyReload(x.t, started, started, next, NO_WEB_CONFIG)).toBe(false);
-    expect(gpu.seen).toEqual([next]);
+    expect(applyReload(t, started, started, next, NO_WEB_CONFIG)).toBe(false);
+    expect(gpu.seen).toEqual([[next.collectors.gpu, next]]);
     expect(x.lines().find((l) => l.msg === "collector could not apply its new settings")).toMatchObject({ level: 50, collector: "nccl", settings: ["collector.nccl.path"], reason: "cannot follow /nope: EACCES" });
     const text = await x.registry.metrics();
     expect(sample(text, 'ringwatch_config_reloads_total{result="failure"}')).toBe(1);

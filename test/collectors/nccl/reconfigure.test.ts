@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseCli, type AgentConfig } from "../../../agent/config/config.js";
 import { createExec } from "../../../collectors/exec.js";
 import { createNcclCollector, type NcclCollector } from "../../../collectors/nccl/collector.js";
+import type { NcclSettings } from "../../../collectors/nccl/settings.js";
 import { eventually } from "../follow/helpers.js";
 
 const COMM_ID = "0x49bbd7790311d5eb";
@@ -15,10 +16,11 @@ const init = (pid: number, rank: number, ptr: string): string =>
 const coll = (pid: number, rank: number, ptr: string, n: number): string =>
   Array.from({ length: n }, (_, i) => `node1:${pid}:${pid} [${rank}] NCCL INFO AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm ${ptr} [nranks=2] stream 0x5501\n`).join("");
 
-function config(args: string[]): AgentConfig {
+/** The nccl settings and shared settings the agent would hand to reconfigure() for these flags. */
+function config(args: string[]): [NcclSettings, AgentConfig] {
   const a = parseCli(args, {});
   if (a.kind !== "run") throw new Error("not a run");
-  return a.config;
+  return [a.config.collectors.nccl, a.config];
 }
 
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -54,7 +56,7 @@ describe("nccl collector reconfigure (SIGHUP)", () => {
     });
     await eventually(() => expect(counts(c)).toEqual({ 0: 3 }));
 
-    c.reconfigure?.(config([`--collector.nccl.path=${a}`, `--collector.nccl.path=${b}`, "--collector.nccl.hang-threshold=5m", "--collector.nccl.check-pids=false", "--collector.nccl.polling=false"]));
+    c.reconfigure?.(...config([`--collector.nccl.path=${a}`, `--collector.nccl.path=${b}`, "--collector.nccl.hang-threshold=5m", "--collector.nccl.check-pids=false", "--collector.nccl.polling=false"]));
     appendFileSync(fa, coll(100, 0, "0x55aa10", 2));
     await eventually(() => expect(counts(c)).toEqual({ 0: 5, 1: 2 }));
     expect(c.verdicts().find((v) => v.commKey === COMM_ID)?.thresholdMs).toBe(300_000);

@@ -1,0 +1,48 @@
+/**
+ * What a collector declares about itself, in its folder's module.ts: its name, whether it runs by
+ * default, its flags, how its settings are read, which of them SIGHUP applies live, and how it is
+ * built. collectors/index.ts lists the modules; from that list the agent builds its flag parser,
+ * --help, the configuration, the reload table, docs/configuration.md and the running collectors.
+ */
+import type { Collector, CollectorDeps } from "./collector.js";
+import type { CommonSettingName, CommonSettings } from "./settings/common.js";
+import type { FlagDef } from "./settings/flags.js";
+import type { SettingsReader } from "./settings/reader.js";
+
+export interface CollectorContext<S extends object> {
+  /** Registry, the logger (already a child with {collector: name}), the process runner, the clock. */
+  deps: CollectorDeps;
+  settings: S;
+  common: CommonSettings;
+  /** A running collector listed before this one in collectors/index.ts (undefined when off). */
+  peer: (name: string) => Collector | undefined;
+}
+
+export interface CollectorModule<N extends string = string, S extends object = object> {
+  /** Its name: the switch --[no-]collector.<name>, the `collector` label, the prefix of its flags. */
+  readonly name: N;
+  readonly enabledByDefault: boolean;
+  /** Help of the switch. */
+  readonly switchHelp: string;
+  /** Its own flags (each named collector.<name>.*), in --help order. */
+  readonly flags: readonly FlagDef[];
+  /** Shared settings it reads: a change reaches it through reconfigure() or waits for a restart. */
+  readonly uses: readonly CommonSettingName[];
+  /** A poll collector's interval flag: on SIGHUP the agent reschedules it at once. */
+  readonly intervalFlag?: string;
+  /**
+   * Of its flags and the shared settings it uses, those that its collector's reconfigure() applies
+   * on SIGHUP. Every other one (and the switch) takes effect after a restart, and a reload says so.
+   */
+  readonly reloadable: readonly string[];
+  /** Reads and checks its settings; a bad value throws ConfigError with one line naming the flag. */
+  read(r: SettingsReader): S;
+  /** A poll collector's interval, ms, from its settings. */
+  intervalMs?(settings: S): number;
+  create(ctx: CollectorContext<S>): Collector<S>;
+}
+
+/** The flag that turns a module's collector on or off. */
+export function switchFlag(m: CollectorModule): FlagDef {
+  return { name: `collector.${m.name}`, kind: "bool", default: String(m.enabledByDefault), help: m.switchHelp };
+}

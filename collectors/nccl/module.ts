@@ -1,0 +1,72 @@
+/** The nccl collector's declaration: its flags, its settings, how it is built (collectors/module.ts). */
+import type { CollectorModule } from "../module.js";
+import { ConfigError } from "../settings/flags.js";
+import { formatHostPort } from "../settings/host-port.js";
+import { createNcclCollector } from "./collector.js";
+import { isGpuReadings } from "./detect/gpu-readings.js";
+import { parseRasAddress, type RasAddress } from "./ras/client.js";
+import type { NcclSettings } from "./settings.js";
+
+const FLAGS = [
+  { name: "collector.nccl.path", kind: "list", default: "/var/log/nccl", help: "Directory or glob of NCCL / PyTorch log files to follow; repeat the flag for more (environment and YAML: comma-separated or a list)." },
+  { name: "collector.nccl.hang-threshold", kind: "duration", default: "120s", help: "Silence of every live rank of a communicator after which a hang is suspected (stretched to 10x the communicator's recent p99 gap, at most 30m)." },
+  { name: "collector.nccl.max-communicators", kind: "int", default: "256", help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total)." },
+  { name: "collector.nccl.retire-after", kind: "duration", default: "1h", help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line." },
+  {
+    name: "collector.nccl.check-pids",
+    kind: "bool",
+    default: "true",
+    help: "Check that each rank's process still runs, to tell a finished job from a hung one: its pid in <path.procfs>, or in a container the process whose innermost NSpid is that pid and that has the log open.",
+  },
+  { name: "collector.nccl.ras", kind: "bool", default: "true", help: "While a hang is suspected on this node, ask NCCL's RAS service (NCCL 2.24+) for the job-wide status: it names the ranks behind on every node (ringwatch_nccl_ras_*)." },
+  { name: "collector.nccl.ras-addr", kind: "string", default: "localhost:28028", help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028)." },
+  { name: "collector.nccl.ras-interval", kind: "duration", default: "60s", help: "While a hang lasts, ask NCCL's RAS service again this often (each query makes every process of the job answer)." },
+  { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
+] as const;
+
+function rasAddress(text: string): RasAddress {
+  const address = parseRasAddress(text);
+  if (address === undefined) throw new ConfigError(`invalid value "${text}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
+  return address;
+}
+
+export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
+  name: "nccl",
+  enabledByDefault: true,
+  switchHelp: "Enable the nccl collector (follows NCCL_DEBUG_FILE and PyTorch logs, detects hangs).",
+  flags: FLAGS,
+  uses: ["path.procfs"],
+  // reconfigure() applies every one of its settings without losing state.
+  reloadable: [...FLAGS.map((f) => f.name), "path.procfs"],
+  read(r) {
+    const paths = r.list("collector.nccl.path");
+    if (paths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
+    const polling = r.choice<"auto" | "true" | "false">("collector.nccl.polling");
+    const ras = r.bool("collector.nccl.ras")
+      ? { address: r.parsed("collector.nccl.ras-addr", rasAddress, (a) => formatHostPort(a.host, a.port)), intervalMs: r.duration("collector.nccl.ras-interval") }
+      : undefined;
+    return {
+      paths,
+      hangThresholdMs: r.duration("collector.nccl.hang-threshold"),
+      maxCommunicators: r.int("collector.nccl.max-communicators", 1),
+      retireAfterMs: r.duration("collector.nccl.retire-after"),
+      checkPids: r.bool("collector.nccl.check-pids"),
+      polling: polling === "auto" ? "auto" : polling === "true",
+      ras,
+    };
+  },
+  create({ deps, settings: n, common, peer }) {
+    const gpu = peer("gpu");
+    return createNcclCollector(deps, {
+      paths: n.paths,
+      procfsRoot: common.procfsRoot,
+      hangThresholdMs: n.hangThresholdMs,
+      maxComms: n.maxCommunicators,
+      retireAfterMs: n.retireAfterMs,
+      checkPids: n.checkPids,
+      usePolling: n.polling,
+      ...(isGpuReadings(gpu) ? { gpu } : {}),
+      ...(n.ras !== undefined ? { ras: n.ras } : {}),
+    });
+  },
+};

@@ -1,0 +1,14 @@
+/** The nccl collector's settings as module.ts reads them; its reconfigure() takes them on SIGHUP. */
+import type { RasAddress } from "./ras/client.js";
+
+export interface NcclSettings {
+  /** Directories or globs to follow. */
+  paths: string[];
+  hangThresholdMs: number;
+  maxCommunicators: number;
+  retireAfterMs: number;
+  checkPids: boolean;
+  polling: boolean | "auto";
+  /** NCCL RAS queries during a hang; undefined when --no-collector.nccl.ras. */
+  ras: { address: RasAddress; intervalMs: number } | undefined;
+}
