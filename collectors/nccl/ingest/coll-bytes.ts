@@ -14,7 +14,6 @@
  * and fuzzed: test/fuzz/coll-bytes.test.ts).
  */
 
-import type { CollScanner } from "./coll-scanner.js";
 import { decode } from "../../follow/line-splitter.js";
 
 const SPACE = 0x20;
@@ -177,6 +176,28 @@ const LETTER_BASE = 64;
 /** Op names are kept by an exact numeric key: 3 × 8 letters = MAX_OP. */
 const LETTERS_PER_KEY = 8;
 
+/**
+ * The records of the scanner's last scan (coll-scanner.ts's CollScanner), as adopt() reads them;
+ * declared here so that the matcher and the scanner do not import each other.
+ */
+export interface ScanRecords {
+  readonly layout: {
+    readonly recordFields: number;
+    readonly fOpStart: number;
+    readonly fOpLen: number;
+    readonly fOpKey0: number;
+    readonly fOpKey1: number;
+    readonly fOpKey2: number;
+    readonly fOpCount: number;
+    readonly fPtrStart: number;
+    readonly fPtrChars: number;
+    readonly fPtrKey: number;
+  };
+  values(): Float64Array;
+  /** Add to a position field to get the position in the read buffer. */
+  shift(): number;
+}
+
 /** Matches plain COLL lines of one writer. One per followed file. */
 export class CollByteMatcher {
   private prefix: Fixed = fixed("");
@@ -221,7 +242,7 @@ export class CollByteMatcher {
    * Takes accepted line k of the scanner's last scan (coll-scanner.ts, the WebAssembly twin of
    * matchLine) as if matchLine had accepted it: op, opCount and the pointer, in buf's coordinates.
    */
-  adopt(buf: Buffer, sc: CollScanner, k: number): void {
+  adopt(buf: Buffer, sc: ScanRecords, k: number): void {
     const L = sc.layout;
     const r = sc.values();
     const b = k * L.recordFields;

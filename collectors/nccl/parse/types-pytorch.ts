@@ -1,7 +1,7 @@
 /**
  * PyTorch ProcessGroupNCCL events (see parse-pytorch.ts and parse-desync.ts). Re-exported by types.ts.
  */
-import type { EventBase, WarnDetail } from "./types.js";
+import type { EventBase, WarnDetail } from "./event-base.js";
 
 /** Fields of the c10 log header and of ProcessGroupNCCL's `[PG ID 0 PG GUID 0(default_pg) Rank 7]` prefix. */
 export interface PtBase extends EventBase {

@@ -1,0 +1,85 @@
+/**
+ * What every event of the line parser carries (the NCCL header, timestamp and launcher prefix),
+ * and the classified details of a WARN message, which NCCL's and PyTorch's events share
+ * (types.ts, types-pytorch.ts).
+ */
+/** What a launcher/log-collector prefix in front of the line told us. */
+export interface LauncherPrefix {
+  /**
+   * mpi: OpenMPI `--tag-output` `[job,rank]<stdout>:`; rank: PyTorch/c10 `[rank7]:`;
+   * tag: `[155] ` (MPI rank tag; some log viewers print line numbers the same way);
+   * torchrun: `[default3]:` (role + LOCAL rank); ray: `(RayTrainWorker pid=615, ip=10.72.7.6) `;
+   * pdsh: `host: `; srun: `12: ` (srun --label).
+   */
+  kind: "mpi" | "rank" | "tag" | "torchrun" | "ray" | "pdsh" | "srun";
+  rank?: number;
+  job?: number;
+  localRank?: number;
+  stream?: "stdout" | "stderr";
+  host?: string;
+  pid?: number;
+  ip?: string;
+  actor?: string;
+}
+
+/** Fields every event may carry. Absent means "not on this line", never 0. */
+export interface EventBase {
+  /** NCCL header hostname (NCCL prints the name up to the first '.'). */
+  host?: string;
+  /** NCCL header pid; for PyTorch lines the Ray prefix pid when there is one. */
+  pid?: number;
+  tid?: number;
+  /** `[n]` of the NCCL header: the CUDA device current on the logging thread. */
+  cudaDev?: number;
+  /**
+   * Timestamp text as printed, brackets removed: NCCL `2026-03-18 11:13:09` (local time of the
+   * writer, default format `[%F %T] `), or the c10/glog time `0816 01:45:40.183009389` (no year).
+   */
+  ts?: string;
+  /** Global rank from the launcher prefix (`[1,0]<stdout>:` gives 0, `[rank7]:` gives 7). */
+  launcherRank?: number;
+  launcher?: LauncherPrefix;
+  /**
+   * Set when the header was recovered from the middle of a line that two processes wrote
+   * into (a torn/interleaved line). Prefix and timestamp of the physical line are then NOT
+   * attributed to this event, because they belong to the first writer.
+   */
+  torn?: boolean;
+  /** Set when the line had no NCCL header at all (fields must be attributed by the caller). */
+  headerless?: boolean;
+}
+
+export type WarnKind =
+  | "connection_reset"
+  | "connection_closed"
+  | "connect_failed"
+  | "ib_completion_error"
+  | "collective_mismatch"
+  | "bootstrap_error"
+  | "system_error"
+  | "internal_error"
+  | "timeout"
+  | "other";
+
+/** Classified details of a NCCL WARN message (also used for PyTorch's embedded `Last error:`). */
+export interface WarnDetail {
+  warnKind: WarnKind;
+  /** Peer as printed before `<port>`: IP (v4/v6) or host name. */
+  peer?: string;
+  peerPort?: number;
+  /** Error text after `failed : ` (`Connection reset by peer`, `Software caused connection abort`). */
+  error?: string;
+  /** IB work completion status (`error 12` / `status=12` / `status=NAME(12)`). */
+  ibStatus?: number;
+  ibOpcode?: number;
+  ibLen?: number;
+  vendorErr?: number;
+  ibDir?: string;
+  localGid?: string;
+  remoteGid?: string;
+  hca?: string;
+  /** collective_mismatch: the rank named by NCCL. */
+  mismatchRank?: number;
+  /** Failing library call (`ibv_modify_qp`, `recv`, `connect`). */
+  call?: string;
+}
