@@ -30,4 +30,11 @@ export const MODULES: readonly CollectorModule[] = COLLECTOR_MODULES;
 
 export const FLAGS: readonly FlagDef[] = [...WEB_FLAGS, ...PATH_FLAGS, ...AGENT_FLAGS, ...POLL_FLAGS, ...MODULES.flatMap((m) => [switchFlag(m), ...m.flags])];
 
+/** The flags by what they set, as docs/configuration.md lists them. */
+export const FLAG_GROUPS: ReadonlyArray<{ title: string; flags: readonly FlagDef[] }> = [
+  { title: "Agent", flags: [...WEB_FLAGS, ...AGENT_FLAGS] },
+  { title: "All collectors", flags: [...PATH_FLAGS, ...POLL_FLAGS] },
+  ...MODULES.map((m) => ({ title: `Collector ${m.name}`, flags: [switchFlag(m), ...m.flags] })),
+];
+
 export const FLAGS_BY_NAME: ReadonlyMap<string, FlagDef> = new Map(FLAGS.map((f) => [f.name, f]));
