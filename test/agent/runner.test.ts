@@ -1,5 +1,5 @@
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CollectorError, type Collector } from "../../collectors/collector.js";
 import { Runner } from "../../agent/runner.js";
 import { createSelfMetrics } from "../../agent/self-metrics.js";
@@ -34,6 +34,7 @@ function scripted(name: string, step: (n: number) => Promise<void>): Collector &
 
 const runners: Runner[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   for (const r of runners.splice(0)) await r.stop();
 });
 
@@ -124,9 +125,8 @@ describe("Runner", () => {
   });
 
   it("SIGHUP: reschedules a poll collector whose interval changed, leaves the others, and applies a new time limit", async () => {
-    // Not within a few seconds of the top of the hour, where the rescheduled collector would poll anyway.
-    const toHour = 3_600_000 - (Date.now() % 3_600_000);
-    if (toHour < 6000) await new Promise((r) => setTimeout(r, toHour + 500));
+    // On a fake clock at 10:20:00.5, far from the top of the hour, where the rescheduled collector would poll anyway.
+    vi.useFakeTimers({ now: new Date("2026-11-24T10:20:00.500Z"), toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
     const gdr = scripted("gdr", () => Promise.resolve());
     let slow = false;
     const mtu = scripted("mtu", () => (slow ? new Promise((r) => setTimeout(r, 300)) : Promise.resolve()));
@@ -137,9 +137,12 @@ describe("Runner", () => {
     expect(runner.scheduleOf("gdr")).toBe("0 0 * * * *");
     expect(runner.scheduleOf("mtu")).toBe("* * * * * *");
     const [g0, m0] = [gdr.calls, mtu.calls];
-    await new Promise((r) => setTimeout(r, 2500));
+    await vi.advanceTimersByTimeAsync(5000);
     expect(gdr.calls).toBe(g0); // next poll at the top of the hour
-    expect(mtu.calls).toBeGreaterThanOrEqual(m0 + 2); // still every second
+    expect(mtu.calls).toBeGreaterThanOrEqual(m0 + 4); // still every second
+    await vi.advanceTimersByTimeAsync(40 * 60_000); // past 11:00:00
+    expect(gdr.calls).toBe(g0 + 1);
+    vi.useRealTimers();
     expect(runner.reconfigure({ timeoutMs: 1000, intervalsMs: { gdr: 3_600_000, mtu: 1000, infiniband: 1000 } })).toEqual([]);
 
     runner.reconfigure({ timeoutMs: 100, intervalsMs: { gdr: 3_600_000, mtu: 3_600_000, infiniband: 1000 } });
