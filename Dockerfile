@@ -23,7 +23,7 @@ COPY --from=build /src/package.json ./package.json
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 # A 2 MB young generation instead of V8's 16 MB: about 7 MB less resident memory under load and
-# 15-20 MB less at the peak, for about 8 % more CPU per scrape (BENCHMARKS.md, RSS). Override with -e NODE_OPTIONS=...
+# 15-20 MB less at the peak, for about 8 % more CPU per scrape (docs/performance.md, RSS). Override with -e NODE_OPTIONS=...
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=2 \
     NVIDIA_VISIBLE_DEVICES=all \

@@ -1,7 +1,7 @@
 /**
  * Bench settings from BENCH_* environment variables. BENCH_QUICK=1 picks short defaults (the whole
  * run in about a minute, for development); without it the defaults give the figures in
- * BENCHMARKS.md (about five minutes). Any single variable overrides either set of defaults.
+ * docs/performance.md (about five minutes). Any single variable overrides either set of defaults.
  */
 export type BenchPart = "ingest" | "steady" | "latency" | "full" | "startup";
 

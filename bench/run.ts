@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every figure of BENCHMARKS.md in one run, printed as a table (each row with its
+ * `npm run bench`: every figure of docs/performance.md in one run, printed as a table (each row with its
  * goal and PASS / MISS) and written to bench/out/results.json (and results.md, the same table in
  * Markdown). BENCH_QUICK=1 for a short run; BENCH_* variables in config.ts for the rest.
  *   (a) NCCL ingest vs `grep -c opCount`            ingest.ts

@@ -18,7 +18,7 @@ export function formatTable(rows: readonly Row[]): string {
   return [line(head), w.map((n) => "-".repeat(n)).join("-|-"), ...cells.map(line)].join("\n");
 }
 
-/** The same rows as a Markdown table (for BENCHMARKS.md). */
+/** The same rows as a Markdown table (for docs/performance.md). */
 export function markdownTable(rows: readonly Row[]): string {
   const esc = (s: string): string => s.replace(/\|/g, "\\|");
   return ["| what | measured | goal | |", "|---|---|---|---|", ...rows.map((r) => `| ${esc(r.what)} | ${esc(r.measured)} | ${esc(r.goal)} | ${r.status === "—" ? "—" : `**${r.status}**`} |`)].join("\n");

@@ -37,21 +37,21 @@ describe("shipped rules: static checks", () => {
     expect(new Set(records.map((r) => r.record)).size).toBe(records.length);
   });
 
-  it("every alert has a severity, a summary, a description and a runbook_url into the README", () => {
+  it("every alert has a severity, a summary, a description and a runbook_url into deploy/prometheus/README.md", () => {
     for (const a of alerts) {
       const name = a.alert ?? "";
       expect(name, name).toMatch(/^Ringwatch[A-Z][A-Za-z]+$/);
       expect(SEVERITIES, `${name} severity`).toContain(a.labels?.severity);
       expect(a.annotations?.summary, `${name} summary`).toBeTruthy();
       expect(a.annotations?.description, `${name} description`).toBeTruthy();
-      expect(a.annotations?.runbook_url, `${name} runbook_url`).toBe(`https://github.com/ringwatch/ringwatch#alert-${name.toLowerCase()}`);
+      expect(a.annotations?.runbook_url, `${name} runbook_url`).toBe(`https://github.com/ringwatch/ringwatch/blob/main/deploy/prometheus/README.md#alert-${name.toLowerCase()}`);
       // the description names the node (the `node` target label) and the instance
       expect(a.annotations?.description, `${name} description names the node`).toContain("$labels.node");
     }
   });
 
-  it("every runbook_url lands on a heading of the top-level README", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  it("every runbook_url lands on a heading of deploy/prometheus/README.md", () => {
+    const readme = readFileSync(new URL("../../deploy/prometheus/README.md", import.meta.url), "utf8");
     const anchors = new Set(
       readme
         .split("\n")

@@ -28,14 +28,14 @@ describe("systemd/ringwatch.service", () => {
     expect(r.status).toBe(0);
   });
 
-  run("has the exposure score the README states (<= 2.0)", () => {
+  run("has the exposure score systemd/README.md states (<= 2.0)", () => {
     const out = execFileSync("systemd-analyze", ["security", "--offline=yes", "--no-pager", unitForThisCheckout()], { encoding: "utf8" });
     const m = /Overall exposure level for \S+: (\d+\.\d+)/.exec(out);
     expect(m).not.toBeNull();
     const score = Number(m?.[1]);
     expect(score).toBeLessThanOrEqual(2.0);
-    const readme = readFileSync(join(root, "README.md"), "utf8");
-    expect(readme).toContain(`exposure level ${score.toFixed(1)}`);
+    const doc = readFileSync(join(root, "systemd/README.md"), "utf8");
+    expect(doc).toContain(`exposure level ${score.toFixed(1)}`);
   });
 
   it("sets the node options the benchmarks measure (bench/config.ts); /etc/default/ringwatch may override them", () => {
