@@ -1,5 +1,5 @@
 /**
- * Benchmark of the NCCL log follower (collectors/nccl/follow). Not a test: run it by hand.
+ * Benchmark of the NCCL log follower (collectors/follow). Not a test: run it by hand.
  *
  *   npx tsc -p tsconfig.json --outDir node_modules/.cache/rwbench && node node_modules/.cache/rwbench/bench/follow.js [MBperFile] [seconds]
  *

@@ -2,7 +2,7 @@
  * The HTTP(S) server: the exposition at the telemetry path, /healthz, and a small landing page.
  * With --web.config.file it speaks TLS (node:https), sends the configured headers, rate-limits and
  * asks every path for basic auth, like exporter-toolkit; the web config is re-read when its files
- * change (web-source.ts), and a changed certificate is used from the next connection on.
+ * change (source.ts), and a changed certificate is used from the next connection on.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";

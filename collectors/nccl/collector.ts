@@ -1,7 +1,7 @@
 /**
  * The nccl collector: follows NCCL_DEBUG_FILE / PyTorch logs (follow/), parses every line
- * (file-sink.ts: COLL lines on bytes, the rest with parse-line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
- * (agent/detect) at scrape time and every few seconds, when verdict changes are logged and
+ * (ingest/file-sink.ts: COLL lines on bytes, the rest with parse/line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
+ * (detect/) at scrape time and every few seconds, when verdict changes are logged and
  * finished jobs retired. A stream collector: it runs from start() to stop().
  */
 import { stat } from "node:fs/promises";

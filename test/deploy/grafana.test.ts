@@ -386,7 +386,7 @@ const rules = new Set(recordingRules());
 
 /** Series Prometheus itself writes for a target or for alerts. */
 const PROMETHEUS_BUILTINS = new Set(["up", "scrape_duration_seconds", "scrape_samples_scraped", "scrape_samples_post_metric_relabeling", "scrape_series_added", "ALERTS", "ALERTS_FOR_STATE"]);
-/** Labels the scrape configuration adds; ringwatch never sets them (README, Metrics). */
+/** Labels the scrape configuration adds; ringwatch never sets them (docs/metrics.md). */
 const TARGET_LABELS = ["node", "instance", "job"];
 const GRAFANA_VARS = new Set(["__interval", "__interval_ms", "__rate_interval", "__rate_interval_ms", "__range", "__range_s", "__range_ms", "__from", "__to", "__dashboard", "__org", "__user"]);
 

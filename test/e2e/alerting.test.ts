@@ -151,7 +151,7 @@ describe.skipIf(tools.skip)(`alerting end to end: agents -> Prometheus -> Alertm
     expect(alert.labels).toMatchObject({ alertname: "RingwatchNcclHang", severity: "page", comm_id: COMM, rank: "3", node: "node-b", instance: new URL(node.b.url).host, pid: String(rank3.pid) });
     expect(alert.annotations.summary).toBe(`NCCL communicator ${COMM} is hung: rank 3 on node-b is behind`);
     expect(alert.annotations.description).toContain(`py-spy dump --pid ${rank3.pid}`);
-    expect(alert.annotations.runbook_url).toBe("https://github.com/ringwatch/ringwatch#alert-ringwatchncclhang");
+    expect(alert.annotations.runbook_url).toBe("https://github.com/ringwatch/ringwatch/blob/main/deploy/prometheus/README.md#alert-ringwatchncclhang");
     const notif = h.notifications.find((n) => n.receiver === "ringwatch-pager" && n.alerts.some((x) => x.labels.alertname === "RingwatchNcclHang"));
     expect(notif?.groupLabels).toEqual({ alertname: "RingwatchNcclHang", comm_id: COMM });
     expect(notif?.path).toBe("/ringwatch-pager");

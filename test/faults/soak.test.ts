@@ -22,7 +22,7 @@ describe("an hour of a node's life in a minute", () => {
     expect(r.linesRead).toBeGreaterThan(0.9 * r.linesWritten);
   });
 
-  // BUG (collectors/nccl/follow, lead; see nccl-rotation-many.test.ts): rotations are taken for
+  // BUG (collectors/follow, lead; see nccl-rotation-many.test.ts): rotations are taken for
   // truncations, and on a busy machine lines are then read twice or lost (613,120 written, 632,976
   // and 638,080 read with other tests or three busy loops running; exact on an idle machine).
   // Skipped because it does not fail every time; scripts/faults/soak.mjs checks it.

@@ -1,6 +1,6 @@
 /**
- * Fuzz: the `ringwatch analyze` input reader (agent/analyze/cli.ts reads files in 4 MiB chunks and
- * feeds lines to agent/analyze/analyze.ts). Whatever the bytes of a real file, it exits 0 and
+ * Fuzz: the `ringwatch analyze` input reader (agent/analyze.ts reads files in 4 MiB chunks and
+ * feeds lines to collectors/nccl/findings/analyze.ts). Whatever the bytes of a real file, it exits 0 and
  * reports exactly what analysing the whole decoded text at once reports; the report holds no NaN.
  */
 import { writeFileSync } from "node:fs";

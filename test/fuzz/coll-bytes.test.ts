@@ -1,5 +1,5 @@
 /**
- * Differential fuzz: the byte COLL fast path (collectors/nccl/coll-bytes.ts) against the full
+ * Differential fuzz: the byte COLL fast path (collectors/nccl/ingest/coll-bytes.ts) against the full
  * parser. One matcher per run sees a sequence of the writer's lines (its op and pointer caches
  * carry over), each embedded in a buffer between other bytes as the line splitter hands it over.
  * Whenever it accepts a line, parseLine on the decoded text must read the same writer's COLL event
@@ -115,7 +115,7 @@ describe("differential fuzz: CollByteMatcher vs parseLine", () => {
   });
 
   // Regression: the full parser tries a COLL message only when it starts with an upper-case letter
-  // (parse-line.ts fromHeader); the matcher once accepted any letters (`NCCL INFO lReduce: opCount 1a`).
+  // (parse/line.ts fromHeader); the matcher once accepted any letters (`NCCL INFO lReduce: opCount 1a`).
   it("regression, agrees with the full parser on an op name starting with a lower-case letter", () =>
     runSequence([W(`h:1:2 [0] NCCL INFO lReduce: opCount 1a${REST}`)]),
   );

@@ -1,6 +1,6 @@
 /**
- * Differential fuzz: the WebAssembly COLL scanner (collectors/nccl/coll-scanner.ts, built from
- * collectors/nccl/wasm/coll-scan.ts) against the JavaScript matcher it stands in for
+ * Differential fuzz: the WebAssembly COLL scanner (collectors/nccl/ingest/coll-scanner.ts, built from
+ * collectors/nccl/ingest/wasm/coll-scan.ts) against the JavaScript matcher it stands in for
  * (CollByteMatcher.matchLine, itself fuzzed against the full parser in coll-bytes.test.ts). For
  * every line start of a read buffer both must give the same verdict: declined, or accepted with
  * the same newline, op, opCount, comm pointer and pointer key. The buffers hold runs of one
@@ -78,7 +78,7 @@ const writerRun: fc.Arbitrary<{ prefix: string; lines: string[] }> = fc
   });
 
 describe("differential fuzz: the WebAssembly COLL scanner vs CollByteMatcher", () => {
-  it("the committed module is what collectors/nccl/wasm/coll-scan.ts builds to (else: npm run build:wasm)", () => {
+  it("the committed module is what collectors/nccl/ingest/wasm/coll-scan.ts builds to (else: npm run build:wasm)", () => {
     const r = spawnSync(process.execPath, ["scripts/build-wasm.mjs", "--check"], { encoding: "utf8", timeout: 60_000 });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * Fuzz: Prometheus-style durations (agent/duration.ts), which every interval/threshold flag goes
+ * Fuzz: Prometheus-style durations (collectors/settings/duration.ts), which every interval/threshold flag goes
  * through. The result is undefined or a safe, non-negative integer of milliseconds: never NaN or
  * Infinity (config.ts only rejects `undefined` and `<= 0`, so NaN would have been accepted).
  */

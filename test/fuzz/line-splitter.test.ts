@@ -1,5 +1,5 @@
 /**
- * Fuzz: the log line splitter (collectors/nccl/follow/line-splitter.ts). Any byte stream cut into
+ * Fuzz: the log line splitter (collectors/follow/line-splitter.ts). Any byte stream cut into
  * any chunks, handed over in reused buffers with stale bytes around them, gives exactly the lines
  * (and the too-long count) of a reference split of the whole stream; no line is longer than the
  * cap and the splitter never holds more than cap + 1 bytes of a partial line.

@@ -1,5 +1,5 @@
 /**
- * Fuzz: the NCCL / PyTorch line parser (collectors/nccl/parse-*.ts) on every real log line of
+ * Fuzz: the NCCL / PyTorch line parser (collectors/nccl/parse/*.ts) on every real log line of
  * test/fixtures/nccl, mutated, truncated at every position, and on hostile text. parseLine wraps
  * its work in a try/catch; the sub-parsers are also called directly so an exception hidden by that
  * net (a silently dropped line) fails here too.
@@ -100,7 +100,7 @@ describe("fuzz: NCCL line parser", () => {
         const ev = parseLine(line);
         if (ev?.kind !== "coll") return;
         expect(line).toContain(`${ev.op}: opCount ${ev.opCount}`);
-        // Keys in NCCL's fixed order are recognised by first letter and length (parse-coll.ts), so
+        // Keys in NCCL's fixed order are recognised by first letter and length (parse/coll.ts), so
         // only the pointer itself is checked here.
         expect(line).toContain(` ${ev.comm}`);
       }),

@@ -1,5 +1,5 @@
 /**
- * Fuzz: the NCCL RAS report reader (collectors/nccl/parse-ras.ts) on the real reports of
+ * Fuzz: the NCCL RAS report reader (collectors/nccl/ras/parse-text.ts) on the real reports of
  * test/fixtures/nccl (97, 98), their lines mutated, shuffled and repeated: it never throws, every
  * number it keeps is a finite non-negative integer, and what it keeps is bounded by its input.
  */
@@ -49,7 +49,7 @@ describe("fuzz: NCCL RAS report reader", () => {
   });
 });
 
-describe("NCCL RAS JSON reports (parse-ras-json.ts), fuzzed", () => {
+describe("NCCL RAS JSON reports (ras/parse-json.ts), fuzzed", () => {
   /** Any JSON value, weighted toward the shapes a RAS document has. */
   const value = fc.letrec((tie) => ({
     any: fc.oneof({ depthSize: "small" }, fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), tie("arr"), tie("obj")),

@@ -1,6 +1,6 @@
 /**
  * Verdicts per communicator, as pure functions of the tracked state, the time and two views of the
- * node (process liveness, GPU readings). See DetectOptions for the knobs and README "NCCL verdicts".
+ * node (process liveness, GPU readings). See DetectOptions for the knobs and docs/nccl.md, "Verdicts".
  *
  * hang: every live local rank's process has made no progress on ANY communicator for the threshold
  *   (stretched by the communicator's own recent p99 gap), this communicator holds the last collective

@@ -1,5 +1,5 @@
 /**
- * Findings from NCCL RAS reports (`ncclras` output saved with the logs; collectors/nccl/parse-ras.ts).
+ * Findings from NCCL RAS reports (`ncclras` output saved with the logs; collectors/nccl/ras/parse-text.ts).
  * RAS sees the whole job, so its report names culprits on other nodes too: ranks with a lower
  * operation count never entered the collective the others wait in; processes it cannot reach are
  * dead or cut off. The commHash RAS prints is NCCL's commId, so comm_id matches the live metrics.

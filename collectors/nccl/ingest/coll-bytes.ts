@@ -3,7 +3,7 @@
  * COLL line of the process that writes the file, `host:pid:tid [dev] NCCL INFO Op: opCount ..
  * comm 0x.. ..`. Such a line is matched in the read buffer, before it is ever decoded: a byte
  * compare for the writer's `host:pid:` and short loops over bytes that validate every field up to
- * the comm pointer as strictly as the full parser (parse-header.ts, parse-coll.ts), with no native
+ * the comm pointer as strictly as the full parser (parse/header.ts, parse/coll.ts), with no native
  * call and no allocation per line (a native call costs 20-450 ns here, the whole budget).
  * matchLine() also finds the line's newline on the way, so the splitter's indexOf is skipped.
  * The opCount is parsed to a number; the op name is found by an exact numeric key read with its
@@ -60,7 +60,7 @@ const OPCOUNT = fixed(": opCount ");
 const INFO = fixed(" NCCL INFO ");
 const NRANKS = fixed(" [nranks=");
 const STREAM = fixed(" stream ");
-/** Longest op name the full parser reads (parse-coll.ts collStart). */
+/** Longest op name the full parser reads (parse/coll.ts collStart). */
 const MAX_OP = 24;
 /** Recent op names and comm pointers remembered per file (a rank has a handful of each). */
 const MAX_OPS = 8;
@@ -118,7 +118,7 @@ function decimalEnd(b: Buffer, i: number, end: number, isCount: boolean): number
 
 /**
  * The header after the writer's `host:pid:` must be exactly `tid [dev] NCCL INFO ` (what
- * parse-header.ts reads as an INFO header). Returns the index after it, or -1.
+ * parse/header.ts reads as an INFO header). Returns the index after it, or -1.
  */
 function infoHeaderEnd(dv: DataView, b: Buffer, i: number, end: number): number {
   i = digits(b, i, end, 10);
@@ -139,7 +139,7 @@ const BEFORE_COMM = Uint8Array.from([
 
 /**
  * From the blank after the opCount, reads ` sendbuff P recvbuff P count N datatype N op N root N
- * comm `, keys as parse-coll.ts's fixed-order reader recognises them (the blank before, the first
+ * comm `, keys as parse/coll.ts's fixed-order reader recognises them (the blank before, the first
  * letter, the blank after) and values validated as strictly. Returns the index of the comm
  * pointer, or -1 when the line is not exactly in this order (the full parser decides).
  */
@@ -301,7 +301,7 @@ export class CollByteMatcher {
     if (!fixedAt(dv, buf, s, this.prefix)) return -1;
     const opStart = infoHeaderEnd(dv, buf, s + pl, end);
     if (opStart < 0) return -1;
-    // An op name starts upper-case (parse-line.ts tries COLL only then), letters only after it.
+    // An op name starts upper-case (parse/line.ts tries COLL only then), letters only after it.
     const first = buf[opStart] as number;
     if (first < 0x41 || first > 0x5a) return -1;
     let j = opStart;

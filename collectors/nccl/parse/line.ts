@@ -6,8 +6,8 @@
  * pt_flight_recorder, pt_error.
  *
  * Hot path (NCCL_DEBUG_SUBSYS=COLL lines): one indexOf for ` NCCL `, a backward walk over the
- * `host:pid:tid [dev]` header (parse-header.ts), a 10-character test for `Op: opCount `, and one
- * forward walk over the COLL fields (parse-coll.ts). No regular expressions; per line only a small
+ * `host:pid:tid [dev]` header (header.ts), a 10-character test for `Op: opCount `, and one
+ * forward walk over the COLL fields (coll.ts). No regular expressions; per line only a small
  * header record, the event and its field strings are allocated. Lines without `NCCL` cost a few
  * indexOf calls and return undefined; other NCCL INFO lines are dispatched on their first letter.
  *

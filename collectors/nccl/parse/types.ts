@@ -1,5 +1,5 @@
 /**
- * Events produced by the NCCL / PyTorch ProcessGroupNCCL log line parser (parse-line.ts).
+ * Events produced by the NCCL / PyTorch ProcessGroupNCCL log line parser (line.ts).
  *
  * One physical log line gives at most one event (see parseLine). Every event carries the
  * fields of the NCCL line header `host:pid:tid [cudaDev]` when the line has one, the optional

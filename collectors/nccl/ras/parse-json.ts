@@ -2,7 +2,7 @@
  * NCCL RAS reports in JSON (`ncclras -f json`, NCCL 2.28.7+; written by src/ras/client_support.cc
  * jsonWrite*): every rank of every communicator with its collective counts per op type and status,
  * and the missing ranks with `unresponsive` / `considered_dead`. Turned into the same RasReport the
- * text reader gives, so findings-ras.ts reads both alike. The text report lists the ranks of
+ * text reader gives, so findings/ras.ts reads both alike. The text report lists the ranks of
  * outlier groups only (one rank, or at most 10 ranks and 25 % of the communicator); the JSON has
  * every rank, and the same rule picks which groups' ranks are listed here, so that both forms of
  * one report give the same findings.

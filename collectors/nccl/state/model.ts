@@ -1,6 +1,6 @@
 /**
  * What ringwatch knows about the NCCL processes, communicators and ranks it reads logs of.
- * Built by Tracker from parser events; read by the detectors (agent/detect) and the metrics.
+ * Built by Tracker from parser events; read by the detectors (detect/) and the metrics.
  * Every map here is bounded: see Tracker's limits.
  */
 import type { WarnKind } from "../parse/types.js";

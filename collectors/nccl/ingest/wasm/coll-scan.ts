@@ -164,7 +164,7 @@ function prefixAt(p: usize, len: usize): bool {
   return true;
 }
 
-/** A key as parse-coll.ts recognises it: blank, first letter, len - 1 more bytes, blank. Index of the value, or 0. */
+/** A key as parse/coll.ts recognises it: blank, first letter, len - 1 more bytes, blank. Index of the value, or 0. */
 @inline function keyAt(p: usize, first: u32, len: usize): usize {
   if (<u32>load<u8>(p) != SPACE || <u32>load<u8>(p + 1) != first || <u32>load<u8>(p + len + 1) != SPACE) return 0;
   return p + len + 2;

@@ -120,7 +120,7 @@ export const PYTORCH_CASES: Record<string, Check> = {
     ]);
   },
   "97": (evs) => {
-    // The RAS report is not a log line form (parse-ras.ts reads it, see parse-ras.test.ts); parseLine recognises its version header.
+    // The RAS report is not a log line form (ras/parse-text.ts reads it, see test/collectors/nccl/ras/parse-text.test.ts); parseLine recognises its version header.
     expect(evs).toEqual([expect.objectContaining({ kind: "version", version: "2.26.2", cuda: "12.6" })]);
   },
   "98": (evs) => {
