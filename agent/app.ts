@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { Registry, collectDefaultMetrics } from "prom-client";
 import type { Collector, CollectorDeps } from "../collectors/collector.js";
 import { createExec, type Exec } from "../collectors/exec.js";
-import type { AgentConfig } from "./config/config.js";
+import type { AgentConfig, CollectorSwitch } from "./config/config.js";
 import { MODULES } from "./config/flags.js";
 import { applyReload, reloadFailed } from "./reload.js";
 import { Runner, type RunnerOptions } from "./runner.js";
@@ -42,7 +42,7 @@ export interface AgentDeps {
 /** The enabled collectors, built in the order of collectors/index.ts; each may use those built before it. */
 export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Collector[] {
   const out: Collector[] = [];
-  const settings = config.collectors as Readonly<Record<string, { enabled: boolean }>>;
+  const settings = config.collectors as Readonly<Record<string, CollectorSwitch>>;
   for (const m of MODULES) {
     const s = settings[m.name];
     if (!s?.enabled) continue;
@@ -54,11 +54,11 @@ export function buildCollectors(config: AgentConfig, deps: CollectorDeps): Colle
 
 /** The runner's time limit and poll intervals for a configuration. */
 function runnerLimits(config: AgentConfig): Pick<RunnerOptions, "timeoutMs" | "intervalsMs"> {
-  const settings = config.collectors as Readonly<Record<string, object>>;
+  const settings = config.collectors as Readonly<Record<string, CollectorSwitch>>;
   const intervalsMs: Record<string, number> = {};
   for (const m of MODULES) {
-    const s = settings[m.name];
-    if (m.intervalMs && s) intervalsMs[m.name] = m.intervalMs(s);
+    const ms = settings[m.name]?.intervalMs;
+    if (ms !== undefined) intervalsMs[m.name] = ms;
   }
   return { timeoutMs: config.timeoutMs + 2000, intervalsMs };
 }

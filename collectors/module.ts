@@ -28,8 +28,11 @@ export interface CollectorModule<N extends string = string, S extends object = o
   readonly flags: readonly FlagDef[];
   /** Shared settings it reads: a change reaches it through reconfigure() or waits for a restart. */
   readonly uses: readonly CommonSettingName[];
-  /** A poll collector's interval flag: on SIGHUP the agent reschedules it at once. */
-  readonly intervalFlag?: string;
+  /**
+   * A poll collector (its collector implements update()): the agent adds its interval flag
+   * (intervalFlag(), after its own flags), schedules it, and reschedules it at once on SIGHUP.
+   */
+  readonly poll: boolean;
   /**
    * Of its flags and the shared settings it uses, those that its collector's reconfigure() applies
    * on SIGHUP. Every other one (and the switch) takes effect after a restart, and a reload says so.
@@ -37,9 +40,12 @@ export interface CollectorModule<N extends string = string, S extends object = o
   readonly reloadable: readonly string[];
   /** Reads and checks its settings; a bad value throws ConfigError with one line naming the flag. */
   read(r: SettingsReader): S;
-  /** A poll collector's interval, ms, from its settings. */
-  intervalMs?(settings: S): number;
   create(ctx: CollectorContext<S>): Collector<S>;
+}
+
+/** The own poll interval of a poll collector, falling back to --collector.interval. */
+export function intervalFlag(m: Pick<CollectorModule, "name">): FlagDef {
+  return { name: `collector.${m.name}.interval`, kind: "duration", help: `Poll interval of the ${m.name} collector (default: --collector.interval).` };
 }
 
 /** The flag that turns a module's collector on or off. */

@@ -3,7 +3,7 @@
  * ConfigError with one clear line; main prints it and exits 2.
  */
 import type { COLLECTOR_MODULES } from "../../collectors/index.js";
-import type { CollectorModule } from "../../collectors/module.js";
+import { intervalFlag, type CollectorModule } from "../../collectors/module.js";
 import { readCommonSettings, type CommonSettings } from "../../collectors/settings/common.js";
 import { ConfigError } from "../../collectors/settings/flags.js";
 import { formatHostPort } from "../../collectors/settings/host-port.js";
@@ -23,8 +23,14 @@ export interface ListenAddress {
 
 type SettingsOf<M> = M extends CollectorModule<string, infer S> ? S : never;
 
-/** Per collector (collectors/index.ts): its switch and the settings its module reads. */
-export type CollectorConfigs = { [M in (typeof COLLECTOR_MODULES)[number] as M["name"]]: { enabled: boolean } & SettingsOf<M> };
+/** What the agent itself keeps of every collector: its switch and, for a poll collector, its interval (ms). */
+export interface CollectorSwitch {
+  enabled: boolean;
+  intervalMs?: number;
+}
+
+/** Per collector (collectors/index.ts): its switch, its interval, and the settings its module reads. */
+export type CollectorConfigs = { [M in (typeof COLLECTOR_MODULES)[number] as M["name"]]: CollectorSwitch & SettingsOf<M> };
 
 export interface AgentConfig extends CommonSettings {
   listen: ListenAddress;
@@ -71,7 +77,10 @@ function buildConfig(layers: readonly RawSettings[]): AgentConfig {
   const logLevel = r.choice<LogLevel>("log.level");
   const once = r.bool("once");
   const collectors: Record<string, object> = {};
-  for (const m of MODULES) collectors[m.name] = { enabled: r.bool(`collector.${m.name}`), ...m.read(r) };
+  for (const m of MODULES) {
+    const interval = m.poll ? { intervalMs: r.pollInterval(intervalFlag(m).name) } : {};
+    collectors[m.name] = { enabled: r.bool(`collector.${m.name}`), ...m.read(r), ...interval };
+  }
   return { listen, telemetryPath, webConfigFile, ...common, logLevel, once, collectors: collectors as CollectorConfigs, shown: r.shown };
 }
 

@@ -4,7 +4,7 @@
  * them (collectors/index.ts). Precedence: flag > environment > YAML file > default.
  */
 import { COLLECTOR_MODULES } from "../../collectors/index.js";
-import { switchFlag, type CollectorModule } from "../../collectors/module.js";
+import { intervalFlag, switchFlag, type CollectorModule } from "../../collectors/module.js";
 import { PATH_FLAGS, POLL_FLAGS } from "../../collectors/settings/common.js";
 import type { FlagDef } from "../../collectors/settings/flags.js";
 
@@ -28,13 +28,18 @@ const AGENT_FLAGS: readonly FlagDef[] = [
 /** The collectors' modules, each with the settings type hidden: what code that treats them alike holds. */
 export const MODULES: readonly CollectorModule[] = COLLECTOR_MODULES;
 
-export const FLAGS: readonly FlagDef[] = [...WEB_FLAGS, ...PATH_FLAGS, ...AGENT_FLAGS, ...POLL_FLAGS, ...MODULES.flatMap((m) => [switchFlag(m), ...m.flags])];
+/** A module's flags: its switch, its own flags, and a poll collector's interval. */
+export function moduleFlags(m: CollectorModule): FlagDef[] {
+  return [switchFlag(m), ...m.flags, ...(m.poll ? [intervalFlag(m)] : [])];
+}
+
+export const FLAGS: readonly FlagDef[] = [...WEB_FLAGS, ...PATH_FLAGS, ...AGENT_FLAGS, ...POLL_FLAGS, ...MODULES.flatMap(moduleFlags)];
 
 /** The flags by what they set, as docs/configuration.md lists them. */
 export const FLAG_GROUPS: ReadonlyArray<{ title: string; flags: readonly FlagDef[] }> = [
   { title: "Agent", flags: [...WEB_FLAGS, ...AGENT_FLAGS] },
   { title: "All collectors", flags: [...PATH_FLAGS, ...POLL_FLAGS] },
-  ...MODULES.map((m) => ({ title: `Collector ${m.name}`, flags: [switchFlag(m), ...m.flags] })),
+  ...MODULES.map((m) => ({ title: `Collector ${m.name}`, flags: moduleFlags(m) })),
 ];
 
 export const FLAGS_BY_NAME: ReadonlyMap<string, FlagDef> = new Map(FLAGS.map((f) => [f.name, f]));

@@ -5,14 +5,14 @@
  * collector modules, so a new setting cannot be forgotten here.
  */
 import type { Collector } from "../../collectors/collector.js";
-import type { CollectorModule } from "../../collectors/module.js";
+import { intervalFlag, type CollectorModule } from "../../collectors/module.js";
 import { POLL_FLAGS } from "../../collectors/settings/common.js";
 import { COLLECTOR_INTERVAL_FLAG } from "../../collectors/settings/reader.js";
 import type { AgentConfig } from "./config.js";
 import { FLAGS, MODULES } from "./flags.js";
 
 /** What a reload needs to know of a module. */
-export type ReloadDeclaration = Pick<CollectorModule, "name" | "flags" | "uses" | "intervalFlag" | "reloadable">;
+export type ReloadDeclaration = Pick<CollectorModule, "name" | "flags" | "uses" | "poll" | "reloadable">;
 
 /** Who applies a changed setting: the agent at once, nobody before a restart, or these collectors. */
 export type Applier = "live" | "restart" | readonly string[];
@@ -49,10 +49,11 @@ export function reloadSettings(modules: readonly ReloadDeclaration[] = MODULES):
       out.push({ flag: f.name, by: modules.filter((m) => (m.uses as readonly string[]).includes(f.name)).map((m) => m.name) });
       continue;
     }
-    const m = modules.find((x) => f.name === `collector.${x.name}` || x.flags.some((g) => g.name === f.name));
+    const interval = (x: ReloadDeclaration): string | undefined => (x.poll ? intervalFlag(x).name : undefined);
+    const m = modules.find((x) => f.name === `collector.${x.name}` || f.name === interval(x) || x.flags.some((g) => g.name === f.name));
     if (m === undefined) throw new Error(`flag --${f.name} has no owner to apply it on SIGHUP`);
     if (f.name === `collector.${m.name}`) out.push({ flag: f.name, by: "restart" });
-    else if (f.name === m.intervalFlag) out.push({ flag: f.name, by: "live" }); // the runner reschedules it
+    else if (f.name === interval(m)) out.push({ flag: f.name, by: "live" }); // the runner reschedules it
     else out.push({ flag: f.name, by: [m.name] });
   }
   return out;

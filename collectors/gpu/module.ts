@@ -21,6 +21,7 @@ export const gpuModule: CollectorModule<"gpu", GpuSettings> = {
     { name: "collector.gpu.dmon-groups", kind: "string", default: "pucvmet", help: "dmon metric groups (-s)." },
   ],
   uses: ["collector.timeout"],
+  poll: false,
   reloadable: [],
   read(r) {
     const ms = r.duration("collector.gpu.interval");

@@ -8,7 +8,6 @@ export interface InfinibandSettings {
   perfquery: string;
   deviceInclude: RegExp | undefined;
   deviceExclude: RegExp | undefined;
-  intervalMs: number;
 }
 
 export const infinibandModule: CollectorModule<"infiniband", InfinibandSettings> = {
@@ -21,10 +20,9 @@ export const infinibandModule: CollectorModule<"infiniband", InfinibandSettings>
     { name: "collector.infiniband.perfquery", kind: "string", default: "perfquery", help: "Path of perfquery." },
     { name: "collector.infiniband.device-include", kind: "regex", help: "Only report HCAs whose name matches this regular expression." },
     { name: "collector.infiniband.device-exclude", kind: "regex", help: "Do not report HCAs whose name matches this regular expression." },
-    { name: "collector.infiniband.interval", kind: "duration", help: "Poll interval of the infiniband collector (default: --collector.interval)." },
   ],
   uses: ["path.sysfs", "collector.timeout"],
-  intervalFlag: "collector.infiniband.interval",
+  poll: true,
   reloadable: [],
   read: (r) => ({
     source: r.choice("collector.infiniband.source"),
@@ -32,9 +30,7 @@ export const infinibandModule: CollectorModule<"infiniband", InfinibandSettings>
     perfquery: r.text("collector.infiniband.perfquery"),
     deviceInclude: r.regex("collector.infiniband.device-include"),
     deviceExclude: r.regex("collector.infiniband.device-exclude"),
-    intervalMs: r.pollInterval("collector.infiniband.interval"),
   }),
-  intervalMs: (s) => s.intervalMs,
   create: ({ deps, settings, common }) =>
     createInfinibandCollector(deps, {
       sysfsRoot: common.sysfsRoot,

@@ -8,7 +8,6 @@ export interface MtuSettings {
   deviceInclude: RegExp | undefined;
   /** undefined: report every interface (the flag was set empty). */
   deviceExclude: RegExp | undefined;
-  intervalMs: number;
 }
 
 /** Matches no interface name. */
@@ -27,18 +26,15 @@ export const mtuModule: CollectorModule<"mtu", MtuSettings> = {
       default: DEFAULT_DEVICE_EXCLUDE.source,
       help: "Do not report interfaces whose name matches this regular expression; empty reports all (default: per-pod, per-VM and overlay interfaces).",
     },
-    { name: "collector.mtu.interval", kind: "duration", help: "Poll interval of the mtu collector (default: --collector.interval)." },
   ],
   uses: ["collector.timeout"],
-  intervalFlag: "collector.mtu.interval",
+  poll: true,
   reloadable: [],
   read: (r) => ({
     ip: r.text("collector.mtu.ip"),
     deviceInclude: r.regex("collector.mtu.device-include"),
     deviceExclude: r.regex("collector.mtu.device-exclude"),
-    intervalMs: r.pollInterval("collector.mtu.interval"),
   }),
-  intervalMs: (s) => s.intervalMs,
   create: ({ deps, settings, common }) =>
     createMtuCollector(deps, { ip: settings.ip, deviceInclude: settings.deviceInclude, deviceExclude: settings.deviceExclude ?? NOTHING, timeoutMs: common.timeoutMs }),
 };

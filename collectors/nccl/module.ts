@@ -36,6 +36,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
   switchHelp: "Enable the nccl collector (follows NCCL_DEBUG_FILE and PyTorch logs, detects hangs).",
   flags: FLAGS,
   uses: ["path.procfs"],
+  poll: false,
   // reconfigure() applies every one of its settings without losing state.
   reloadable: [...FLAGS.map((f) => f.name), "path.procfs"],
   read(r) {
