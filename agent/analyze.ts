@@ -6,12 +6,9 @@
 import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
-import { parseLine } from "../collectors/nccl/parse/line.js";
-import { RasReader } from "../collectors/nccl/ras/parse-text.js";
-import { MAX_RAS_JSON_BYTES, looksLikeJson, rasReportFromJson } from "../collectors/nccl/ras/parse-json.js";
-import { newOfflineTracker, reportOf } from "../collectors/nccl/findings/analyze.js";
-import type { RasSource } from "../collectors/nccl/findings/ras.js";
+import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
+import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
 
 const CHUNK = 4 * 1024 * 1024;
 const MAX_LINE = 16 * 1024 * 1024;
@@ -35,30 +32,20 @@ function expand(arg: string, out: string[]): void {
 }
 
 /**
- * Reads one file (or stdin for `-`) line by line into the tracker; returns lines read. Lines are
+ * Reads one file (or stdin for `-`) line by line into the analysis; returns lines read. Lines are
  * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
  */
-function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: RasSource[]): number {
+function ingestFile(analysis: LogAnalysis, path: string): number {
   const fd = path === "-" ? 0 : openSync(path, "r");
   const buf = Buffer.allocUnsafe(CHUNK);
   const splitter = new LineSplitter(MAX_LINE);
-  const rasReader = new RasReader();
-  ras.push({ source: path, reports: rasReader.reports() });
-  let lineNo = 0;
-  const sink = {
-    line(text: string): void {
-      lineNo++;
-      const ev = parseLine(text);
-      if (ev) t.ingest(ev, { source: path, lineNo });
-      rasReader.line(text, lineNo);
-    },
-  };
+  const lines = analysis.lines(path);
   const push = (b: Buffer, n: number): void => {
     const skipped = splitter.tooLong;
-    splitter.pushTo(b, 0, n, sink);
-    lineNo += splitter.tooLong - skipped;
+    splitter.pushTo(b, 0, n, lines);
+    lines.skip(splitter.tooLong - skipped);
   };
   // A file that starts like JSON may be a RAS report from `ncclras -f json`: a document, kept whole
   // (up to MAX_RAS_JSON_BYTES) and parsed at the end; anything else is read as lines after all.
@@ -89,23 +76,21 @@ function ingestFile(t: ReturnType<typeof newOfflineTracker>, path: string, ras: 
       push(buf, n);
     }
     if (json !== undefined) {
-      const report = rasReportFromJson(Buffer.concat(json, jsonBytes).toString("utf8"));
-      if (report !== undefined) {
-        ras.push({ source: path, reports: [report] });
-        let lines = 0;
-        for (const part of json) for (let i = part.indexOf(10); i >= 0; i = part.indexOf(10, i + 1)) lines++;
+      if (analysis.rasDocument(path, Buffer.concat(json, jsonBytes).toString("utf8"))) {
+        let count = 0;
+        for (const part of json) for (let i = part.indexOf(10); i >= 0; i = part.indexOf(10, i + 1)) count++;
         const last = json[json.length - 1];
-        return last !== undefined && last.length > 0 && last[last.length - 1] !== 10 ? lines + 1 : lines;
+        return last !== undefined && last.length > 0 && last[last.length - 1] !== 10 ? count + 1 : count;
       }
       for (const part of json) push(part, part.length);
     }
     // The last line may lack its newline.
     const tail = splitter.partial();
-    if (tail.length > 0) splitter.pushTo(Buffer.from("\n"), 0, 1, sink);
+    if (tail.length > 0) splitter.pushTo(Buffer.from("\n"), 0, 1, lines);
   } finally {
     if (fd !== 0) closeSync(fd);
   }
-  return lineNo;
+  return lines.count;
 }
 
 export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
@@ -125,8 +110,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     io.stderr("ringwatch: analyze: no log files given (usage: ringwatch analyze [--json] FILE...)\n");
     return 2;
   }
-  const t = newOfflineTracker();
-  const ras: RasSource[] = [];
+  const analysis = new LogAnalysis();
   let files = 0;
   let lines = 0;
   for (const arg of args) {
@@ -140,7 +124,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     }
     for (const p of paths) {
       try {
-        lines += ingestFile(t, p, ras);
+        lines += ingestFile(analysis, p);
         files++;
       } catch (err) {
         io.stderr(`ringwatch: analyze: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
@@ -151,7 +135,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     io.stderr("ringwatch: analyze: none of the inputs could be read\n");
     return 2;
   }
-  const report = reportOf(t, ras);
+  const report = analysis.report();
   io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines }));
   return 0;
 }

@@ -19,46 +19,74 @@ export interface LogText {
   text: string;
 }
 
+/** The lines of one log, in order; each line() or skip() is the next line number, from 1. */
+export interface LogLines {
+  line(text: string): void;
+  /** Lines that were not read (too long), so that the next line keeps its number. */
+  skip(n: number): void;
+  /** Lines so far. */
+  readonly count: number;
+}
+
 /**
- * Feeds every complete line of `text` into the tracker (and into `ras`, which collects NCCL RAS
- * reports, when given); returns the last line number used.
+ * A set of logs, read one after the other into the same state and verdicts as the live collector:
+ * NCCL and PyTorch lines, and NCCL RAS reports as text or as a JSON document. The CLI
+ * (agent/analyze.ts) reads the bytes and hands over lines; report() says what they mean.
  */
-export function ingestText(t: Tracker, name: string, text: string, firstLineNo = 1, ras?: RasReader): number {
-  let lineNo = firstLineNo - 1;
-  let i = 0;
-  while (i < text.length) {
-    let nl = text.indexOf("\n", i);
-    if (nl < 0) nl = text.length;
-    lineNo++;
-    const line = text.slice(i, nl);
-    const ev = parseLine(line);
-    if (ev) t.ingest(ev, { source: name, lineNo });
-    ras?.line(line, lineNo);
-    i = nl + 1;
-  }
-  return lineNo;
-}
+export class LogAnalysis {
+  private readonly tracker = new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
+  private readonly ras: RasSource[] = [];
 
-export function newOfflineTracker(): Tracker {
-  return new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
-}
-
-/** Feeds every line of every log into one Tracker, in file order, and collects RAS reports per log. */
-export function trackLogs(logs: readonly LogText[]): { tracker: Tracker; ras: RasSource[] } {
-  const t = newOfflineTracker();
-  const ras: RasSource[] = [];
-  for (const log of logs) {
-    // A RAS report saved as JSON (`ncclras -f json`) is a document, not lines.
-    const json = looksLikeJson(log.text) ? rasReportFromJson(log.text) : undefined;
-    if (json !== undefined) {
-      ras.push({ source: log.name, reports: [json] });
-      continue;
-    }
+  /** A log read as lines, its name used in evidence (`name:line`). */
+  lines(name: string): LogLines {
     const reader = new RasReader();
-    ingestText(t, log.name, log.text, 1, reader);
-    ras.push({ source: log.name, reports: reader.reports() });
+    this.ras.push({ source: name, reports: reader.reports() });
+    const t = this.tracker;
+    let lineNo = 0;
+    return {
+      line(text: string): void {
+        lineNo++;
+        const ev = parseLine(text);
+        if (ev) t.ingest(ev, { source: name, lineNo });
+        reader.line(text, lineNo);
+      },
+      skip(n: number): void {
+        lineNo += n;
+      },
+      get count(): number {
+        return lineNo;
+      },
+    };
   }
-  return { tracker: t, ras };
+
+  /** A RAS report saved as JSON (`ncclras -f json`): true when `text` is one; else read it as lines. */
+  rasDocument(name: string, text: string): boolean {
+    const report = rasReportFromJson(text);
+    if (report === undefined) return false;
+    this.ras.push({ source: name, reports: [report] });
+    return true;
+  }
+
+  report(): Report {
+    return reportOf(this.tracker, this.ras);
+  }
+}
+
+/** Every line of every log, in order (`\n` ends a line; a last line without one counts). */
+export function analyzeLogs(logs: readonly LogText[]): Report {
+  const a = new LogAnalysis();
+  for (const log of logs) {
+    if (looksLikeJson(log.text) && a.rasDocument(log.name, log.text)) continue;
+    const lines = a.lines(log.name);
+    let i = 0;
+    while (i < log.text.length) {
+      let nl = log.text.indexOf("\n", i);
+      if (nl < 0) nl = log.text.length;
+      lines.line(log.text.slice(i, nl));
+      i = nl + 1;
+    }
+  }
+  return a.report();
 }
 
 function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: CommunicatorSummary[] } {
@@ -95,12 +123,7 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
-export function analyzeLogs(logs: readonly LogText[]): Report {
-  const { tracker, ras } = trackLogs(logs);
-  return reportOf(tracker, ras);
-}
-
-export function reportOf(t: Tracker, ras: readonly RasSource[] = []): Report {
+function reportOf(t: Tracker, ras: readonly RasSource[] = []): Report {
   const findings = sortFindings([...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...transportFindings(t)]);
   return { findings, ...summaries(t) };
 }
