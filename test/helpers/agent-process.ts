@@ -22,9 +22,16 @@ export interface RunningAgent {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
 }
 
-/** `user`: run the agent as another user (uid/gid; the caller must be root), e.g. nobody (65534). */
-export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, user?: { uid: number; gid: number }): Promise<RunningAgent> {
-  const child = spawn(process.execPath, [agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
+export interface StartOptions {
+  /** Run the agent as another user (uid/gid; the caller must be root), e.g. nobody (65534). */
+  user?: { uid: number; gid: number };
+  /** The agent's main.js (default: this checkout's dist/agent/main.js), e.g. a staged copy's (staged-build.ts). */
+  main?: string;
+}
+
+export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, opts: StartOptions = {}): Promise<RunningAgent> {
+  const { user, main = agentMain } = opts;
+  const child = spawn(process.execPath, [main, "--web.listen-address=127.0.0.1:0", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
