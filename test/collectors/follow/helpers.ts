@@ -88,9 +88,9 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A fresh temp directory (real path: no symlinks in it), removed after the test. */
-export function tempDir(): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), "rw-follow-")));
+/** A fresh temp directory (real path: no symlinks in it) in base, removed after the test. */
+export function tempDir(base = tmpdir()): string {
+  const d = realpathSync(mkdtempSync(join(base, "rw-follow-")));
   dirs.push(d);
   return d;
 }
