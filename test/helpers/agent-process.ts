@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import { followAgentOutput } from "./agent-output.js";
 
+export { eventually } from "./eventually.js";
+export { sample, samplesOf } from "./exposition.js";
+
 export const repoRoot = resolve(import.meta.dirname, "../..");
 export const agentMain = resolve(repoRoot, "dist/agent/main.js");
 export const fakesDir = resolve(repoRoot, "test/fakes");
@@ -78,35 +81,6 @@ export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
       resolveRun({ code, stdout, stderr });
     });
   });
-}
-
-/** Value of one sample in an exposition, e.g. sample(text, 'ringwatch_gpu_power_watts{gpu="0"}'). */
-export function sample(exposition: string, series: string): number | undefined {
-  for (const line of exposition.split("\n")) {
-    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
-  }
-  return undefined;
-}
-
-/** Every sample line of one metric family name. */
-export function samplesOf(exposition: string, name: string): string[] {
-  return exposition.split("\n").filter((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
-}
-
-/** Polls until fn returns a value other than undefined, or throws after timeoutMs. */
-export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 200): Promise<T> {
-  const t0 = Date.now();
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** PIDs of live processes whose environment holds `KEY=value` (reads /proc): finds a test's own children even after they were orphaned. */
