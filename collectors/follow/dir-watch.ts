@@ -27,6 +27,8 @@ export interface DirSink {
   added(path: string, st: Stats): void;
   unlinked(path: string): void;
   known(path: string): boolean;
+  /** Whether a known path now names another file than the one followed under it (st: what it names now). */
+  replaced?(path: string, st: Stats): boolean;
   watchFailed(err: unknown): void;
   /** A directory could not be listed (EACCES...): it is looked at again on the next sweep. */
   unreadable?(path: string, code: string): void;
@@ -43,6 +45,8 @@ interface Dir {
   /** The scan in progress (a request meanwhile sets `again` and waits for the same promise). */
   running: Promise<void> | null;
   again: boolean;
+  /** The next scan also stats the files it knows (a followed file may have been renamed over one). */
+  statKnown: boolean;
 }
 
 export class DirWatcher {
@@ -73,10 +77,16 @@ export class DirWatcher {
     for (const d of [...this.dirs.values()]) if (!onlyPolled || d.polled) await this.scan(d.path, d.polled);
   }
 
-  /** Rescans the directory holding path, if it is one we walk (a file there may have a new name). */
+  /**
+   * Rescans the directory holding path, if it is one we walk: a file there may have a new name,
+   * possibly one that named another followed file (rename over it, as logrotate's `rotate 1`
+   * does), so the known names are stat()ed too.
+   */
   async rescanDirOf(path: string): Promise<void> {
     const d = this.dirs.get(dirname(path));
-    if (d !== undefined) await this.scan(d.path, d.polled);
+    if (d === undefined) return;
+    d.statKnown = true;
+    await this.scan(d.path, d.polled);
   }
 
   /** Whether path lies below a root on a file system without inotify. */
@@ -111,7 +121,7 @@ export class DirWatcher {
       if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
       const id = `${st.dev}:${st.ino}`;
       if (this.ids.has(id)) return; // reached before under another name
-      d = { path, id, polled, watch: null, timer: null, files: new Set(), subdirs: new Set(), running: null, again: false };
+      d = { path, id, polled, watch: null, timer: null, files: new Set(), subdirs: new Set(), running: null, again: false, statKnown: false };
       this.dirs.set(path, d);
       this.ids.set(id, path);
     }
@@ -162,13 +172,16 @@ export class DirWatcher {
     if (this.closed) return;
     // New files are stat()ed STAT_BATCH at a time: one after the other, a directory of thousands
     // took seconds of thread-pool round trips before the first head read.
-    const fresh = [...files].filter((p) => !this.sink.known(p));
+    const statKnown = d.statKnown;
+    d.statKnown = false;
+    const fresh = [...files].filter((p) => statKnown || !this.sink.known(p));
     for (let i = 0; i < fresh.length && !this.closed; i += STAT_BATCH) {
       const batch = fresh.slice(i, i + STAT_BATCH);
       const stats = await Promise.all(batch.map((p) => stat(p).catch(() => undefined)));
       batch.forEach((p, k) => {
         const st = stats[k];
-        if (st?.isFile() === true && !this.closed && !this.sink.known(p)) this.sink.added(p, st);
+        if (st?.isFile() !== true || this.closed) return;
+        if (!this.sink.known(p) || this.sink.replaced?.(p, st) === true) this.sink.added(p, st);
       });
     }
     for (const p of d.files) if (!files.has(p)) this.sink.unlinked(p);

@@ -83,6 +83,10 @@ export class Follower {
       added: (p, st) => reg.added(p, st),
       unlinked: (p) => reg.unlinked(p),
       known: (p) => reg.byPath.has(p) || reg.isDropped(p),
+      replaced: (p, st) => {
+        const t = reg.byPath.get(p);
+        return t !== undefined && !t.sameFile(st);
+      },
       watchFailed: () => (this.watchLost = true),
       unreadable: (path, code) => this.readFailed(path, code),
     });

@@ -16,11 +16,16 @@ const r = await runScrapeFlood({
 });
 console.log(floodTable(r));
 const maxRss = Number(o["max-rss"] ?? 250);
-const problems = [];
-if (r.failed > 0 || r.ok !== r.sent) problems.push(`${r.failed} failed responses`);
-if (r.linesRead !== r.linesInFiles) problems.push(`read ${r.linesRead} of ${r.linesInFiles} lines`);
-if (r.collCounted !== r.collWritten) problems.push(`counted ${r.collCounted} of ${r.collWritten} collectives`);
-if (r.unresolved !== 0) problems.push(`${r.unresolved} unresolved collectives`);
-if (r.rssMaxMb >= maxRss) problems.push(`RSS reached ${r.rssMaxMb.toFixed(0)} MB (limit ${maxRss})`);
-console.log(problems.length ? `FAIL: ${problems.join("; ")}` : "PASS");
-process.exit(problems.length ? 1 : 0);
+// Each goal, with what was measured; the memory goal lives here, not in test/faults/scrape-flood.test.ts.
+const goals = [
+  ["every response a complete 200", r.failed === 0 && r.ok === r.sent, `${r.ok} of ${r.sent}, ${r.failed} failed`],
+  ["every line read once", r.linesRead === r.linesInFiles, `${r.linesRead} of ${r.linesInFiles}`],
+  ["every collective counted once", r.collCounted === r.collWritten && r.unresolved === 0, `${r.collCounted} of ${r.collWritten}, ${r.unresolved} unresolved`],
+  [`RSS max under ${maxRss} MB (--max-rss)`, r.rssMaxMb < maxRss, `${r.rssMaxMb.toFixed(0)} MB`],
+];
+const w = Math.max(...goals.map(([g]) => g.length));
+console.log(`\n${"goal".padEnd(w)}  ok    measured`);
+for (const [goal, ok, measured] of goals) console.log(`${goal.padEnd(w)}  ${ok ? "PASS" : "MISS"}  ${measured}`);
+const missed = goals.filter(([, ok]) => !ok).map(([goal]) => goal);
+console.log(missed.length ? `FAIL: ${missed.join("; ")}` : "PASS");
+process.exit(missed.length ? 1 : 0);

@@ -1,6 +1,7 @@
 /**
- * Finds the Prometheus and Alertmanager binaries the deploy and alerting tests run (Debian's
- * `prometheus` and `prometheus-alertmanager` packages, or upstream tarballs on the PATH), and decides
+ * Finds the binaries the deploy, alerting and mtu tests run (Debian's `prometheus`,
+ * `prometheus-alertmanager`, `kubernetes-client` and `iproute2` packages, or upstream builds on the
+ * PATH), and decides
  * what a test does without them: on a developer machine it skips and says why; under CI
  * (process.env.CI set) a missing binary is a failure, never a silent skip.
  */
@@ -13,6 +14,8 @@ const TOOLS = {
   promtool: { names: ["promtool"], pkg: "prometheus" },
   alertmanager: { names: ["prometheus-alertmanager", "alertmanager"], pkg: "prometheus-alertmanager" },
   amtool: { names: ["amtool"], pkg: "prometheus-alertmanager" },
+  kubectl: { names: ["kubectl"], pkg: "kubernetes-client" },
+  ip: { names: ["ip"], pkg: "iproute2" },
 } as const;
 
 export type Tool = keyof typeof TOOLS;

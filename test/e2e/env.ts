@@ -1,6 +1,6 @@
 /** Settings that point the real agent at fake tools and real-format fixture trees. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
+import { tempDir as makeTempDir } from "../helpers/temp-dir.js";
 import { join } from "node:path";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { fakesDir } from "../helpers/agent-process.js";
@@ -14,7 +14,7 @@ export const IP_ADDR_AZURE_IPOIB = fixture("tools/ip_link/02-usernetes-azure-ip-
 export const PROCFS_PEERMEM = fixture("procfs/gdr-h100-peermem");
 
 export function tempDir(prefix = "rw-e2e-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return makeTempDir(prefix);
 }
 
 /** A file the fake nvidia-smi appends "<pid> <args>" to on every start. */

@@ -52,7 +52,10 @@ describe("nccl collector end to end", () => {
     expect(sample(hung, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="5"}`)).toBe(39);
     expect(samplesOf(hung, "ringwatch_nccl_rank_info")).toHaveLength(8);
     expect(samplesOf(hung, "ringwatch_nccl_rank_info").every((l) => l.includes('nccl_version="2.21.5"') && l.includes('nranks="8"'))).toBe(true);
-    expect(samplesOf(hung, "ringwatch_nccl_transport_info").every((l) => l.includes('net="IB",gdr="enabled"'))).toBe(true);
+    // every() holds on an empty list: the family must have series before their labels prove anything.
+    const transports = samplesOf(hung, "ringwatch_nccl_transport_info");
+    expect(transports.length).toBeGreaterThan(0);
+    expect(transports.filter((l) => !l.includes('net="IB",gdr="enabled"'))).toEqual([]);
     expect(sample(hung, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
     // The verdict is also logged once, by the evaluation that runs every 5 s.
     await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("hang suspected on communicator") && l.includes("rank 5 never entered")) ? true : undefined), 10_000);

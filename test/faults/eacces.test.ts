@@ -1,7 +1,9 @@
 /**
  * Log files and directories the agent may not read (EACCES). Root reads everything, so when the
  * test runs as root (CI) the agent runs as nobody (65534) and the denied paths are root's with
- * mode 000; as another user the agent runs as that user and mode 000 denies it as well.
+ * mode 000; as another user the agent runs as that user and mode 000 denies it as well. Nobody may
+ * not reach the checkout (under /root or a home directory, 0700), so as root the agent runs from a
+ * copy of the build and its production dependencies that every user can read (staged-build.ts).
  * Expected: the other files are followed; the failure is counted and logged with the path; once
  * the permissions are restored, the denied files are followed and every line is read.
  */
@@ -10,10 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sample, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { deniedUser, NOBODY, stageBuild, type StagedBuild } from "../helpers/staged-build.js";
 
-const NOBODY = { uid: 65534, gid: 65534 };
-const asRoot = process.getuid?.() === 0;
+const asRoot = deniedUser !== undefined;
 
+let staged: StagedBuild | undefined;
 let root: string;
 let agent: RunningAgent | undefined;
 const lines = new Map<string, number>();
@@ -46,7 +49,11 @@ beforeAll(async () => {
   for (const p of [ok, denied, inner]) write(p, 50);
   chmodSync(denied, 0o000);
   chmodSync(closedDir, 0o000);
-  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000, asRoot ? NOBODY : undefined);
+  if (deniedUser) staged = stageBuild("rw-eacces-agent-");
+  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000, {
+    ...(deniedUser ? { user: deniedUser } : {}),
+    ...(staged ? { main: staged.agentMain } : {}),
+  });
   const a = agent;
   await new Promise((r) => setTimeout(r, 1500));
   for (const p of [ok, denied, inner]) write(p, 30);
@@ -72,12 +79,15 @@ afterAll(async () => {
   await agent?.stop();
   chmodSync(closedDir, 0o755);
   rmSync(root, { recursive: true, force: true });
+  staged?.remove();
 });
 
 describe(`EACCES on files and directories (agent as ${asRoot ? "nobody" : "this user"})`, () => {
   it("the agent really cannot read the denied paths (else this test proves nothing)", () => {
     const uid = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${(agent as RunningAgent).child.pid}/status`, "utf8"))?.[1];
     expect(Number(uid)).toBe(asRoot ? NOBODY.uid : process.getuid?.());
+    // As nobody, the agent runs from the world-readable copy, wherever the checkout lies.
+    if (staged) expect(readFileSync(`/proc/${(agent as RunningAgent).child.pid}/cmdline`, "utf8").split("\0")).toContain(staged.agentMain);
     // Only the readable file's lines were read while the others were denied.
     expect(sample(beforeRestore, "ringwatch_nccl_log_lines_total")).toBe(80);
   });

@@ -1,8 +1,9 @@
 /**
  * Scrape flood, short version (10 s; the 30 s run is scripts/faults/scrape-flood.mjs): GET
  * /metrics paced at 1,000/s over 16 keep-alive connections while a job writes 20,000 COLL
- * lines/s over 16 files. Every response is a complete 200, no line is lost or counted twice, and
- * memory stays bounded. The rate achieved depends on the machine: it is reported, not asserted.
+ * lines/s over 16 files. Every response is a complete 200, and no line is lost or counted twice.
+ * The rate achieved and the agent's memory are printed, not asserted: the memory goal (RSS under
+ * 250 MB) is checked by scripts/faults/scrape-flood.mjs (test/faults/README.md).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { floodTable, runScrapeFlood, type FloodResult } from "./lib/flood.js";
@@ -26,9 +27,5 @@ describe("scrape flood while ingesting 20,000 COLL lines/s", () => {
     expect(r.linesRead).toBe(r.linesInFiles);
     expect(r.collCounted).toBe(r.collWritten);
     expect(r.unresolved).toBe(0);
-  });
-
-  it("keeps memory bounded (growth over time is the soak test's business)", () => {
-    expect(r.rssMaxMb).toBeLessThan(250);
   });
 });

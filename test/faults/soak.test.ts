@@ -1,9 +1,10 @@
 /**
  * Accelerated soak, short version: an hour of jobs starting, ending and rotating their logs, and a
- * fast dmon stream, in 60 s (scripts/faults/soak.mjs runs it longer). Resident memory must not
- * rise 10 % above what it reached early (30-55 % of the run, after the warm-up) in the late
- * samples (75-100 %), descriptors must not grow, every log line is read, deleted files are forgotten,
- * ended jobs' ranks retire, and no child outlives the agent.
+ * fast dmon stream, in 60 s (scripts/faults/soak.mjs runs it longer). Every log line is read exactly
+ * once, nothing is taken for a truncation, descriptors must not grow, deleted files are forgotten,
+ * ended jobs' ranks retire, and no child outlives the agent. Resident memory is printed here; its
+ * goal (no growth from the early to the late samples) is checked by scripts/faults/soak.mjs over a
+ * run long enough for it (test/faults/README.md).
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { runSoak, soakTable, type SoakResult } from "./lib/soak.js";
@@ -19,27 +20,19 @@ describe("an hour of a node's life in a minute", () => {
   it("went through job starts, ends, rotations and deletions", () => {
     expect(r.jobs).toBeGreaterThanOrEqual(6);
     expect(r.rotations).toBeGreaterThanOrEqual(10);
-    expect(r.linesRead).toBeGreaterThan(0.9 * r.linesWritten);
+    expect(r.linesWritten).toBeGreaterThan(100_000);
   });
 
-  // BUG (collectors/follow, lead; see nccl-rotation-many.test.ts): rotations are taken for
-  // truncations, and on a busy machine lines are then read twice or lost (613,120 written, 632,976
-  // and 638,080 read with other tests or three busy loops running; exact on an idle machine).
-  // Skipped because it does not fail every time; scripts/faults/soak.mjs checks it.
-  it.skip("reads every line once", () => {
+  // Lines were read twice or lost when rotations were taken for truncations (fixed in 1413b74: a
+  // birth time equal to the ctime is trusted once real birth times have been seen). Exact both ways:
+  // a count above what was written is a line read twice.
+  it("reads every line once, and counts no truncation (none is made)", () => {
     expect(r.linesRead).toBe(r.linesWritten);
-  });
-
-  // V8 collects its old space about once a minute at this load (RSS here went 74 -> 122 -> 79 -> 112
-  // MB over two minutes), so in one minute the early and late medians fall on different parts of
-  // that saw-tooth. What a leak cannot do is take the late samples above the early peak: that is
-  // checked here; scripts/faults/soak.mjs checks the medians over a run long enough for them.
-  it("late RSS stays within 10 % of what it reached early, after the warm-up", () => {
-    expect(r.samples.length).toBeGreaterThan(40);
-    expect(r.rssLateMb).toBeLessThan(r.rssEarlyMaxMb * 1.1);
+    expect(r.truncations).toBe(0);
   });
 
   it("does not accumulate descriptors, files or rank series", () => {
+    expect(r.samples.length).toBeGreaterThan(40);
     expect(r.fdsLateMax).toBeLessThanOrEqual(r.fdsEarlyMax + 5);
     // Deleted files are forgotten: the agent follows what is on disk, not all it ever saw.
     expect(r.filesFollowedAtEnd).toBe(r.filesOnDiskAtEnd);

@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import { followAgentOutput } from "./agent-output.js";
 
+export { eventually } from "./eventually.js";
+export { sample, samplesOf } from "./exposition.js";
+
 export const repoRoot = resolve(import.meta.dirname, "../..");
 export const agentMain = resolve(repoRoot, "dist/agent/main.js");
 export const fakesDir = resolve(repoRoot, "test/fakes");
@@ -22,9 +25,16 @@ export interface RunningAgent {
   stop(signal?: NodeJS.Signals): Promise<{ code: number | null; ms: number }>;
 }
 
-/** `user`: run the agent as another user (uid/gid; the caller must be root), e.g. nobody (65534). */
-export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, user?: { uid: number; gid: number }): Promise<RunningAgent> {
-  const child = spawn(process.execPath, [agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
+export interface StartOptions {
+  /** Run the agent as another user (uid/gid; the caller must be root), e.g. nobody (65534). */
+  user?: { uid: number; gid: number };
+  /** The agent's main.js (default: this checkout's dist/agent/main.js), e.g. a staged copy's (staged-build.ts). */
+  main?: string;
+}
+
+export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, opts: StartOptions = {}): Promise<RunningAgent> {
+  const { user, main = agentMain } = opts;
+  const child = spawn(process.execPath, [main, "--web.listen-address=127.0.0.1:0", ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
@@ -71,35 +81,6 @@ export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs 
       resolveRun({ code, stdout, stderr });
     });
   });
-}
-
-/** Value of one sample in an exposition, e.g. sample(text, 'ringwatch_gpu_power_watts{gpu="0"}'). */
-export function sample(exposition: string, series: string): number | undefined {
-  for (const line of exposition.split("\n")) {
-    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
-  }
-  return undefined;
-}
-
-/** Every sample line of one metric family name. */
-export function samplesOf(exposition: string, name: string): string[] {
-  return exposition.split("\n").filter((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
-}
-
-/** Polls until fn returns a value other than undefined, or throws after timeoutMs. */
-export async function eventually<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_000, everyMs = 200): Promise<T> {
-  const t0 = Date.now();
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() - t0 > timeoutMs) throw new Error(`condition not met in ${timeoutMs} ms${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 /** PIDs of live processes whose environment holds `KEY=value` (reads /proc): finds a test's own children even after they were orphaned. */

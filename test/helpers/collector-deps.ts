@@ -7,12 +7,13 @@ import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import type { CollectorDeps } from "../../collectors/collector.js";
-import { createExec } from "../../collectors/exec.js";
+import { createExec, type Exec } from "../../collectors/exec.js";
 
 export const fakesDir = join(dirname(fileURLToPath(import.meta.url)), "..", "fakes");
 
-export function makeDeps(): CollectorDeps {
-  return { registry: new Registry(), logger: pino({ level: "silent" }), exec: createExec(), now: () => Date.now() };
+/** The one collector wiring of the tests: a fresh registry, a silent logger, the real exec (or `exec`), the clock (or `now`). */
+export function makeDeps(opts: { exec?: Exec; now?: () => number } = {}): CollectorDeps {
+  return { registry: new Registry(), logger: pino({ level: "silent" }), exec: opts.exec ?? createExec(), now: opts.now ?? (() => Date.now()) };
 }
 
 export interface Series {

@@ -3,7 +3,7 @@
  * one listening socket, on that address and port, and no other TCP or UDP socket is bound (read
  * from /proc/<pid>/fd and /proc/<pid>/net/{tcp,tcp6,udp,udp6}). Needs `npm run build` first.
  */
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,7 +71,17 @@ describe("the agent binds only where told", () => {
   });
 
   it("--web.listen-address=[::1]:0: one listening socket, ::1 only (no IPv4, no wildcard)", async (ctx) => {
-    if (!(await ipv6LoopbackWorks())) ctx.skip();
+    if (!(await ipv6LoopbackWorks())) {
+      if (!existsSync("/proc/net/if_inet6")) {
+        // Genuinely impossible here, CI or not: the kernel has no IPv6 at all.
+        console.warn("SKIPPED: the kernel has no IPv6 (/proc/net/if_inet6 is absent): the [::1] listener is not checked on this machine");
+        ctx.skip();
+      }
+      const why = "::1 cannot be bound although the kernel has IPv6 (/proc/net/if_inet6 exists): is the loopback's IPv6 address disabled (sysctl net.ipv6.conf.lo.disable_ipv6)?";
+      if (process.env.CI) throw new Error(why);
+      console.warn(`SKIPPED: ${why} (with CI set this is a failure)`);
+      ctx.skip();
+    }
     running = await startAgent([...defaults(), "--web.listen-address=[::1]:0"]);
     await checkOnlyListener(running, "::1", "tcp6");
     await expect(fetch(`http://127.0.0.1:${running.port}/healthz`)).rejects.toThrow();

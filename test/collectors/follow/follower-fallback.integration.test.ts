@@ -50,6 +50,7 @@ describe("Follower without working watches", () => {
     await eventually(() => {
       expect(rec.lines("a.log")).toEqual(["a0", "a1"]);
       expect(rec.lines("b.log")).toEqual(["b0"]);
+      return true;
     });
     expect(rec.added).toHaveLength(2);
   });
@@ -66,6 +67,7 @@ describe("Follower without working watches", () => {
     await eventually(() => {
       expect(rec.lines("n.log")).toEqual(["n0", "n1"]);
       expect(rec.lines("m.log")).toEqual(["m0"]);
+      return true;
     });
   });
 
@@ -83,6 +85,7 @@ describe("Follower without working watches", () => {
       expect(rec.lines("a.log")).toEqual(["a0", "a1"]);
       expect(rec.lines("new.log")).toEqual(["n0"]);
       expect(rec.events).toContain("removed gone.log g0");
+      return true;
     });
   });
 
@@ -121,6 +124,7 @@ describe("Follower without working watches", () => {
     await eventually(() => {
       expect(rec.lines("a.log")).toEqual(["a0", "a1"]);
       expect(rec.lines("new.log")).toEqual(["n0"]);
+      return true;
     });
   });
 });

@@ -21,6 +21,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
     await eventually(() => {
       expect(rec.lines("link.log")).toEqual(["t0", "t1"]);
       expect(rec.lines("inner.log")).toEqual(["i0", "i1"]);
+      return true;
     });
   });
 

@@ -1,14 +1,21 @@
 import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { follow, Recorder, sleep, tempDir } from "./helpers.js";
+import { eventually, follow, Recorder, sleep, tempDir } from "./helpers.js";
 
 describe("Follower, rotations in a busy directory", () => {
-  // Before a file that loses its last path had its directory rescanned at once, ~1 % of the lines
-  // were lost here: a renamed file was not seen under its new name before the next rotation deleted
-  // it. Alone this now reads every line; under heavy CPU contention (other suites in parallel) the
-  // rescan can still come late for a file or two, so the bound is 0.2 %, five times under the old loss.
-  it("128 hot files (more than the 64 descriptors kept) rotated by rename every ~0.75 s: nothing read twice, at most a trace lost", async () => {
+  // Rotation as logrotate does it with create and `rotate 5`: x.log.4 -> x.log.5, ..., x.log ->
+  // x.log.1, a new x.log; here every ~0.75 s. Lines were lost here for two reasons. A follower bug:
+  // the directory rescan that runs when a file loses its last path looked for new names only, and
+  // the rotated file's new name (x.log.1) is one it knew, so with its descriptor closed (64 kept for
+  // 256 files) the file stayed nameless (fixed: that rescan stats the names it knows too;
+  // dir-watch.integration.test.ts). And the scenario: it used `rotate 1`, deleting each rotated
+  // file 0.75 s after its rotation, less than two looks at a hot file (500 ms); starved of CPU, the
+  // follower then had not read the rest of a file whose descriptor it had closed, and nothing can
+  // read a deleted file without one (0.04-1 % lost with 8 busy loops on 2 cores, after the fix).
+  // logrotate deletes a rotation after `rotate` more runs, hours apart, so here none is deleted
+  // while the test runs. Nothing may be lost or read twice.
+  it("128 hot files (more than the 64 descriptors kept) rotated by rename every ~0.75 s: every line read once", async () => {
     const d = tempDir();
     const files = Array.from({ length: 128 }, (_, i) => join(d, `r${i}.log`));
     for (const p of files) writeFileSync(p, "");
@@ -32,21 +39,21 @@ describe("Follower, rotations in a busy directory", () => {
     await ticks(10);
     for (let round = 0; round < 4; round++) {
       await ticks(10);
-      // logrotate `rotate 1` with create: the previous .1 is renamed over, so it is deleted.
+      // logrotate `rotate 5` with create: the older rotations move up one (none is deleted yet).
       for (const p of files) {
+        for (let k = round; k >= 1; k--) renameSync(`${p}.${k}`, `${p}.${k + 1}`);
         renameSync(p, `${p}.1`);
         writeFileSync(p, "");
       }
       await ticks(5);
     }
     await ticks(5);
-    const deadline = Date.now() + 15_000;
-    while (f.stats().linesRead < written && Date.now() < deadline) await sleep(100);
-    await sleep(500);
+    await eventually(() => expect(f.stats().linesRead).toBeGreaterThanOrEqual(written), 30_000);
+    await sleep(500); // a line read twice would show up now
     const seen = new Map<string, number>();
     for (const l of rec.lines()) seen.set(l, (seen.get(l) ?? 0) + 1);
     expect([...seen.values()].filter((n) => n > 1)).toEqual([]);
-    expect(seen.size).toBeLessThanOrEqual(written);
-    expect(written - seen.size).toBeLessThan(written * 0.002);
+    expect(seen.size).toBe(written);
+    expect(f.stats().linesRead).toBe(written);
   }, 60_000);
 });

@@ -22,6 +22,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
     await eventually(() => {
       expect(rec.got.filter((g) => g.ino === oldIno).map((g) => g.line)).toEqual(["old 1", "old 2", "old 3"]);
       expect(rec.got.filter((g) => g.ino !== oldIno).map((g) => [g.file, g.line, g.generation])).toEqual([["nccl.log", "new 1", 1]]);
+      return true;
     });
     await f.flush();
     expect(rec.count("old 1")).toBe(1); // the renamed file was not read again
@@ -129,6 +130,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
         ["v2 b", 1, false],
       ]);
       expect(rec.events).toContain("removed again.log g0");
+      return true;
     });
     expect(rec.events.filter((e) => e.startsWith("added"))).toEqual(["added again.log g0", "added again.log g1"]);
     expect(f.stats().files).toBe(1);

@@ -1,24 +1,13 @@
 /** Shared pieces of the follower tests: temp dirs, a recording handler, eventually(). */
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { afterEach } from "vitest";
 import { Follower, type FollowedFile, type FollowerHandlers, type FollowerOptions } from "../../../collectors/follow/follower.js";
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Retries fn (which throws, e.g. a failing expect) until it passes or timeoutMs ends. */
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (Date.now() > deadline) throw e;
-    }
-    await sleep(20);
-  }
-}
+export { eventually } from "../../helpers/eventually.js";
+import { removeTempDir, tempDir as makeTempDir } from "../../helpers/temp-dir.js";
 
 export interface Got {
   file: string;
@@ -85,12 +74,12 @@ const followers: Follower[] = [];
 
 afterEach(async () => {
   await Promise.all(followers.splice(0).map((f) => f.stop()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs.splice(0)) removeTempDir(d);
 });
 
-/** A fresh temp directory (real path: no symlinks in it), removed after the test. */
-export function tempDir(): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), "rw-follow-")));
+/** A fresh temp directory (real path: no symlinks in it) in base, removed after the test. */
+export function tempDir(base = tmpdir()): string {
+  const d = makeTempDir("rw-follow-", base);
   dirs.push(d);
   return d;
 }

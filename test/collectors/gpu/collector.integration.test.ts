@@ -12,7 +12,8 @@ import { CollectorError } from "../../../collectors/collector.js";
 import { createExec, type Exec } from "../../../collectors/exec.js";
 import { createGpuCollector, type GpuCollector, type GpuOptions } from "../../../collectors/gpu/collector.js";
 import { fixturesDir } from "../../helpers/fixtures.js";
-import { captureLogger, isAlive, series, sleep, value, waitFor, type LogLine } from "./helpers.js";
+import { eventually } from "../../helpers/eventually.js";
+import { captureLogger, isAlive, series, sleep, value, type LogLine } from "./helpers.js";
 
 const FAKE = fileURLToPath(new URL("../../fakes/nvidia-smi", import.meta.url));
 const DMON = (f: string): string => join(fixturesDir, "tools/nvidia_smi_dmon", f);
@@ -66,7 +67,7 @@ const restarts = async (r: Rig): Promise<number> => (await value(r.registry, "ri
 /** The retry delays (seconds) of the first `n` ended dmon children, from the line the collector logs for each (warn once, then debug). */
 async function announcedDelays(r: Rig, n: number): Promise<number[]> {
   const delays = (): number[] => r.lines.flatMap((l) => /^gpu: .*; restarting in (\d+)s$/.exec(l.msg)?.slice(1).map(Number) ?? []);
-  await waitFor(`${n} ended children`, () => delays().length >= n, 15_000);
+  await eventually(() => delays().length >= n, { timeoutMs: 15_000, what: `${n} ended children` });
   return delays().slice(0, n);
 }
 
@@ -83,8 +84,8 @@ describe("gpu collector (stream, real child processes)", () => {
   it("publishes dmon samples and identity on the registry", async () => {
     const r = rig({ FAKE_NVSMI_DMON: H100_IDLE });
     r.c.start?.();
-    await waitFor("power sample", async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69);
-    await waitFor("identity", async () => (await series(r.registry, "ringwatch_gpu_info")).length === 1);
+    await eventually(async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69, { what: "power sample" });
+    await eventually(async () => (await series(r.registry, "ringwatch_gpu_info")).length === 1, { what: "identity" });
     const gpu = { gpu: "0" };
     expect(await value(r.registry, "ringwatch_gpu_utilization_ratio", gpu)).toBe(0);
     expect(await value(r.registry, "ringwatch_gpu_sm_clock_hertz", gpu)).toBe(345e6);
@@ -114,7 +115,7 @@ describe("gpu collector (stream, real child processes)", () => {
   it("falls back to dmon's default groups when an old driver rejects the configured ones", async () => {
     const r = rig({ FAKE_NVSMI_DMON: H100_IDLE, FAKE_NVSMI_GROUPS: "puc" });
     r.c.start?.();
-    await waitFor("power sample after fallback", async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69);
+    await eventually(async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69, { what: "power sample after fallback" });
     const dmonArgs = invocations(r).map(([, a]) => a).filter((a) => a.startsWith("dmon"));
     expect(dmonArgs).toEqual(["dmon -s pucvmet -d 1", "dmon -s puc -d 1"]);
     expect(r.lines.filter((l) => l.msg.includes('falling back to "puc"'))).toHaveLength(1);
@@ -123,7 +124,7 @@ describe("gpu collector (stream, real child processes)", () => {
   it("publishes every GPU of an 8-GPU node; `-` columns have no series", async () => {
     const r = rig({ FAKE_NVSMI_DMON: EIGHT_GPUS }, { groups: "pcut", intervalSeconds: 2 });
     r.c.start?.();
-    await waitFor("8 GPUs", async () => (await powerSeries(r)) === 8);
+    await eventually(async () => (await powerSeries(r)) === 8, { what: "8 GPUs" });
     expect(await series(r.registry, "ringwatch_gpu_memory_temperature_celsius")).toEqual([]);
     expect((await series(r.registry, "ringwatch_gpu_pcie_receive_bytes_per_second")).length).toBe(8);
     expect(invocations(r).map(([, a]) => a)).toContain("dmon -s pcut -d 2");
@@ -133,25 +134,23 @@ describe("gpu collector (stream, real child processes)", () => {
   it("kills and restarts a stalled child and withdraws its series meanwhile", async () => {
     const r = rig({ FAKE_NVSMI_DMON: TWO_GPUS, FAKE_NVSMI_MODE: "stall" });
     r.c.start?.();
-    await waitFor("first samples", async () => (await powerSeries(r)) === 2);
+    await eventually(async () => (await powerSeries(r)) === 2, { what: "first samples" });
     const firstPid = dmonPids(r)[0] as number;
-    let withdrawnSeen = false;
+    let whileDown: { up: number | undefined; samples: number; ok: boolean | undefined } | undefined;
     let reasonWhileDown = "";
-    await waitFor(
-      "withdrawal, then restart with fresh samples",
+    await eventually(
       async () => {
         const n = await powerSeries(r);
-        if (!withdrawnSeen && n === 0) {
-          withdrawnSeen = true;
-          expect(await value(r.registry, "ringwatch_gpu_dmon_up")).toBe(0);
-          expect(r.c.latestSamples().size).toBe(0);
+        if (whileDown === undefined && n === 0) {
+          // Recorded when first seen, asserted after the wait (a throw here would only be retried).
+          whileDown = { up: await value(r.registry, "ringwatch_gpu_dmon_up"), samples: r.c.latestSamples().size, ok: r.c.health?.().ok };
           reasonWhileDown = r.c.health?.().reason ?? "";
-          expect(r.c.health?.().ok).toBe(false);
         }
-        return withdrawnSeen && n === 2 && (await restarts(r)) >= 1;
+        return whileDown !== undefined && n === 2 && (await restarts(r)) >= 1;
       },
-      12_000,
+      { timeoutMs: 12_000, what: "withdrawal, then restart with fresh samples" },
     );
+    expect(whileDown).toEqual({ up: 0, samples: 0, ok: false });
     expect(reasonWhileDown).toMatch(/no sample from nvidia-smi dmon|silent/);
     expect(dmonPids(r).length).toBeGreaterThanOrEqual(2);
     expect(isAlive(firstPid)).toBe(false);
@@ -188,8 +187,8 @@ describe("gpu collector (stream, real child processes)", () => {
     });
     r.c.start?.();
     // One identity query per child start: wait for three (two after restarts).
-    await waitFor("3 identity queries", () => invocations(r).filter(([, a]) => a.startsWith("--query-gpu")).length >= 3, 12_000);
-    await waitFor("samples after restarts", async () => (await powerSeries(r)) === 1);
+    await eventually(() => invocations(r).filter(([, a]) => a.startsWith("--query-gpu")).length >= 3, { timeoutMs: 12_000, what: "3 identity queries" });
+    await eventually(async () => (await powerSeries(r)) === 1, { what: "samples after restarts" });
     expect(await restarts(r)).toBeGreaterThanOrEqual(2);
     expect(await series(r.registry, "ringwatch_gpu_info")).toEqual([]);
     const warns = r.lines.filter((l) => l.level === 40 && l.msg.includes("identity query"));
@@ -201,7 +200,7 @@ describe("gpu collector (stream, real child processes)", () => {
   it("survives garbage lines", async () => {
     const r = rig({ FAKE_NVSMI_DMON: DMON("03-xuesongtap-s-mutc-oTD-A10.txt"), FAKE_NVSMI_MODE: "garble", FAKE_NVSMI_PACE_MS: "100" });
     r.c.start?.();
-    await waitFor("malformed lines counted", async () => ((await value(r.registry, "ringwatch_gpu_dmon_malformed_lines_total")) ?? 0) >= 3);
+    await eventually(async () => ((await value(r.registry, "ringwatch_gpu_dmon_malformed_lines_total")) ?? 0) >= 3, { what: "malformed lines counted" });
     const fb = await value(r.registry, "ringwatch_gpu_framebuffer_used_bytes", { gpu: "0" });
     expect([239, 74, 7, 478, 67].map((m) => m * 1_048_576)).toContain(fb);
     expect(r.c.health?.().ok).toBe(true);
@@ -213,9 +212,9 @@ describe("gpu collector (stream, real child processes)", () => {
     // A 60 s interval: staleness (3 intervals) cannot be what withdraws the GPU within this test.
     const r = rig({ FAKE_NVSMI_DMON: H100_IDLE, FAKE_NVSMI_MODE: "lost", FAKE_NVSMI_PACE_MS: "1500" }, { intervalSeconds: 60 });
     r.c.start?.();
-    await waitFor("sample", async () => (await powerSeries(r)) === 1);
-    await waitFor("identity", async () => (await series(r.registry, "ringwatch_gpu_info")).length === 1);
-    await waitFor("gpu_lost counted", async () => (await value(r.registry, "ringwatch_gpu_errors_total", { kind: "gpu_lost" })) === 1);
+    await eventually(async () => (await powerSeries(r)) === 1, { what: "sample" });
+    await eventually(async () => (await series(r.registry, "ringwatch_gpu_info")).length === 1, { what: "identity" });
+    await eventually(async () => (await value(r.registry, "ringwatch_gpu_errors_total", { kind: "gpu_lost" })) === 1, { what: "gpu_lost counted" });
     expect(await powerSeries(r)).toBe(0);
     expect(r.lines.some((l) => l.level === 40 && l.msg.includes("GPU is lost") && l["pciBusId"] === "0000:00:09.0")).toBe(true);
   });
@@ -223,8 +222,8 @@ describe("gpu collector (stream, real child processes)", () => {
   it("reports nvidia-smi's failure message as health reason and error metric", async () => {
     const r = rig({ FAKE_NVSMI_MODE: "fail" });
     r.c.start?.();
-    await waitFor("driver_unreachable counted", async () => ((await value(r.registry, "ringwatch_gpu_errors_total", { kind: "driver_unreachable" })) ?? 0) >= 1);
-    await waitFor("reason", () => (r.c.health?.().reason ?? "").includes("couldn't communicate"));
+    await eventually(async () => ((await value(r.registry, "ringwatch_gpu_errors_total", { kind: "driver_unreachable" })) ?? 0) >= 1, { what: "driver_unreachable counted" });
+    await eventually(() => (r.c.health?.().reason ?? "").includes("couldn't communicate"), { what: "reason" });
     expect(r.c.health?.().ok).toBe(false);
     expect(r.c.health?.().reason).toContain("exited with code 9");
     expect(await series(r.registry, "ringwatch_gpu_info")).toEqual([]);
@@ -233,7 +232,7 @@ describe("gpu collector (stream, real child processes)", () => {
   it("a missing nvidia-smi: health not ok with a clear reason, one info line, no throw", async () => {
     const r = rig({}, { nvidiaSmi: "/nonexistent/bin/nvidia-smi" });
     expect(() => r.c.start?.()).not.toThrow();
-    await waitFor("reason", () => (r.c.health?.().reason ?? "").includes("not found"));
+    await eventually(() => (r.c.health?.().reason ?? "").includes("not found"), { what: "reason" });
     await sleep(1500);
     const h = r.c.health?.();
     expect(h?.ok).toBe(false);
@@ -249,7 +248,7 @@ describe("gpu collector (stream, real child processes)", () => {
   it("stop() leaves no child running and nothing published", async () => {
     const r = rig({ FAKE_NVSMI_DMON: TWO_GPUS });
     r.c.start?.();
-    await waitFor("samples", async () => (await powerSeries(r)) === 2);
+    await eventually(async () => (await powerSeries(r)) === 2, { what: "samples" });
     const pid = dmonPids(r)[0] as number;
     expect(isAlive(pid)).toBe(true);
     await r.c.stop?.();

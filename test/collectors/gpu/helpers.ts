@@ -37,16 +37,6 @@ export async function value(registry: Registry, name: string, labels: Record<str
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Poll until `fn` is true; throws with `what` after `timeoutMs`. */
-export async function waitFor(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 8000, stepMs = 50): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await fn()) return;
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await sleep(stepMs);
-  }
-}
-
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

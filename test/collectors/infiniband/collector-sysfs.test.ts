@@ -4,8 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CollectorError } from "../../../collectors/collector.js";
 import type { Exec } from "../../../collectors/exec.js";
 import { createInfinibandCollector, deviceFilter, type InfinibandOptions } from "../../../collectors/infiniband/collector.js";
-import { exposed, makeDeps, portsOf, valueOf } from "./helpers.js";
-import { parsePromText } from "./promtext.js";
+import { makeDeps } from "../../helpers/collector-deps.js";
+import { exposed, fixedNow, portsOf, valueOf } from "./helpers.js";
+import { parsePromText } from "../../helpers/exposition.js";
 import { GPUD_DUMP, makeTree, PROCFS_TTAR, type Tree } from "./trees.js";
 
 let tree: Tree;
@@ -26,7 +27,7 @@ function noExec(calls: string[]): Exec {
 }
 
 function make(opts: Partial<InfinibandOptions> = {}, calls: string[] = []) {
-  const deps = makeDeps(noExec(calls));
+  const deps = makeDeps({ exec: noExec(calls), now: fixedNow });
   const collector = createInfinibandCollector(deps, { sysfsRoot: tree.root, source: "auto", ibstat: "/nonexistent/ibstat", perfquery: "/nonexistent/perfquery", ...opts });
   return { deps, collector };
 }
@@ -98,7 +99,7 @@ describe("sysfs source on gpud's H100 tree", () => {
   it("node_guid joins the info labels when sysfs has it (procfs tree)", async () => {
     const procfs = makeTree(PROCFS_TTAR);
     try {
-      const deps = makeDeps(noExec([]));
+      const deps = makeDeps({ exec: noExec([]), now: fixedNow });
       const c = createInfinibandCollector(deps, { sysfsRoot: procfs.root, source: "sysfs", ibstat: "x", perfquery: "y" });
       await c.update?.();
       const info = (await exposed(deps)).find((x) => x.name === "ringwatch_infiniband_info" && x.labels.device === "mlx5_0");

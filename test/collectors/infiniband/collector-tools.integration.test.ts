@@ -5,7 +5,8 @@ import { CollectorError, type CollectorDeps } from "../../../collectors/collecto
 import { createExec } from "../../../collectors/exec.js";
 import { createInfinibandCollector, type InfinibandOptions } from "../../../collectors/infiniband/collector.js";
 import { expandPathDump, makeTempDir, removeTree } from "../../helpers/ttar.js";
-import { exposed, makeDeps, portsOf, valueOf } from "./helpers.js";
+import { makeDeps } from "../../helpers/collector-deps.js";
+import { exposed, fixedNow, portsOf, valueOf } from "./helpers.js";
 import * as T from "./tools-env.js";
 
 const exec = createExec();
@@ -24,7 +25,7 @@ afterAll(() => exec.killAll());
 const IB8 = ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"];
 
 function make(opts: Partial<InfinibandOptions> = {}) {
-  const deps: CollectorDeps = makeDeps(exec);
+  const deps: CollectorDeps = makeDeps({ exec, now: fixedNow });
   const collector = createInfinibandCollector(deps, {
     sysfsRoot: join(tmp, "no-sys"),
     source: "tools",

@@ -1,13 +1,9 @@
 /** Shared set-up for collector tests: deps with a fresh registry, and reading the exposition back. */
-import pino from "pino";
-import { Registry } from "prom-client";
 import type { CollectorDeps } from "../../../collectors/collector.js";
-import { createExec, type Exec } from "../../../collectors/exec.js";
-import { parsePromText, type Series } from "./promtext.js";
+import { parsePromText, type Series } from "../../helpers/exposition.js";
 
-export function makeDeps(exec: Exec = createExec()): CollectorDeps {
-  return { registry: new Registry(), logger: pino({ level: "silent" }), exec, now: () => 1_700_000_000_000 };
-}
+/** The infiniband tests' clock: fixed, so that nothing in their expositions depends on when they ran. */
+export const fixedNow = (): number => 1_700_000_000_000;
 
 /** Every ringwatch_infiniband_* series currently exposed. */
 export async function exposed(deps: CollectorDeps): Promise<Series[]> {

@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInfinibandCollector } from "../../../collectors/infiniband/collector.js";
 import { readCapture } from "../../helpers/fixtures.js";
-import { exposed, makeDeps } from "./helpers.js";
-import { parsePromText, seriesKey, type Series } from "./promtext.js";
+import { makeDeps } from "../../helpers/collector-deps.js";
+import { exposed, fixedNow } from "./helpers.js";
+import { parsePromText, seriesKey, type Series } from "../../helpers/exposition.js";
 import { makeTree, NODE_EXPORTER_GOLDEN, NODE_EXPORTER_TTAR, type Tree } from "./trees.js";
 
 /** Families ringwatch has and node_exporter does not. */
@@ -25,7 +26,7 @@ let ourTypes: Map<string, string>;
 
 beforeAll(async () => {
   tree = makeTree(NODE_EXPORTER_TTAR);
-  const deps = makeDeps();
+  const deps = makeDeps({ now: fixedNow });
   const collector = createInfinibandCollector(deps, { sysfsRoot: tree.root, source: "sysfs", ibstat: "ibstat", perfquery: "perfquery" });
   await collector.update?.();
   ours = await exposed(deps);

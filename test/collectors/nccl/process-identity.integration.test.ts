@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { shortHostname } from "../../../collectors/nccl/node-view.js";
 import { innermostNsPid, ProcessIdentity, startTimeOf } from "../../../collectors/nccl/process-identity.js";
-import { eventually } from "../follow/helpers.js";
+import { eventually } from "../../helpers/eventually.js";
+import { removeTempDir, tempDir } from "../../helpers/temp-dir.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -13,8 +13,8 @@ afterEach(() => {
 });
 
 function temp(): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), "rw-pid-")));
-  cleanup.push(() => rmSync(d, { recursive: true, force: true }));
+  const d = tempDir("rw-pid-");
+  cleanup.push(() => removeTempDir(d));
   return d;
 }
 

@@ -1,5 +1,4 @@
-import { appendFileSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -8,7 +7,8 @@ import { parseCli, type AgentConfig } from "../../../agent/config/config.js";
 import { createExec } from "../../../collectors/exec.js";
 import { createNcclCollector, type NcclCollector } from "../../../collectors/nccl/collector.js";
 import type { NcclSettings } from "../../../collectors/nccl/settings.js";
-import { eventually } from "../follow/helpers.js";
+import { eventually } from "../../helpers/eventually.js";
+import { removeTempDir, tempDir } from "../../helpers/temp-dir.js";
 
 const COMM_ID = "0x49bbd7790311d5eb";
 const init = (pid: number, rank: number, ptr: string): string =>
@@ -29,8 +29,8 @@ afterEach(async () => {
 });
 
 function temp(): string {
-  const d = realpathSync(mkdtempSync(join(tmpdir(), "rw-reconf-")));
-  cleanup.push(() => rmSync(d, { recursive: true, force: true }));
+  const d = tempDir("rw-reconf-");
+  cleanup.push(() => removeTempDir(d));
   return d;
 }
 

@@ -5,16 +5,15 @@
  * receiver that records every notification.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
 
-export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+import { tempDir } from "../../helpers/temp-dir.js";
+
+export { tempDir };
 
 /** A port free on 127.0.0.1 right now (bound, read, released). */
 export function freePort(): Promise<number> {

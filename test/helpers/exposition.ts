@@ -1,4 +1,8 @@
-/** Minimal Prometheus text-format reader for tests: series with labels and values, and TYPE lines. */
+/**
+ * The one reader of the Prometheus text exposition in the tests: parsePromText (every series with
+ * its labels and value, and the TYPE lines), sample (one series' value by its exact text) and
+ * samplesOf (the sample lines of one family).
+ */
 
 export interface Series {
   name: string;
@@ -53,4 +57,17 @@ export function seriesKey(s: { name: string; labels: Record<string, string> }): 
     .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
     .join(",");
   return `${s.name}{${labels}}`;
+}
+
+/** Value of one sample in an exposition, e.g. sample(text, 'ringwatch_gpu_power_watts{gpu="0"}'). */
+export function sample(exposition: string, series: string): number | undefined {
+  for (const line of exposition.split("\n")) {
+    if (line.startsWith(series + " ")) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
+
+/** Every sample line of one metric family name. */
+export function samplesOf(exposition: string, name: string): string[] {
+  return exposition.split("\n").filter((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
 }
