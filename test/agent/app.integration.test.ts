@@ -4,8 +4,7 @@
  * hung communicator's verdict carries its GPU's signature; without the gpu collector it has none.
  * Real child processes: the fake nvidia-smi replays an H100 at idle (0 % SM).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -17,6 +16,7 @@ import { createExec } from "../../collectors/exec.js";
 import type { NcclCollector } from "../../collectors/nccl/collector.js";
 import { eventually, fakesDir } from "../helpers/agent-process.js";
 import { fixturesDir } from "../helpers/fixtures.js";
+import { testTempDir } from "../helpers/test-temp-dir.js";
 
 const COMM = "0x49bbd7790311d5eb";
 const line = (pid: number, rank: number, text: string): string => `node1:${pid}:${pid} [0] NCCL INFO ${text}\n`;
@@ -39,8 +39,7 @@ function config(args: string[]): AgentConfig {
 }
 
 async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: unknown[] }> {
-  const dir = mkdtempSync(join(tmpdir(), "rw-app-"));
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = testTempDir(undefined, "rw-app-");
   writeFileSync(join(dir, "nccl-node1-100.log"), rankLog(100, 0));
   writeFileSync(join(dir, "nccl-node1-200.log"), rankLog(200, 1));
   process.env.FAKE_NVSMI_DMON = join(fixturesDir, "tools/nvidia_smi_dmon/05-nvgpuexp-h100-80gb-590.48.01-idle.txt");

@@ -1,6 +1,6 @@
 /** Settings that point the real agent at fake tools and real-format fixture trees. */
 import { writeFileSync } from "node:fs";
-import { tempDir as makeTempDir } from "../helpers/temp-dir.js";
+import { tempDir } from "../helpers/temp-dir.js";
 import { join } from "node:path";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { fakesDir } from "../helpers/agent-process.js";
@@ -13,9 +13,7 @@ export const QUERY_H100 = fixture("tools/nvidia_smi_query_csv/04-nvgpuexp-h100-8
 export const IP_ADDR_AZURE_IPOIB = fixture("tools/ip_link/02-usernetes-azure-ip-addr-ipoib-4092-docker0.txt");
 export const PROCFS_PEERMEM = fixture("procfs/gdr-h100-peermem");
 
-export function tempDir(prefix = "rw-e2e-"): string {
-  return makeTempDir(prefix);
-}
+export { tempDir } from "../helpers/temp-dir.js";
 
 /** A file the fake nvidia-smi appends "<pid> <args>" to on every start. */
 export function callLog(): string {

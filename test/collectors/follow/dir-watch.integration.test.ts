@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DirWatcher, type DirSink } from "../../../collectors/follow/dir-watch.js";
 import { compilePaths } from "../../../collectors/follow/glob.js";
-import { tempDir } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 let watcher: DirWatcher | undefined;
 afterEach(() => watcher?.close());
@@ -14,7 +14,7 @@ describe("DirWatcher.rescanDirOf", () => {
   // it, so the rotated file stayed without a name (and, its descriptor closed, was lost with its
   // unread lines when the next rotation deleted it).
   it("finds a followed file under a known name it was renamed over", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const log = join(d, "x.log");
     const old = join(d, "x.log.1");
     writeFileSync(log, "current\n");

@@ -1,11 +1,12 @@
 import { appendFileSync, closeSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, MODES, tempDir } from "./helpers.js";
+import { eventually, follow, MODES } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe.each(MODES)("Follower ($name)", ({ opts }) => {
   it("reads an existing file's head as historical, then appended lines as new", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "nccl-h-1.log");
     writeFileSync(p, "NCCL version 2.21.5+cuda12.4\nInit COMPLETE\n");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -25,7 +26,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("keeps a half-written line until the rest arrives", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "r.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -40,7 +41,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("survives binary junk, NULs and a UTF-8 character split across writes", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "junk.log");
     writeFileSync(p, "");
     const { rec } = await follow({ ...opts, paths: [d] });
@@ -51,7 +52,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("skips and counts over-long lines without losing the next one", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "long.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d], maxLineBytes: 1000 });
@@ -69,7 +70,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("reads at most headBytes of an existing file, then only what follows its end", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "big.log");
     const head = "version\ninit\n"; // 13 bytes, inside the 20-byte head
     const middle = Array.from({ length: 100 }, (_, i) => `middle ${i}`).join("\n");
@@ -82,7 +83,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("reads a file created after start from its beginning", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const { rec } = await follow({ ...opts, paths: [d] });
     expect(rec.got).toEqual([]);
     writeFileSync(join(d, "late.log"), "l1\nl2\n");
@@ -94,7 +95,7 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
   });
 
   it("batches the lines of one read into one onLines call", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "batch.log");
     writeFileSync(p, "");
     const { rec } = await follow({ ...opts, paths: [d] });

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { Follower } from "../../../collectors/follow/follower.js";
 import { deniedUser, runScriptAs, sharedTempDir, stageBuild } from "../../helpers/staged-build.js";
-import { eventually, follow, Recorder, tempDir } from "./helpers.js";
+import { eventually, follow, Recorder } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 /** Follows a directory whose one file the running user cannot read; prints what it saw as JSON. */
 const EACCES_SCRIPT = `
@@ -38,7 +39,7 @@ vi.mock("../../../collectors/follow/fs-async.js", async (importOriginal) => {
 
 describe("Follower errors", () => {
   it("counts an unreadable file in readErrors and retries it on the sweep", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "locked.log");
     writeFileSync(p, "secret\n");
     writeFileSync(join(d, "open.log"), "fine\n");
@@ -82,7 +83,7 @@ describe("Follower errors", () => {
   });
 
   it("goes on when a handler throws, counting handlerErrors", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "h.log");
     writeFileSync(p, "");
     const rec = new Recorder();
@@ -108,7 +109,7 @@ describe("Follower errors", () => {
   });
 
   it("start() twice is an error; stop() is idempotent and ends watching", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const { rec, f } = await follow({ paths: [d] });
     await expect(f.start()).rejects.toThrow(/once/);
     await f.stop();

@@ -1,7 +1,8 @@
 import { appendFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { eventually, follow, tempDir } from "./helpers.js";
+import { eventually, follow } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 /** real: fs.watch as is; enospc: it throws like a full inotify table; deaf: watches never fire. */
 type Mode = "real" | "enospc" | "deaf";
@@ -40,7 +41,7 @@ afterEach(() => {
 
 describe("Follower without working watches", () => {
   it("polls files and directories when no inotify watch can be had (ENOSPC)", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "a.log"), "a0\n");
     ctl.mode = "enospc";
     const { rec, f } = await follow({ paths: [d], usePolling: "auto", pollIntervalMs: 50, sweepIntervalMs: 60_000 });
@@ -56,7 +57,7 @@ describe("Follower without working watches", () => {
   });
 
   it("auto mode polls a network file system (inotify would never fire there)", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "n.log"), "n0\n");
     ctl.nfs = true;
     ctl.mode = "deaf"; // were anything watched, it would never hear a thing
@@ -72,7 +73,7 @@ describe("Follower without working watches", () => {
   });
 
   it("the sweep reads appends, new files and deletions that no event reported", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "a.log"), "a0\n");
     writeFileSync(join(d, "gone.log"), "g0\n");
     ctl.mode = "deaf";
@@ -90,7 +91,7 @@ describe("Follower without working watches", () => {
   });
 
   it("an orphan whose new name is not known yet looks for it before it is removed (no re-read)", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "a.log"), "old 1\n");
     ctl.mode = "deaf";
     const { rec, f } = await follow({ paths: [d], pollIntervalMs: 60_000, sweepIntervalMs: 60_000, removeGraceMs: 50 });
@@ -116,7 +117,7 @@ describe("Follower without working watches", () => {
   });
 
   it("with events working and a slow sweep, the same changes arrive through the watches", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "a.log"), "a0\n");
     const { rec } = await follow({ paths: [d], usePolling: false, pollIntervalMs: 60_000, sweepIntervalMs: 60_000 });
     appendFileSync(join(d, "a.log"), "a1\n");

@@ -1,13 +1,14 @@
 import { appendFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, MODES, tempDir } from "./helpers.js";
+import { eventually, follow, MODES } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 const openFds = (): number => readdirSync("/proc/self/fd").length;
 
 describe.each(MODES)("Follower with thousands of files ($name)", ({ name, opts }) => {
   it("follows 2,000 files without an fd per file", { timeout: 60_000 }, async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const paths: string[] = [];
     for (let dir = 0; dir < 20; dir++) {
       mkdirSync(join(d, `node${dir}`));

@@ -1,11 +1,12 @@
 import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, MODES, tempDir } from "./helpers.js";
+import { eventually, follow, MODES } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   it("follows a symlinked file and a symlinked directory through their targets", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const logs = join(d, "logs");
     const outside = join(d, "outside");
     mkdirSync(logs);
@@ -26,7 +27,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("follows a file reached twice (itself and a symlink) once", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "real.log"), "once\n");
     symlinkSync(join(d, "real.log"), join(d, "alias.log"));
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -40,7 +41,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("matches globs with ** and {a,b} below their static prefix only", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     mkdirSync(join(d, "nccl", "job1", "n0"), { recursive: true });
     mkdirSync(join(d, "torch"), { recursive: true });
     mkdirSync(join(d, "other"), { recursive: true });
@@ -58,7 +59,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("skips hidden and compressed files by default, and obeys an accept predicate", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, ".hidden.log"), "h\n");
     writeFileSync(join(d, "old.log.1.gz"), "gz\n");
     writeFileSync(join(d, "old.log.zst"), "zst\n");
@@ -71,7 +72,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("caps the number of followed files and counts the rest as dropped", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     for (let i = 0; i < 5; i++) writeFileSync(join(d, `r${i}.log`), `line ${i}\n`);
     const { rec, f } = await follow({ ...opts, paths: [d], maxFiles: 3 });
     expect(rec.lines()).toHaveLength(3);
@@ -80,7 +81,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("watches a directory that does not exist yet once it appears", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const later = join(d, "later");
     const { rec, f } = await follow({ ...opts, paths: [later] });
     expect(f.stats().files).toBe(0);
@@ -91,7 +92,7 @@ describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   });
 
   it("follows one configured file and its rotate-create successor, nothing else", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     writeFileSync(join(d, "nccl.log"), "mine\n");
     writeFileSync(join(d, "other.log"), "not mine\n");
     const { rec } = await follow({ ...opts, paths: [join(d, "nccl.log")] });

@@ -1,12 +1,13 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, MODES, Recorder, tempDir } from "./helpers.js";
+import { eventually, follow, MODES, Recorder } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe.each(MODES)("Follower resume ($name)", ({ opts }) => {
   it("a follower of other paths goes on where the last one stood: no head read again, no partial line lost", async () => {
-    const a = tempDir();
-    const b = tempDir();
+    const a = testTempDir();
+    const b = testTempDir();
     const pa = join(a, "nccl-a.log");
     const pb = join(b, "nccl-b.log");
     writeFileSync(pa, "a1\na2\n");

@@ -1,7 +1,8 @@
 import { appendFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, Recorder, sleep, tempDir } from "./helpers.js";
+import { eventually, follow, Recorder, sleep } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe("Follower, rotations in a busy directory", () => {
   // Rotation as logrotate does it with create and `rotate 5`: x.log.4 -> x.log.5, ..., x.log ->
@@ -16,7 +17,7 @@ describe("Follower, rotations in a busy directory", () => {
   // logrotate deletes a rotation after `rotate` more runs, hours apart, so here none is deleted
   // while the test runs. Nothing may be lost or read twice.
   it("128 hot files (more than the 64 descriptors kept) rotated by rename every ~0.75 s: every line read once", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const files = Array.from({ length: 128 }, (_, i) => join(d, `r${i}.log`));
     for (const p of files) writeFileSync(p, "");
     const rec = new Recorder();

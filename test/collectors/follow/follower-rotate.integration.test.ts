@@ -1,11 +1,12 @@
 import { appendFileSync, closeSync, copyFileSync, openSync, renameSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, MODES, tempDir } from "./helpers.js";
+import { eventually, follow, MODES } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   it("rotate-create: follows the renamed file (still written through its fd) and reads the new one from its start", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "nccl.log");
     const old = openSync(p, "a");
     writeSync(old, "old 1\n");
@@ -39,7 +40,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
     ["smaller", "x\n"],
     ["larger", "rewritten past the old offset 1\nrewritten past the old offset 2\n"],
   ])("copytruncate, %s: reads again from 0 with a new generation", async (_kind, rewrite) => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "r0.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -55,7 +56,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   });
 
   it("copytruncate, same size: a rewrite to exactly the old size is caught by the fingerprint", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "r1.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -72,7 +73,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   });
 
   it("same size and untouched bytes (only mtime moved) is not a truncation", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "t.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -87,7 +88,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   });
 
   it("copytruncate with a writer that does not append: skips the NUL hole it leaves", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "sparse.log");
     const w = openSync(p, "w"); // like NCCL's fopen(path, "w"): no O_APPEND
     writeSync(w, "first line of the old file\n");
@@ -102,7 +103,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   });
 
   it("delete: onFileRemoved, and a partial last line is not emitted", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "gone.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ ...opts, paths: [d] });
@@ -115,7 +116,7 @@ describe.each(MODES)("Follower rotation ($name)", ({ opts }) => {
   });
 
   it("delete + recreate at the same path: new generation, read from its start", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "again.log");
     writeFileSync(p, "v1 a\n");
     const { rec, f } = await follow({ ...opts, paths: [d] });

@@ -2,7 +2,8 @@ import { appendFileSync, existsSync, mkdirSync, renameSync, statSync, unlinkSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { eventually, follow, tempDir } from "./helpers.js";
+import { eventually, follow } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 /**
  * A temp directory on a file system that records birth times, which the case needs: the system
@@ -14,7 +15,7 @@ function birthTimeDir(): { dir?: string; tried: string[] } {
     if (!existsSync(base)) continue;
     let d: string;
     try {
-      d = tempDir(base);
+      d = testTempDir(base);
     } catch {
       continue; // not writable here
     }
@@ -30,7 +31,7 @@ function birthTimeDir(): { dir?: string; tried: string[] } {
 
 describe("Follower sweep and start-up edge cases", () => {
   it("drains lines appended just before a delete through the open fd (inotify)", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "short-lived.log");
     writeFileSync(p, "");
     const { rec } = await follow({ paths: [d], usePolling: false, sweepIntervalMs: 60_000 });
@@ -68,7 +69,7 @@ describe("Follower sweep and start-up edge cases", () => {
   });
 
   it("a file that went quiet is watched again, and a later write still arrives", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     const p = join(d, "q.log");
     writeFileSync(p, "");
     const { rec, f } = await follow({ paths: [d], usePolling: false, pollIntervalMs: 60_000, sweepIntervalMs: 60_000 });
@@ -85,7 +86,7 @@ describe("Follower sweep and start-up edge cases", () => {
   });
 
   it("a renamed file that leaves the followed set is removed after the grace period", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     mkdirSync(join(d, "logs"));
     writeFileSync(join(d, "logs", "r.log"), "x\n");
     const { rec, f } = await follow({ paths: [join(d, "logs")], removeGraceMs: 100 });

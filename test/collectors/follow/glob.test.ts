@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { compilePaths, compileSegment, expandBraces, globPattern, wanted } from "../../../collectors/follow/glob.js";
-import { tempDir } from "./helpers.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 describe("expandBraces", () => {
   it("expands alternatives, nested ones, and leaves a brace without comma alone", () => {
@@ -47,7 +47,7 @@ describe("globPattern", () => {
 
 describe("compilePaths + wanted", () => {
   it("treats an existing directory as every file below it and a plain path as one file", async () => {
-    const d = tempDir();
+    const d = testTempDir();
     mkdirSync(join(d, "logs", "sub"), { recursive: true });
     writeFileSync(join(d, "one.log"), "");
     const pats = await compilePaths([join(d, "logs"), join(d, "one.log")], 1);

@@ -1,5 +1,4 @@
-/** Shared pieces of the follower tests: temp dirs, a recording handler, eventually(). */
-import { tmpdir } from "node:os";
+/** Shared pieces of the follower tests: a recording handler, followers stopped after each test, eventually(). */
 import { basename } from "node:path";
 import { afterEach } from "vitest";
 import { Follower, type FollowedFile, type FollowerHandlers, type FollowerOptions } from "../../../collectors/follow/follower.js";
@@ -7,7 +6,6 @@ import { Follower, type FollowedFile, type FollowerHandlers, type FollowerOption
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export { eventually } from "../../helpers/eventually.js";
-import { removeTempDir, tempDir as makeTempDir } from "../../helpers/temp-dir.js";
 
 export interface Got {
   file: string;
@@ -69,20 +67,11 @@ export const MODES: Mode[] = [
   { name: "polling", opts: { usePolling: true, pollIntervalMs: 50, sweepIntervalMs: 60_000 } },
 ];
 
-const dirs: string[] = [];
 const followers: Follower[] = [];
 
 afterEach(async () => {
   await Promise.all(followers.splice(0).map((f) => f.stop()));
-  for (const d of dirs.splice(0)) removeTempDir(d);
 });
-
-/** A fresh temp directory (real path: no symlinks in it) in base, removed after the test. */
-export function tempDir(base = tmpdir()): string {
-  const d = makeTempDir("rw-follow-", base);
-  dirs.push(d);
-  return d;
-}
 
 /** Starts a follower (stopped after the test). */
 export async function follow(opts: FollowerOptions, rec = new Recorder()): Promise<{ f: Follower; rec: Recorder }> {

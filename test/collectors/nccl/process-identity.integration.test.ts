@@ -5,18 +5,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { shortHostname } from "../../../collectors/nccl/node-view.js";
 import { innermostNsPid, ProcessIdentity, startTimeOf } from "../../../collectors/nccl/process-identity.js";
 import { eventually } from "../../helpers/eventually.js";
-import { removeTempDir, tempDir } from "../../helpers/temp-dir.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const f of cleanup.splice(0).reverse()) f();
 });
 
-function temp(): string {
-  const d = tempDir("rw-pid-");
-  cleanup.push(() => removeTempDir(d));
-  return d;
-}
+const temp = (): string => testTempDir(undefined, "rw-pid-");
 
 /** A process directory in the real formats of status (NSpid line) and stat (starttime = field 22). */
 function fakeProc(root: string, pid: number, nspid: number[], startTime: number, openFiles: string[] = []): void {

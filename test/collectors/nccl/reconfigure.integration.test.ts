@@ -8,7 +8,7 @@ import { createExec } from "../../../collectors/exec.js";
 import { createNcclCollector, type NcclCollector } from "../../../collectors/nccl/collector.js";
 import type { NcclSettings } from "../../../collectors/nccl/settings.js";
 import { eventually } from "../../helpers/eventually.js";
-import { removeTempDir, tempDir } from "../../helpers/temp-dir.js";
+import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 const COMM_ID = "0x49bbd7790311d5eb";
 const init = (pid: number, rank: number, ptr: string): string =>
@@ -28,11 +28,7 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-function temp(): string {
-  const d = tempDir("rw-reconf-");
-  cleanup.push(() => removeTempDir(d));
-  return d;
-}
+const temp = (): string => testTempDir(undefined, "rw-reconf-");
 
 function counts(c: NcclCollector): Record<number, number> {
   const comm = c.tracker.comms.get(COMM_ID);
