@@ -1,12 +1,11 @@
 /** What every tool-fault run must show, whatever the fault: shared by the tools-*.test.ts files. */
 import { expect } from "vitest";
 import { sample } from "../../helpers/agent-process.js";
-import { MiB, percentile } from "./proc.js";
+import { percentile } from "./proc.js";
 import { toolReadings, type FaultRun, type Observation } from "./tool-faults.js";
 
 /** Tools that one agent runs at most at once: dmon, --query-gpu, ibstat or perfquery (in turn), lsmod, ip. */
 export const MAX_CHILDREN = 5;
-export const MAX_RSS = 200 * MiB;
 
 export function find(run: FaultRun, mode: string, set: "A" | "B"): Observation {
   const o = run.runs.find((r) => r.mode === mode && r.set === set);
@@ -50,11 +49,13 @@ export function expectNoWrongReadings(o: Observation, run: FaultRun): void {
   expect([...wrong]).toEqual([]);
 }
 
-/** Children bounded while it runs, resident memory bounded, SIGTERM: exit 0 in < 5 s, nothing left. */
+/**
+ * Children bounded while it runs, SIGTERM: exit 0 within the agent's 5 s shutdown deadline, nothing
+ * left. (Resident memory under a flood is a figure of the machine: scripts/faults/tools.mjs checks it.)
+ */
 export function expectBoundedAndClean(o: Observation): void {
   expect(o.proc.length).toBeGreaterThan(5);
   expect(Math.max(...o.proc.map((p) => p.children))).toBeLessThanOrEqual(MAX_CHILDREN);
-  expect(Math.max(...o.proc.map((p) => p.rss))).toBeLessThan(MAX_RSS);
   expect(o.stop.code).toBe(0);
   expect(o.stop.ms).toBeLessThan(5000);
   expect(o.leftovers).toEqual([]);
