@@ -38,7 +38,7 @@ function config(args: string[]): AgentConfig {
   return a.config;
 }
 
-async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: unknown[] }> {
+async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: Array<{ gpu: string; rank: number; signature: string }> }> {
   const dir = testTempDir(undefined, "rw-app-");
   writeFileSync(join(dir, "nccl-node1-100.log"), rankLog(100, 0));
   writeFileSync(join(dir, "nccl-node1-200.log"), rankLog(200, 1));
@@ -70,7 +70,8 @@ async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: unk
     // With the gpu collector, wait for its first sample too.
     return Promise.resolve(v?.hangSuspected && (!gpuOn || v.gpus.length === 2) ? v : undefined);
   }, 15_000);
-  return { names: collectors.map((c) => c.name), gpus: verdict.gpus };
+  // In the order the ranks' files were first read: sorted by rank to compare.
+  return { names: collectors.map((c) => c.name), gpus: [...verdict.gpus].sort((x, y) => x.rank - y.rank) };
 }
 
 describe("collectors built from the module index", () => {
