@@ -10,35 +10,17 @@
  *
  * Used to show that a restructuring changed no behaviour: run it on both builds and diff.
  */
-import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeBenchNode, type BenchNode } from "./node-fixture.js";
 import { startBenchAgent } from "./agent-proc.js";
+import { runProcess, type ProcessResult } from "../test/helpers/run-process.js";
 import { agentMain, fakesDir, fixturesDir, repoRoot } from "./paths.js";
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = ProcessResult;
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [agentMain, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`ringwatch ${args.join(" ")}: no exit in ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runProcess(process.execPath, [agentMain, ...args], { env: { ...process.env, ...env }, timeoutMs, what: `ringwatch ${args.join(" ")}` });
 }
 
 /** Values of these series depend on the time of the run or the machine, not on the code. */

@@ -46,3 +46,16 @@ export function options(argv = process.argv.slice(2)) {
   }
   return out;
 }
+
+/**
+ * Prints each goal ([goal, ok, measured]) as a table, then PASS or FAIL with the missed ones, and
+ * exits 1 when one was missed.
+ */
+export function reportGoals(goals) {
+  const w = Math.max(...goals.map(([g]) => g.length));
+  console.log(`\n${"goal".padEnd(w)}  ok    measured`);
+  for (const [goal, ok, measured] of goals) console.log(`${goal.padEnd(w)}  ${ok ? "PASS" : "MISS"}  ${measured}`);
+  const missed = goals.filter(([, ok]) => !ok).map(([goal]) => goal);
+  console.log(missed.length ? `FAIL: ${missed.join("; ")}` : "PASS");
+  process.exit(missed.length ? 1 : 0);
+}

@@ -3,7 +3,7 @@
 // 1,000 more while it runs, 100 of them appended to, /metrics scraped every 200 ms. Prints what it
 // measured and each goal; exits 1 when one is missed.
 //   npm run build && node scripts/faults/many-files.mjs [--max-scrape-ms=1000] [--max-rss=400]
-import { importLib, options } from "./compile.mjs";
+import { importLib, options, reportGoals } from "./compile.mjs";
 
 const o = options();
 const { runManyFiles, manyFilesSummary, maxScrapeMs, maxRssMb, maxFds, AT_START, LATER } = await importLib("many-files");
@@ -22,9 +22,4 @@ const goals = [
   [`RSS max under ${maxRss} MB (--max-rss)`, maxRssMb(r) < maxRss, `${maxRssMb(r).toFixed(0)} MB`],
   ["descriptors under 200 (none per file)", maxFds(r) < 200, String(maxFds(r))],
 ];
-const w = Math.max(...goals.map(([g]) => g.length));
-console.log(`\n${"goal".padEnd(w)}  ok    measured`);
-for (const [goal, ok, measured] of goals) console.log(`${goal.padEnd(w)}  ${ok ? "PASS" : "MISS"}  ${measured}`);
-const missed = goals.filter(([, ok]) => !ok).map(([goal]) => goal);
-console.log(missed.length ? `FAIL: ${missed.join("; ")}` : "PASS");
-process.exit(missed.length ? 1 : 0);
+reportGoals(goals);

@@ -4,7 +4,7 @@
 // --lines COLL lines/s (20000) over 16 files. Prints a table; exits 1 when a response failed, a line
 // was lost or counted twice, or the agent's RSS went over --max-rss MB (250).
 //   npm run build && node scripts/faults/scrape-flood.mjs [--seconds=30] [--rate=1000] [--pool=16] [--lines=20000]
-import { importLib, options } from "./compile.mjs";
+import { importLib, options, reportGoals } from "./compile.mjs";
 
 const o = options();
 const { runScrapeFlood, floodTable } = await importLib("flood");
@@ -23,9 +23,4 @@ const goals = [
   ["every collective counted once", r.collCounted === r.collWritten && r.unresolved === 0, `${r.collCounted} of ${r.collWritten}, ${r.unresolved} unresolved`],
   [`RSS max under ${maxRss} MB (--max-rss)`, r.rssMaxMb < maxRss, `${r.rssMaxMb.toFixed(0)} MB`],
 ];
-const w = Math.max(...goals.map(([g]) => g.length));
-console.log(`\n${"goal".padEnd(w)}  ok    measured`);
-for (const [goal, ok, measured] of goals) console.log(`${goal.padEnd(w)}  ${ok ? "PASS" : "MISS"}  ${measured}`);
-const missed = goals.filter(([, ok]) => !ok).map(([goal]) => goal);
-console.log(missed.length ? `FAIL: ${missed.join("; ")}` : "PASS");
-process.exit(missed.length ? 1 : 0);
+reportGoals(goals);

@@ -6,7 +6,7 @@
 // minutes, V8 collects its old space about once a minute) or the late median rose 10 % above the
 // early peak, descriptors grew, a line was lost or read twice, or a child was left.
 //   npm run build && node scripts/faults/soak.mjs [--seconds=300] [--sim-minutes=60]
-import { importLib, options } from "./compile.mjs";
+import { importLib, options, reportGoals } from "./compile.mjs";
 
 const o = options();
 const { runSoak, soakTable } = await importLib("soak");
@@ -24,9 +24,4 @@ const goals = [
   ["no process left after SIGTERM", r.leftovers.length === 0, `${r.leftovers.length} left`],
   ["SIGTERM: exit 0 within 5 s", r.stop.code === 0 && r.stop.ms < 5000, `exit ${r.stop.code} after ${r.stop.ms} ms`],
 ];
-const w = Math.max(...goals.map(([g]) => g.length));
-console.log(`\n${"goal".padEnd(w)}  ok    measured`);
-for (const [goal, ok, measured] of goals) console.log(`${goal.padEnd(w)}  ${ok ? "PASS" : "MISS"}  ${measured}`);
-const missed = goals.filter(([, ok]) => !ok).map(([goal]) => goal);
-console.log(missed.length ? `FAIL: ${missed.join("; ")}` : "PASS");
-process.exit(missed.length ? 1 : 0);
+reportGoals(goals);

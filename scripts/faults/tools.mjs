@@ -2,9 +2,9 @@
 // Misbehaving tools against the built agent (test/faults/lib/tool-faults.ts, the scenario of
 // test/faults/tools-*.test.ts): per fault mode, one agent whose dmon, ibstat, lsmod and ip misbehave
 // (set A) and one whose --query-gpu and perfquery do (set B), next to a clean agent. Prints each
-// agent's resident memory and children; exits 1 when one went over --max-rss MB (200).
+// agent's resident memory and children, each against its goal; exits 1 when one went over --max-rss MB (200).
 //   npm run build && node scripts/faults/tools.mjs [--modes=flood,flood-noline] [--window-ms=7000] [--max-rss=200]
-import { importLib, options } from "./compile.mjs";
+import { importLib, options, reportGoals } from "./compile.mjs";
 
 const o = options();
 const { runToolFaults } = await importLib("tool-faults");
@@ -18,14 +18,10 @@ if (unknown.length) {
 const maxRss = Number(o["max-rss"] ?? 200);
 const run = await runToolFaults(modes, Number(o["window-ms"] ?? 7000));
 const MiB = 1024 * 1024;
-const rows = run.runs.map((r) => {
-  const rss = Math.max(...r.proc.map((p) => p.rss)) / MiB;
-  const children = Math.max(...r.proc.map((p) => p.children));
-  return { what: `${r.mode} set ${r.set}`, rss, children, ok: rss < maxRss };
-});
-const w = Math.max(...rows.map((r) => r.what.length), 4);
-console.log(`${"run".padEnd(w)}  RSS max  children max  RSS under ${maxRss} MB (--max-rss)`);
-for (const r of rows) console.log(`${r.what.padEnd(w)}  ${`${r.rss.toFixed(0)} MB`.padStart(7)}  ${String(r.children).padStart(12)}  ${r.ok ? "PASS" : "MISS"}`);
-const missed = rows.filter((r) => !r.ok).map((r) => r.what);
-console.log(missed.length ? `FAIL: RSS over ${maxRss} MB in ${missed.join("; ")}` : "PASS");
-process.exit(missed.length ? 1 : 0);
+reportGoals(
+  run.runs.map((r) => {
+    const rss = Math.max(...r.proc.map((p) => p.rss)) / MiB;
+    const children = Math.max(...r.proc.map((p) => p.children));
+    return [`${r.mode} set ${r.set}: RSS max under ${maxRss} MB (--max-rss)`, rss < maxRss, `${rss.toFixed(0)} MB, ${children} children at most`];
+  }),
+);

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { resolve } from "node:path";
 import { followAgentOutput } from "./agent-output.js";
+import { runProcess, type ProcessResult } from "./run-process.js";
 
 export { eventually } from "./eventually.js";
 export { sample, samplesOf } from "./exposition.js";
@@ -65,22 +66,8 @@ export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, ti
 }
 
 /** Runs the agent to completion (e.g. --once, bad flags). */
-export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, [agentMain, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`agent did not finish in ${timeoutMs} ms`));
-    }, timeoutMs);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolveRun({ code, stdout, stderr });
-    });
-  });
+export function runAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<ProcessResult> {
+  return runProcess(process.execPath, [agentMain, ...args], { env: { ...process.env, ...env }, timeoutMs, what: "the agent" });
 }
 
 /** PIDs of live processes whose environment holds `KEY=value` (reads /proc): finds a test's own children even after they were orphaned. */

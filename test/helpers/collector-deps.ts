@@ -2,11 +2,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, vi } from "vitest";
+import { afterEach, beforeEach, expect, vi } from "vitest";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import type { CollectorDeps } from "../../collectors/collector.js";
+import { CollectorError, type CollectorDeps } from "../../collectors/collector.js";
 import { createExec, type Exec } from "../../collectors/exec.js";
 
 export const fakesDir = join(dirname(fileURLToPath(import.meta.url)), "..", "fakes");
@@ -34,6 +34,23 @@ export async function valueOf(registry: Registry, name: string, labels: Record<s
   const all = await series(registry, name);
   const want = JSON.stringify(Object.entries(labels).sort());
   return all.find((s) => JSON.stringify(Object.entries(s.labels).sort()) === want)?.value;
+}
+
+/** One metric's values keyed by one of its labels (e.g. MTU by device). */
+export async function byLabel(registry: Registry, name: string, label: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const s of await series(registry, name)) out[String(s.labels[label])] = s.value;
+  return out;
+}
+
+/** The CollectorError `p` rejects with; the test fails when it resolves or rejects with anything else. */
+export async function collectorError(p: Promise<unknown>): Promise<CollectorError> {
+  const err: unknown = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(CollectorError);
+  return err as CollectorError;
 }
 
 /**

@@ -9,12 +9,12 @@
  * optionalDependencies and peerDependencies, the package's own node_modules, then each parent's,
  * up to the checkout (an optional or peer dependency that is not installed is left out).
  */
-import { spawn } from "node:child_process";
 import { chmodSync, cpSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "./agent-process.js";
+import { runProcess, type ProcessResult } from "./run-process.js";
 
 /** nobody/nogroup: who runs the reader when this process is root. */
 export const NOBODY = { uid: 65534, gid: 65534 };
@@ -150,38 +150,12 @@ export function stageBuild(prefix = "rw-staged-"): StagedBuild {
   }
 }
 
-export interface ScriptResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type ScriptResult = ProcessResult;
 
 /**
  * Runs an ES module script (its text) with node as `user` (this user when undefined), from the
  * staged copy's root; the script gets `args` as process.argv.slice(1). Resolves when it exits.
  */
 export function runScriptAs(staged: StagedBuild, script: string, args: string[], user: { uid: number; gid: number } | undefined, timeoutMs = 20_000): Promise<ScriptResult> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script, "--", ...args], {
-      cwd: resolve(staged.root),
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(user ? { uid: user.uid, gid: user.gid } : {}),
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`script did not finish in ${timeoutMs} ms; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolveRun({ code, stdout, stderr });
-    });
-  });
+  return runProcess(process.execPath, ["--input-type=module", "-e", script, "--", ...args], { cwd: resolve(staged.root), ...(user ? { user } : {}), timeoutMs, what: "script" });
 }

@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { CollectorError, type CollectorDeps } from "../../../collectors/collector.js";
+import type { CollectorDeps } from "../../../collectors/collector.js";
 import { createGdrCollector } from "../../../collectors/gdr/collector.js";
 import { fakesDir, procfsFixtures, series, valueOf } from "./deps.js";
-import { useToolRig } from "../../helpers/collector-deps.js";
+import { byLabel, collectorError, useToolRig } from "../../helpers/collector-deps.js";
 const LSMOD = join(fakesDir, "lsmod");
 const H100 = "03-gpud-pr39-lsmod-peermem-h100.txt";
 
@@ -25,20 +25,7 @@ function emptyProcfs(): string {
   return dir;
 }
 
-async function moduleMap(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const s of await series(deps.registry, "ringwatch_gdr_module_loaded")) out[String(s.labels.module)] = s.value;
-  return out;
-}
-
-async function rejection(p: Promise<unknown>): Promise<CollectorError> {
-  const err: unknown = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CollectorError);
-  return err as CollectorError;
-}
+const moduleMap = (): Promise<Record<string, number>> => byLabel(deps.registry, "ringwatch_gdr_module_loaded", "module");
 
 describe("gdr collector", () => {
   it("prefers /proc/modules and never runs lsmod when it exists", async () => {
@@ -139,7 +126,7 @@ describe("gdr collector", () => {
     await c.update?.();
     expect(await valueOf(deps.registry, "ringwatch_gdr_peermem_loaded")).toBe(1);
     rmSync(join(root, "modules"));
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(true);
     expect(await series(deps.registry, "ringwatch_gdr_peermem_loaded")).toEqual([]);
     expect(await series(deps.registry, "ringwatch_gdr_module_loaded")).toEqual([]);
@@ -150,7 +137,7 @@ describe("gdr collector", () => {
     vi.stubEnv("FAKE_LSMOD_MODE", "hang");
     const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD, timeoutMs: 300 });
     const t0 = Date.now();
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/timed out/);
@@ -160,7 +147,7 @@ describe("gdr collector", () => {
   it("lsmod printing garbage fails the update", async () => {
     vi.stubEnv("FAKE_LSMOD_MODE", "garble");
     const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/neither the lsmod header nor a module line/);
   });
@@ -168,7 +155,7 @@ describe("gdr collector", () => {
   it("lsmod exiting non-zero fails the update with its message", async () => {
     vi.stubEnv("FAKE_LSMOD_MODE", "fail");
     const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/exit code 1: libkmod: ERROR/);
   });
@@ -176,7 +163,7 @@ describe("gdr collector", () => {
   it("a /proc/modules that is not in the modules format fails the update, not lsmod", async () => {
     vi.stubEnv("FAKE_LSMOD", H100);
     const c = createGdrCollector(deps, { procfsRoot: join(procfsFixtures, "gdr-garbage"), lsmod: LSMOD });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/modules format/);
     expect(calls()).toEqual([]);
@@ -186,7 +173,7 @@ describe("gdr collector", () => {
     const root = emptyProcfs();
     mkdirSync(join(root, "modules"));
     const c = createGdrCollector(deps, { procfsRoot: root, lsmod: LSMOD });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/EISDIR/);
   });

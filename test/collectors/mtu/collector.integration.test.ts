@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
-import { CollectorError, type CollectorDeps } from "../../../collectors/collector.js";
+import type { CollectorDeps } from "../../../collectors/collector.js";
 import { createMtuCollector } from "../../../collectors/mtu/collector.js";
 import { fixturesDir } from "../../helpers/fixtures.js";
 import { fakesDir, makeDeps, series, valueOf } from "./deps.js";
-import { useToolRig } from "../../helpers/collector-deps.js";
+import { byLabel, collectorError, useToolRig } from "../../helpers/collector-deps.js";
 const IP = join(fakesDir, "ip");
 const JSON_IFB = "90-local-sandbox-iproute2-6.1-ip-j-d-link-ifb.txt";
 const TEXT_IPOIB = "06-lkml-ip-d-link-mlx5_ib0-ipoib-details-UNATTRIB.txt";
@@ -20,20 +20,7 @@ beforeEach(() => {
   tmp = rig.tmp();
 });
 
-async function mtus(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const s of await series(deps.registry, "ringwatch_network_mtu_bytes")) out[String(s.labels.device)] = s.value;
-  return out;
-}
-
-async function rejection(p: Promise<unknown>): Promise<CollectorError> {
-  const err: unknown = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(CollectorError);
-  return err as CollectorError;
-}
+const mtus = (): Promise<Record<string, number>> => byLabel(deps.registry, "ringwatch_network_mtu_bytes", "device");
 
 describe("mtu collector", () => {
   it("reads ip -j -d link show", async () => {
@@ -122,7 +109,7 @@ describe("mtu collector", () => {
     expect(Object.keys(await mtus())).toHaveLength(4);
     vi.stubEnv("FAKE_IP_MODE", "hang");
     const t0 = Date.now();
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/timed out/);
@@ -135,20 +122,20 @@ describe("mtu collector", () => {
   it("a hang is not mistaken for old iproute2 (no text fallback)", async () => {
     vi.stubEnv("FAKE_IP_MODE", "hang");
     const c = createMtuCollector(deps, { ip: IP, timeoutMs: 300 });
-    await rejection(c.update!());
+    await collectorError(c.update!());
     expect(calls()).toEqual(["ip -j -d link show"]);
   });
 
   it("a missing ip binary is absent", async () => {
     const c = createMtuCollector(deps, { ip: join(tmp, "no-such-ip") });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(true);
   });
 
   it("garbled JSON output is a failure", async () => {
     vi.stubEnv("FAKE_IP_MODE", "garble");
     const c = createMtuCollector(deps, { ip: IP });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/ip JSON/);
   });
@@ -157,7 +144,7 @@ describe("mtu collector", () => {
     vi.stubEnv("FAKE_IP_MODE", "no-json");
     vi.stubEnv("FAKE_IP_TEXT", join(fixturesDir, "tools", "lsmod", "03-gpud-pr39-lsmod-peermem-h100.txt"));
     const c = createMtuCollector(deps, { ip: IP });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/no interface line/);
   });
@@ -167,14 +154,14 @@ describe("mtu collector", () => {
     writeFileSync(file, "# source: synthetic\n[]\n");
     vi.stubEnv("FAKE_IP_JSON", file);
     const c = createMtuCollector(deps, { ip: IP });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.message).toMatch(/no interface/);
   });
 
   it("another ip error is a failure, not a reason to try text", async () => {
     // FAKE_IP_JSON unset: the fake exits 2 with a message that is not an unknown-option error
     const c = createMtuCollector(deps, { ip: IP });
-    const err = await rejection(c.update!());
+    const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/exit code 2/);
     expect(calls()).toEqual(["ip -j -d link show"]);
