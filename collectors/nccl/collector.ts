@@ -12,12 +12,13 @@ import type { CommonSettings } from "../settings/common.js";
 import { Follower, type FollowedFile, type ResumePoint } from "../follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import type { GpuReadings } from "./detect/gpu-readings.js";
-import { createNodeView } from "./node-view.js";
+import { createNodeView, createRasNode, GpuSpinClock } from "./node-view.js";
 import { collScannerProblem } from "./ingest/coll-scanner.js";
 import { FileSink } from "./ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 import { RasWatch } from "./ras-watch.js";
+import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
 
 export interface NcclOptions {
@@ -43,8 +44,10 @@ export interface NcclOptions {
   /** Follower sweep/poll intervals (tests). */
   sweepIntervalMs?: number;
   pollIntervalMs?: number;
-  /** Ask NCCL's RAS service while a hang is suspected (ras-watch.ts); undefined = never. */
+  /** Ask NCCL's RAS service every interval (ras-watch.ts); undefined = never. */
   ras?: NcclRasOptions;
+  /** Overrides (tests): is an address this node's (RAS node addresses). */
+  isLocalAddress?: (host: string) => boolean;
 }
 
 export interface NcclRasOptions {
@@ -84,19 +87,35 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let failure: string | undefined;
   let startedMs: number | undefined;
   const hung = new Set<string>();
-  const makeRas = (o: NcclRasOptions): RasWatch => new RasWatch({ ...o, now: deps.now, log });
+  const rasHung = new Set<string>();
+  const spin = new GpuSpinClock(opts.gpu);
+  // RAS's standstills are seen at the poll interval: the threshold stretches to twice the longest recent one.
+  const makeRas = (o: NcclRasOptions): RasWatch =>
+    new RasWatch({ ...o, now: deps.now, log, progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs } });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
+  const makeRasNode = (): RasNode =>
+    createRasNode({
+      procfsRoot: opts.procfsRoot,
+      checkPids: opts.checkPids,
+      spin,
+      rasHost: opts.ras?.address.host ?? "localhost",
+      // The logs' own verdict of the same evaluation says whether a rank of the communicator lives here.
+      loggedHere: (commId) => collLive.get(commId),
+      now: deps.now,
+      ...(opts.gpu !== undefined ? { gpu: opts.gpu } : {}),
+      ...(opts.isLocalAddress !== undefined ? { isLocal: opts.isLocalAddress } : {}),
+    });
+  let rasNode = makeRasNode();
+  const rasNow = (): RasCommVerdict[] => (ras === undefined ? [] : rasVerdicts(ras.snapshot().progress, rasNode));
   const scanProblem = collScannerProblem();
   if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
 
   // Nothing is published before the heads of existing files are read and settled (settleHistory):
   // a count from a head that did not reach the file's end would be withdrawn right after.
   const metrics = new NcclMetrics(deps.registry, () => {
-    if (startedMs === undefined) return;
-    const verdicts = evaluate();
-    // A hang that just ended takes RAS's answer about it along at once; a new one is asked about by tick().
-    if (!verdicts.some((v) => v.hangSuspected)) ras?.update(false);
-    metrics.publish(tracker, verdicts, follower?.stats(), ras?.view());
+    // A follower that failed (no log directory) leaves the RAS verdicts to publish.
+    if (startedMs === undefined && failure === undefined) return;
+    metrics.publish(tracker, evaluate(), follower?.stats(), ras !== undefined ? { snapshot: ras.snapshot(), verdicts: rasNow() } : undefined);
   });
 
   function fileKey(f: FollowedFile): string {
@@ -135,8 +154,13 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     sinks.delete(fileKey(f));
   }
 
+  /** Per communicator the logs know: does a rank of it live on this node (the last evaluation's answer). */
+  const collLive = new Map<string, boolean>();
   function evaluate(): CommVerdict[] {
-    return evaluateAll(tracker, deps.now(), detect, view);
+    const verdicts = evaluateAll(tracker, deps.now(), detect, view);
+    collLive.clear();
+    for (const v of verdicts) collLive.set(v.commKey, v.liveRanks.length > 0);
+    return verdicts;
   }
 
   /** Files whose head read did not reach their end: counting restarts for their ranks. */
@@ -192,12 +216,40 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     for (const k of now) hung.add(k);
   }
 
+  function logRasChanges(verdicts: RasCommVerdict[]): void {
+    const now = new Set<string>();
+    for (const v of verdicts) {
+      if (!v.hang) continue;
+      now.add(v.commId);
+      if (rasHung.has(v.commId)) continue;
+      log.warn(
+        {
+          comm_id: v.commId,
+          source: "ras",
+          still_seconds: Math.round(v.stillMs / 1000),
+          threshold_seconds: Math.round(v.thresholdMs / 1000),
+          ranks_behind: v.behind.map((r) => r.rank),
+          processes_behind: v.behind.map((r) => (r.pid !== undefined ? `${r.node ?? "?"}:${r.pid}` : "")),
+          evidence: v.evidence,
+          local_ranks: v.local.map((l) => l.rank),
+          gpu_signatures: v.gpus.map((g) => `${g.gpu}:${g.signature}`),
+        },
+        rasHangMessage(v),
+      );
+    }
+    for (const k of rasHung) if (!now.has(k)) log.info({ comm_id: k, source: "ras" }, `nccl: communicator ${k} no longer hung (NCCL RAS)`);
+    rasHung.clear();
+    for (const k of now) rasHung.add(k);
+  }
+
   function tick(): void {
     try {
       const now = deps.now();
       retire(now);
+      spin.update(now);
       logChanges(evaluate());
-      ras?.update(hung.size > 0);
+      logRasChanges(rasNow());
+      ras?.tick(hung.size > 0);
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
@@ -270,9 +322,12 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       detect.hangThresholdMs = n.hangThresholdMs;
       tracker.setLimits(trackerLimits(n.maxCommunicators));
       view = makeView();
+      if (n.ras !== undefined) opts.ras = { ...opts.ras, ...n.ras };
+      rasNode = makeRasNode();
       // Once created, the watch stays (paused when RAS is turned off): its counters do not reset.
       if (ras === undefined && n.ras !== undefined) ras = makeRas(n.ras);
       else ras?.setOptions(n.ras);
+      ras?.setThreshold(n.hangThresholdMs);
       log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
       if (follow) refollow();
     },
@@ -280,6 +335,8 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       void startFollowing();
       timer = setInterval(tick, opts.evaluateEveryMs ?? 5000);
       timer.unref();
+      // RAS is asked from the start, logs or none.
+      ras?.tick(false);
     },
     async stop(): Promise<void> {
       stopped = true;
@@ -299,7 +356,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       await follower?.flush();
       await follower?.stop();
       if (failure) throw new CollectorError(failure);
-      metrics.publish(tracker, evaluate(), follower?.stats(), ras?.view());
+      metrics.publish(tracker, evaluate(), follower?.stats(), undefined);
     },
   };
 }

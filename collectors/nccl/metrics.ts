@@ -6,7 +6,17 @@ import { Gauge, type Counter, type Registry } from "prom-client";
 import type { CommVerdict } from "./detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
 import type { FollowerStats } from "../follow/types.js";
-import type { RasView } from "./ras-watch.js";
+import type { RasSnapshot } from "./ras-watch.js";
+import type { RasCommVerdict } from "./ras-verdict.js";
+
+/** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
+export interface RasPublish {
+  snapshot: RasSnapshot;
+  verdicts: readonly RasCommVerdict[];
+}
+
+/** At most this many series per job-wide RAS metric. */
+const MAX_RAS_SERIES = 128;
 import { transportOf } from "./state/transport.js";
 import type { Tracker } from "./state/tracker.js";
 
@@ -20,6 +30,7 @@ export class NcclMetrics {
   private readonly straggler: Gauge<"comm_id" | "rank">;
   private readonly mismatch: Gauge<"comm_id">;
   private readonly threshold: Gauge<"comm_id">;
+  private readonly evidence: Gauge<"comm_id" | "source">;
   private readonly transport: Gauge<"comm_id" | "rank" | "net" | "gdr">;
   private readonly warnings: Counter<"kind">;
   private readonly watchdog: Counter<"rank" | "op_type">;
@@ -45,12 +56,13 @@ export class NcclMetrics {
     // refreshes every NCCL series before any of them is read.
     this.hang = new Gauge({
       name: "ringwatch_nccl_hang_suspected",
-      help: "1 while every live rank of this communicator seen on this node has made no progress for the hang threshold (see README: NCCL verdicts).",
+      help: "1 while this communicator, with a live rank on this node, has made no progress for the hang threshold, by any evidence (ringwatch_nccl_hang_evidence; docs/nccl.md).",
       labelNames: ["comm_id"],
       registers: [registry],
       collect,
     });
-    this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank that never entered the collective the other ranks of its hung communicator wait in.", ["comm_id", "rank"]);
+    this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).", ["comm_id", "rank"]);
+    this.evidence = gauge(registry, "ringwatch_nccl_hang_evidence", "1 for each source that holds a hang verdict: coll_log (COLL lines went silent), ras (NCCL RAS counts stood still), gpu (the local GPUs spin in NCCL).", ["comm_id", "source"]);
     this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank that arrives last at >= 80 % of the communicator's recent collectives while the job still moves.", ["comm_id", "rank"]);
     this.mismatch = gauge(registry, "ringwatch_nccl_collective_mismatch", "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.", ["comm_id"]);
     this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
@@ -71,15 +83,15 @@ export class NcclMetrics {
     this.filesDropped = counter(registry, "ringwatch_nccl_log_files_dropped_total", "Log files not followed because of the file cap.", []);
     this.commsDropped = counter(registry, "ringwatch_nccl_communicators_dropped_total", "Communicators not tracked because of --collector.nccl.max-communicators.", []);
     this.unresolved = counter(registry, "ringwatch_nccl_unresolved_collectives_total", "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).", []);
-    this.rasQueries = counter(registry, "ringwatch_nccl_ras_queries_total", "Status queries to NCCL's RAS service (asked while a hang is suspected) by result: ok, unreachable (nothing listening), timeout, error.", ["result"]);
+    this.rasQueries = counter(registry, "ringwatch_nccl_ras_queries_total", "Status queries to NCCL's RAS service (every --collector.nccl.ras-interval) by result: ok, unreachable (nothing listening: no job), timeout, error.", ["result"]);
     this.rasLastReport = gauge(registry, "ringwatch_nccl_ras_last_report_timestamp_seconds", "Unix time of the last status report NCCL's RAS service gave.", []);
-    this.rasBehind = gauge(registry, "ringwatch_nccl_ras_rank_behind", "1 for a rank that NCCL RAS lists at a lower operation count than the rest of its communicator, on any node of the job (while the hang lasts).", ["comm_id", "rank", "process"]);
-    this.rasMismatch = gauge(registry, "ringwatch_nccl_ras_collective_mismatch", "1 for a communicator whose ranks NCCL RAS reports at different operation counts (while the hang lasts).", ["comm_id"]);
-    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS cannot reach: dead, or its node cut off (while the hang lasts).", ["process"]);
-    this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report, by the kind `ringwatch analyze` gives them (while the hang lasts).", ["kind"]);
+    this.rasBehind = gauge(registry, "ringwatch_nccl_ras_rank_behind", "1 for a rank of a hung communicator, on any node of the job, that NCCL RAS shows at a lower count of some collective type and a higher count of none, or whose process it cannot reach; process is node:pid.", ["comm_id", "rank", "process"]);
+    this.rasMismatch = gauge(registry, "ringwatch_nccl_ras_collective_mismatch", "1 for a hung communicator whose ranks NCCL RAS shows issued different collectives (more of one type, fewer of another), or where only the ranks ahead are listed.", ["comm_id"]);
+    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS's last report calls dead: it died or its node is cut off.", ["process"]);
+    this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.", ["kind"]);
   }
 
-  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasView): void {
+  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasPublish): void {
     if (ras) this.publishRas(ras);
     const coll: Sample[] = [];
     const prog: Sample[] = [];
@@ -106,35 +118,62 @@ export class NcclMetrics {
         }
       }
     }
+    // Ranks here that only RAS knows (no INIT line followed): their identity, so alerts name the pid.
+    for (const v of ras?.verdicts ?? []) {
+      const known = t.comms.get(v.commId);
+      for (const l of v.local) {
+        if (known?.ranks.has(l.rank)) continue;
+        info.push({
+          labels: { comm_id: v.commId, rank: String(l.rank), nranks: String(v.size ?? ""), pid: String(l.pid ?? ""), cuda_dev: l.cudaDev ?? "", bus_id: "", nccl_version: ras?.snapshot.report?.version ?? "" },
+          value: 1,
+        });
+      }
+    }
     publishCounter(this.collectives, coll);
     publishGauge(this.lastProgress, prog);
     publishGauge(this.lastOpCount, opc);
     publishGauge(this.info, info);
     publishGauge(this.transport, transport);
 
-    const hang: Sample[] = [];
-    const behind: Sample[] = [];
+    // Verdicts from the logs and from RAS, merged per communicator (and rank): 1 if either says so.
+    const hang = new Max();
+    const behind = new Max();
+    const evidence = new Max();
     const strag: Sample[] = [];
     const mism: Sample[] = [];
-    const thr: Sample[] = [];
+    const thr = new Max();
     const sig: Sample[] = [];
     for (const v of verdicts) {
       const comm = t.comms.get(v.commKey);
       if (!comm) continue;
-      hang.push({ labels: { comm_id: v.commKey }, value: v.hangSuspected ? 1 : 0 });
+      hang.set({ comm_id: v.commKey }, v.hangSuspected ? 1 : 0);
       mism.push({ labels: { comm_id: v.commKey }, value: v.mismatch ? 1 : 0 });
-      thr.push({ labels: { comm_id: v.commKey }, value: v.thresholdMs / 1000 });
+      thr.set({ comm_id: v.commKey }, v.thresholdMs / 1000);
       for (const r of comm.ranks.keys()) {
-        behind.push({ labels: { comm_id: v.commKey, rank: String(r) }, value: v.behind.includes(r) ? 1 : 0 });
+        behind.set({ comm_id: v.commKey, rank: String(r) }, v.behind.includes(r) ? 1 : 0);
         strag.push({ labels: { comm_id: v.commKey, rank: String(r) }, value: v.stragglers.includes(r) ? 1 : 0 });
       }
-      if (v.hangSuspected) for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
+      if (v.hangSuspected) {
+        evidence.set({ comm_id: v.commKey, source: "coll_log" }, 1);
+        for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
+        if (v.gpus.some((g) => g.signature === "spin")) evidence.set({ comm_id: v.commKey, source: "gpu" }, 1);
+      }
     }
-    publishGauge(this.hang, hang);
-    publishGauge(this.behind, behind);
+    for (const v of ras?.verdicts ?? []) {
+      hang.set({ comm_id: v.commId }, v.hang ? 1 : 0);
+      if (!t.comms.has(v.commId)) thr.set({ comm_id: v.commId }, v.thresholdMs / 1000);
+      const behindRanks = new Set(v.behind.map((r) => r.rank));
+      for (const l of v.local) behind.set({ comm_id: v.commId, rank: String(l.rank) }, behindRanks.has(l.rank) ? 1 : 0);
+      if (!v.hang) continue;
+      for (const source of v.evidence) evidence.set({ comm_id: v.commId, source }, 1);
+      for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
+    }
+    publishGauge(this.hang, hang.samples());
+    publishGauge(this.behind, behind.samples());
+    publishGauge(this.evidence, evidence.samples());
     publishGauge(this.straggler, strag);
     publishGauge(this.mismatch, mism);
-    publishGauge(this.threshold, thr);
+    publishGauge(this.threshold, thr.samples());
     publishGauge(this.signature, dedupe(sig));
     publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
     publishCounter(this.watchdog, [...t.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
@@ -153,15 +192,42 @@ export class NcclMetrics {
     }
   }
 
-  private publishRas(ras: RasView): void {
-    publishCounter(this.rasQueries, [...ras.queries].map(([result, n]) => ({ labels: { result }, value: n })));
-    publishGauge(this.rasLastReport, ras.lastReportMs !== undefined ? [{ labels: {}, value: ras.lastReportMs / 1000 }] : []);
-    publishGauge(this.rasBehind, ras.behind.map((b) => ({ labels: { comm_id: b.commId, rank: String(b.rank), process: b.process }, value: 1 })));
-    publishGauge(this.rasMismatch, ras.mismatched.map((comm_id) => ({ labels: { comm_id }, value: 1 })));
-    publishGauge(this.rasDead, ras.dead.map((process) => ({ labels: { process }, value: 1 })));
+  private publishRas({ snapshot, verdicts }: RasPublish): void {
+    publishCounter(this.rasQueries, [...snapshot.queries].map(([result, n]) => ({ labels: { result }, value: n })));
+    publishGauge(this.rasLastReport, snapshot.lastReportMs !== undefined ? [{ labels: {}, value: snapshot.lastReportMs / 1000 }] : []);
+    const behind: Sample[] = [];
+    const mism: Sample[] = [];
+    const hung = new Set<string>();
+    for (const v of verdicts) {
+      if (!v.hang) continue;
+      hung.add(v.commId);
+      if (v.crossed || (v.behind.length === 0 && v.waitingIn !== undefined)) mism.push({ labels: { comm_id: v.commId }, value: 1 });
+      for (const r of v.behind) {
+        if (behind.length >= MAX_RAS_SERIES) break;
+        behind.push({ labels: { comm_id: v.commId, rank: String(r.rank), process: r.pid !== undefined && r.node !== undefined ? `${r.node}:${r.pid}` : "" }, value: 1 });
+      }
+    }
+    publishGauge(this.rasBehind, behind);
+    publishGauge(this.rasMismatch, mism.slice(0, MAX_RAS_SERIES));
+    publishGauge(this.rasDead, snapshot.dead.map((process) => ({ labels: { process }, value: 1 })));
     const kinds = new Map<string, number>();
-    for (const f of ras.findings) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
+    for (const f of snapshot.findings) if (f.comm_id === null || hung.has(f.comm_id)) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
     publishGauge(this.rasFindings, [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })));
+  }
+}
+
+/** Samples keyed by their labels; a label set set twice keeps the larger value. */
+class Max {
+  private readonly m = new Map<string, Sample>();
+
+  set(labels: Record<string, string>, value: number): void {
+    const k = JSON.stringify(labels);
+    const s = this.m.get(k);
+    if (s === undefined || value > s.value) this.m.set(k, { labels, value });
+  }
+
+  samples(): Sample[] {
+    return [...this.m.values()];
   }
 }
 

@@ -18,9 +18,9 @@ const FLAGS = [
     default: "true",
     help: "Check that each rank's process still runs, to tell a finished job from a hung one: its pid in <path.procfs>, or in a container the process whose innermost NSpid is that pid and that has the log open.",
   },
-  { name: "collector.nccl.ras", kind: "bool", default: "true", help: "While a hang is suspected on this node, ask NCCL's RAS service (NCCL 2.24+) for the job-wide status: it names the ranks behind on every node (ringwatch_nccl_ras_*)." },
+  { name: "collector.nccl.ras", kind: "bool", default: "true", help: "Ask NCCL's RAS service (NCCL 2.24+, on by default in every job) for the job-wide status every interval: the hang verdict and the ranks behind, on every node, with no COLL line (docs/nccl.md, production mode)." },
   { name: "collector.nccl.ras-addr", kind: "string", default: "localhost:28028", help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028)." },
-  { name: "collector.nccl.ras-interval", kind: "duration", default: "60s", help: "While a hang lasts, ask NCCL's RAS service again this often (each query makes every process of the job answer)." },
+  { name: "collector.nccl.ras-interval", kind: "duration", default: "30s", help: "Ask NCCL's RAS service this often (±10 % jitter): a RAS hang is called within the hang threshold plus this. Each query makes every process of the job send its counts over RAS's own TCP network; nothing listening costs one refused connection." },
   { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ] as const;
 

@@ -2,12 +2,13 @@
  * The node as the detectors see it: is a rank's process alive (process-identity.ts: by NSpid and
  * start time, so container pids are checked too), and which GPU does a rank drive and what does it read (from the gpu collector).
  */
-import { hostname } from "node:os";
+import { hostname, networkInterfaces } from "node:os";
 import { canonicalBusId } from "../pci.js";
 import type { GpuReadings } from "./detect/gpu-readings.js";
-import type { GpuReading } from "./detect/gpu-signature.js";
+import { classifyGpu, type GpuReading } from "./detect/gpu-signature.js";
 import type { NodeView } from "./detect/verdict.js";
 import { ProcessIdentity } from "./process-identity.js";
+import type { RasNode } from "./ras-verdict.js";
 import type { ProcessState, RankState } from "./state/model.js";
 
 /** NCCL prints busId as the hex of domain:bus:device.function run together (`c8000` = 0000:c8:00.0). */
@@ -56,5 +57,99 @@ export function createNodeView(o: NodeViewOptions): NodeView {
       if (!s) return undefined;
       return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: ids.get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
     },
+  };
+}
+
+/** How long each GPU has read `spin` without a break, from the readings of each evaluation. */
+export class GpuSpinClock {
+  private readonly since = new Map<string, number>();
+
+  constructor(private readonly gpu: GpuReadings | undefined) {}
+
+  update(now: number): void {
+    if (!this.gpu) return;
+    const ids = this.gpu.identities();
+    const samples = this.gpu.latestSamples();
+    for (const [index, s] of samples) {
+      const sig = classifyGpu({ sm: s.values.sm, powerW: s.values.pwr, powerLimitW: ids.get(index)?.powerLimitWatts });
+      if (sig === "spin") {
+        if (!this.since.has(index)) this.since.set(index, now);
+      } else this.since.delete(index);
+    }
+    // A GPU without a fresh sample has no known state.
+    for (const index of [...this.since.keys()]) if (!samples.has(index)) this.since.delete(index);
+  }
+
+  heldMs(index: string, now: number): number {
+    const t = this.since.get(index);
+    return t === undefined ? 0 : now - t;
+  }
+}
+
+/** An address as RAS prints a node (numeric, IPv6 without brackets), in one form to compare. */
+export function normalAddress(a: string): string {
+  let s = a.trim().toLowerCase();
+  if (s.startsWith("[") && s.endsWith("]")) s = s.slice(1, -1);
+  const pct = s.indexOf("%");
+  if (pct >= 0) s = s.slice(0, pct);
+  if (s.startsWith("::ffff:") && s.includes(".")) s = s.slice(7);
+  return s;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = normalAddress(host);
+  return h === "localhost" || h === "::1" || h.startsWith("127.");
+}
+
+/** This node's addresses (every interface), refreshed at most once a minute. */
+export function localAddresses(list: () => string[] = interfaceAddresses, now: () => number = Date.now): (host: string) => boolean {
+  let at = -Infinity;
+  let set = new Set<string>();
+  return (host) => {
+    const t = now();
+    if (t - at >= 60_000) {
+      set = new Set(list().map(normalAddress));
+      at = t;
+    }
+    return set.has(normalAddress(host));
+  };
+}
+
+function interfaceAddresses(): string[] {
+  const out: string[] = [];
+  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) out.push(a.address);
+  return out;
+}
+
+export interface RasNodeOptions {
+  procfsRoot: string;
+  checkPids: boolean;
+  gpu?: GpuReadings;
+  spin: GpuSpinClock;
+  rasHost: string;
+  loggedHere: (commId: string) => boolean | undefined;
+  isLocal?: (host: string) => boolean;
+  host?: string;
+  now: () => number;
+}
+
+/** The node as the RAS verdicts see it (ras-verdict.ts). */
+export function createRasNode(o: RasNodeOptions): RasNode {
+  const identity = new ProcessIdentity(o.procfsRoot, o.host ?? shortHostname(), o.now);
+  const host = o.host ?? shortHostname();
+  const none = new Set<string>();
+  return {
+    isLocal: o.isLocal ?? localAddresses(),
+    alive: (pid) => (o.checkPids ? identity.alive({ key: `ras:${pid}`, host, pid, sources: none }) : undefined),
+    gpu(nvmlDev) {
+      if (!o.gpu) return undefined;
+      const index = String(nvmlDev);
+      const s = o.gpu.latestSamples().get(index);
+      if (!s) return undefined;
+      return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: o.gpu.identities().get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
+    },
+    spinHeldMs: (gpu) => o.spin.heldMs(gpu, o.now()),
+    loggedHere: o.loggedHere,
+    rasIsLocal: isLoopbackHost(o.rasHost),
   };
 }

@@ -1,15 +1,18 @@
 /**
- * Asks NCCL's RAS service for the job-wide status while a hang is suspected on this node, and keeps
- * what the last answer says. The local verdict only sees this node's ranks; RAS sees every rank of
- * the job, so it names the rank behind even when that rank runs on another node. A RAS status
- * query makes every NCCL process of the job answer, so it is asked only during a hang: at once when
- * one starts, then every --collector.nccl.ras-interval while it lasts. One query at a time.
+ * Asks NCCL's RAS service (NCCL 2.24+, on by default in every job process) for the job-wide status
+ * every --collector.nccl.ras-interval (±10 % jitter, so the nodes of a job drift apart), whether or
+ * not any log is followed: in production jobs (no COLL lines) RAS is the live source of the hang
+ * verdict. A refused connection is the normal "no job here" answer and costs a few microseconds.
+ * A COLL-log hang that begins asks at once. One query at a time; JSON where the job's NCCL has it
+ * (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras-verdict.ts turns them into verdicts.
  */
 import type { Logger } from "pino";
-import { commIdOfHash, opCountSplit, rasFindings } from "./findings/ras.js";
+import { rasFindings } from "./findings/ras.js";
 import type { Finding } from "./findings/report.js";
-import { RasReader, type RasReport } from "./ras/parse-text.js";
 import { queryRas, type RasAddress, type RasQueryResult } from "./ras/client.js";
+import { rasReportFromJson } from "./ras/parse-json.js";
+import { RasReader, type RasReport } from "./ras/parse-text.js";
+import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./ras/progress.js";
 
 export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error";
 export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error"];
@@ -19,40 +22,32 @@ export interface RasWatchOptions {
   intervalMs: number;
   now: () => number;
   log: Logger;
+  /** Hang threshold and its stretch (ras/progress.ts). */
+  progress: ProgressOptions;
   /** NCCL's per-peer wait (the TIMEOUT command), seconds. Default 5, NCCL's own. */
   legTimeoutSeconds?: number;
   /** Deadline of one query. Default: twice the leg timeout plus 3 s (NCCL gathers in two legs). */
   deadlineMs?: number;
-  /** Default 4 MiB: a 32-rank report is about 1 KiB; the full rank lists of 10,000 ranks fit. */
+  /** Default 4 MiB: a 32-rank text report is about 1 KiB, a 1,000-rank JSON report about 600 KiB. */
   maxBytes?: number;
 }
 
-/** One rank that RAS lists with a lower operation count than the communicator's highest. */
-export interface RasBehind {
-  commId: string;
-  rank: number;
-  /** `node:pid`, or "" when NCCL did not say. */
-  process: string;
-}
-
-/** What the series show: the last report, while the hang that asked for it lasts. */
-export interface RasView {
+/** What the last answer holds. */
+export interface RasSnapshot {
   queries: ReadonlyMap<RasQueryOutcome, number>;
   lastReportMs: number | undefined;
-  behind: readonly RasBehind[];
-  /** Communicators whose ranks are at different operation counts. */
-  mismatched: readonly string[];
-  /** `node:pid` of processes RAS cannot reach. */
+  /** The last report, while the job answers. */
+  report: RasReport | undefined;
+  format: "json" | "text" | undefined;
+  /** `node:pid` of processes RAS cannot reach (dead, or their node cut off). */
   dead: readonly string[];
+  progress: readonly RasCommProgress[];
+  /** Findings of the last report (ringwatch analyze's words). */
   findings: readonly Finding[];
 }
 
-/** At most this many series per RAS metric. */
-export const MAX_RAS_SERIES = 128;
-const MAX_LOGGED_FINDINGS = 10;
-
-/** The last report in a RAS answer (text: the client asks for no other format). */
-export function lastReport(text: string): RasReport | undefined {
+/** The last report in a text answer. */
+export function lastTextReport(text: string): RasReport | undefined {
   const reader = new RasReader();
   let start = 0;
   let lineNo = 1;
@@ -66,45 +61,29 @@ export function lastReport(text: string): RasReport | undefined {
   return all[all.length - 1];
 }
 
-/** The series of one report (bounded). */
-export function rasSeries(report: RasReport): Pick<RasView, "behind" | "mismatched" | "dead"> {
-  const behind: RasBehind[] = [];
-  const mismatched: string[] = [];
-  const dead = new Set<string>();
-  for (const e of report.comms) {
-    const split = opCountSplit(e);
-    if (split === undefined) continue;
-    const commId = commIdOfHash(e.commHash);
-    if (mismatched.length < MAX_RAS_SERIES) mismatched.push(commId);
-    for (const r of split.listedBehind) {
-      if (behind.length >= MAX_RAS_SERIES) break;
-      behind.push({ commId, rank: r.rank, process: r.node !== undefined && r.pid !== undefined ? `${r.node}:${r.pid}` : "" });
-    }
-  }
-  for (const p of report.processes) {
-    if (p.kind !== "DEAD") continue;
-    for (const x of p.processes) if (dead.size < MAX_RAS_SERIES) dead.add(`${x.node}:${x.pid}`);
-  }
-  return { behind, mismatched: [...new Set(mismatched)], dead: [...dead] };
+/** The report in an answer, JSON or text. */
+export function reportOf(text: string, format: "json" | "text"): RasReport | undefined {
+  return format === "json" ? (rasReportFromJson(text) ?? lastTextReport(text)) : lastTextReport(text);
 }
 
-const EMPTY: Pick<RasView, "behind" | "mismatched" | "dead" | "findings"> = { behind: [], mismatched: [], dead: [], findings: [] };
+/** At most this many dead processes are kept. */
+export const MAX_RAS_SERIES = 128;
 
 export class RasWatch {
   private opts: RasWatchOptions;
   private readonly queries = new Map<RasQueryOutcome, number>(RAS_OUTCOMES.map((o) => [o, 0]));
+  private readonly progress: RasProgress;
   private lastReportMs: number | undefined;
   private lastAskedMs: number | undefined;
-  /** When the next query of this hang is due (the interval with ±10 % jitter, so nodes drift apart). */
   private nextAskMs: number | undefined;
-  private current = EMPTY;
+  private report: RasReport | undefined;
+  private format: "json" | "text" | undefined;
+  private findings: readonly Finding[] = [];
   private inFlight: Promise<void> | undefined;
   private query: AbortController | undefined;
-  private hung = false;
-  /** Counts hangs: an answer or a log line belongs to the hang that asked. */
-  private episode = 0;
-  /** What was logged in this hang, so a repeated answer is not logged again. */
-  private loggedAnswer: string | undefined;
+  /** The last outcome logged, so a repeated one is not logged again. */
+  private loggedState: string | undefined;
+  private urgentBefore = false;
   private paused = false;
   private closed = false;
 
@@ -113,43 +92,45 @@ export class RasWatch {
     private readonly random: () => number = Math.random,
   ) {
     this.opts = { ...opts };
+    this.progress = new RasProgress({ ...opts.progress });
   }
 
-  /** New settings (SIGHUP); undefined pauses: the query in flight ends, the series go, counts stay. */
+  /** New settings (SIGHUP); undefined pauses: the query in flight ends, what was known goes, counts stay. */
   setOptions(o: Pick<RasWatchOptions, "address" | "intervalMs"> | undefined): void {
     if (o === undefined) {
       this.paused = true;
       this.query?.abort();
-      this.current = EMPTY;
+      this.forget();
       return;
     }
+    const moved = o.address.host !== this.opts.address.host || o.address.port !== this.opts.address.port;
     this.paused = false;
     this.opts = { ...this.opts, ...o };
+    if (moved) this.forget();
+    this.nextAskMs = undefined;
   }
 
-  /** Called after each evaluation: whether a hang is suspected on this node now. */
-  update(hung: boolean): void {
-    if (!hung) {
-      if (this.hung) {
-        this.current = EMPTY;
-        this.nextAskMs = undefined;
-        this.loggedAnswer = undefined;
-      }
-      this.hung = false;
-      return;
-    }
-    if (!this.hung) this.episode++;
-    this.hung = true;
+  setThreshold(ms: number): void {
+    this.progress.setThreshold(ms);
+  }
+
+  /**
+   * Called at every evaluation: asks when the interval is up. `urgent` (a hang suspected from the
+   * logs) asks at once when it begins, unless the last query is very recent.
+   */
+  tick(urgent = false): void {
+    const rising = urgent && !this.urgentBefore;
+    this.urgentBefore = urgent;
     if (this.inFlight !== undefined || this.paused || this.closed) return;
     const now = this.opts.now();
-    // A new hang asks at once, unless the last query was very recent (a hang that flickers).
-    const due = this.nextAskMs ?? (this.lastAskedMs === undefined ? now : this.lastAskedMs + this.opts.intervalMs / 4);
+    let due = this.nextAskMs ?? now;
+    if (rising) due = Math.min(due, this.lastAskedMs === undefined ? now : this.lastAskedMs + this.opts.intervalMs / 4);
     if (now < due) return;
     this.lastAskedMs = now;
     this.nextAskMs = now + this.opts.intervalMs * (0.9 + 0.2 * this.random());
     const ac = new AbortController();
     this.query = ac;
-    this.inFlight = this.ask(this.episode, ac.signal)
+    this.inFlight = this.ask(ac.signal)
       .catch((err: unknown) => this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: NCCL RAS query failed"))
       .finally(() => {
         this.inFlight = undefined;
@@ -169,45 +150,56 @@ export class RasWatch {
     await this.settled();
   }
 
-  view(): RasView {
-    return { queries: this.queries, lastReportMs: this.lastReportMs, ...this.current };
+  snapshot(): RasSnapshot {
+    const dead = this.report === undefined ? [] : [...deadProcesses(this.report)].slice(0, MAX_RAS_SERIES);
+    return { queries: this.queries, lastReportMs: this.lastReportMs, report: this.report, format: this.format, dead, progress: [...this.progress.states()], findings: this.findings };
   }
 
-  private async ask(episode: number, signal: AbortSignal): Promise<void> {
+  private forget(): void {
+    this.progress.clear();
+    this.report = undefined;
+    this.format = undefined;
+    this.findings = [];
+  }
+
+  private async ask(signal: AbortSignal): Promise<void> {
     const leg = this.opts.legTimeoutSeconds ?? 5;
     const { host, port } = this.opts.address;
-    const r: RasQueryResult = await queryRas({ host, port, legTimeoutSeconds: leg, deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000, maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024, signal });
+    const r: RasQueryResult = await queryRas({ host, port, legTimeoutSeconds: leg, deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000, maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024, signal, json: true });
     if (signal.aborted) return;
-    const report = r.ok ? lastReport(r.text) : undefined;
+    const report = r.ok ? reportOf(r.text, r.format) : undefined;
     const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined ? "error" : "ok";
     this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
-    if (report !== undefined) this.lastReportMs = this.opts.now();
-    // The hang that asked ended while NCCL was answering: its answer and its log lines go with it.
-    if (!this.hung || episode !== this.episode) return;
+    const now = this.opts.now();
     const where = `${host}:${port}`;
     if (report === undefined) {
+      // No job answers (it ended, or none runs here): what the last one said goes with it.
+      // A timeout or a garbled answer keeps it: the job may be too busy to answer in time.
+      if (outcome === "unreachable") this.forget();
       const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
       this.logOnce(`fail:${outcome}`, () => {
-        const msg = `nccl: NCCL RAS at ${where} gave no report: ${reason}`;
-        if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `${msg} (NCCL older than 2.24, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
-        else this.opts.log.warn({ ras_addr: where, reason, outcome }, msg);
+        if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
+        else this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`);
       });
       return;
     }
-    const findings = rasFindings([{ source: "ras", reports: [report] }]);
-    this.current = { ...rasSeries(report), findings };
-    this.logOnce(`ok:${findings.map((f) => f.summary).join("\n")}`, () => {
-      if (findings.length === 0) {
-        this.opts.log.info({ ras_addr: where, ms: Math.round(r.ms) }, "nccl: NCCL RAS reports no mismatch, missing or dead process in the job");
-        return;
-      }
-      for (const f of findings.slice(0, MAX_LOGGED_FINDINGS)) this.opts.log.warn({ ras_addr: where, kind: f.kind, comm_id: f.comm_id, ranks: f.ranks, processes: f.processes }, `nccl: ${f.summary}`);
-    });
+    const format = r.ok ? r.format : "text";
+    this.lastReportMs = now;
+    this.report = report;
+    this.format = report.full !== undefined ? "json" : format === "json" ? "json" : "text";
+    this.progress.record(now, observe(report));
+    this.findings = rasFindings([{ source: "ras", reports: [report] }]);
+    this.logOnce(`ok:${this.format}`, () =>
+      this.opts.log.info(
+        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: new Set(observe(report).map((o) => o.commHash)).size },
+        `nccl: NCCL RAS at ${where} answers (${this.format === "json" ? "every rank's counts" : "text: counts only where they differ"})`,
+      ),
+    );
   }
 
   private logOnce(key: string, write: () => void): void {
-    if (key === this.loggedAnswer) return;
-    this.loggedAnswer = key;
+    if (key === this.loggedState) return;
+    this.loggedState = key;
     write();
   }
 }

@@ -4,6 +4,7 @@
  * operation count never entered the collective the others wait in; processes it cannot reach are
  * dead or cut off. The commHash RAS prints is NCCL's commId, so comm_id matches the live metrics.
  */
+import { splitCounts, type OpSpread } from "../ras/counts.js";
 import type { RasCommEntry, RasGroup, RasRank, RasReport } from "../ras/parse-text.js";
 import type { Finding } from "./report.js";
 
@@ -42,61 +43,45 @@ function base(e: RasCommEntry, where: string, ranks: readonly RasRank[]): Pick<F
   };
 }
 
-/** A MISMATCH of operation counts, split at the highest count: the groups below it never entered that collective. */
-export interface OpCountSplit {
-  op: string;
-  /** The highest operation count: the collective the others wait in. */
-  top: number;
-  high: RasGroup;
-  /** Groups with lower counts, lowest first. */
-  behind: RasGroup[];
-  /** Ranks of the lower groups that NCCL lists (only outlier groups are listed). */
-  listedBehind: RasRank[];
-  /** All ranks of the lower groups, listed or not. */
-  behindCount: number;
-}
-
-export function opCountSplit(e: RasCommEntry): OpCountSplit | undefined {
-  const groups = e.opGroups.filter((g) => g.opCount !== undefined).sort((a, b) => (a.opCount ?? 0) - (b.opCount ?? 0));
-  const low = groups[0];
-  const high = groups[groups.length - 1];
-  if (low === undefined || high === undefined || low.opCount === high.opCount) return undefined;
-  const top = high.opCount ?? 0;
-  const behind = groups.filter((g) => (g.opCount ?? 0) < top);
-  return { op: e.op ?? "collective", top, high, behind, listedBehind: ranksOf(behind), behindCount: behind.reduce((n, g) => n + g.count, 0) };
-}
-
-/** Different operation counts of one collective type: who never entered the last one. */
+/** Different operation counts: who never entered the collective the others wait in (ras/counts.ts). */
 function countMismatch(e: RasCommEntry, where: string): Finding | undefined {
-  const split = opCountSplit(e);
+  const split = splitCounts(e.ops);
   if (split === undefined) return undefined;
-  const { op, top, high, behind, listedBehind, behindCount } = split;
-  const counts = [...behind, high].map((g) => `${g.count} at #${g.opCount ?? 0}`).join(", ");
-  if (listedBehind.length > 0) {
+  const comm = commIdOfHash(e.commHash);
+  const first = split.ops[0] as OpSpread;
+  const counts = split.ops.map((o) => `${o.op}: ${o.counts}`).join("; ");
+  if (split.behind.length > 0) {
+    // The type the behind ranks trail in, named by its first block (NCCL's order of types).
+    const trails = split.ops.filter((o) => o.below > 0);
+    const trail = trails[0] ?? first;
+    const others = trail.atTop;
     return {
       kind: "rank_behind",
       severity: "critical",
       summary:
-        `NCCL RAS: on communicator ${commIdOfHash(e.commHash)}, ${described(listedBehind)} never entered ${op} #${top}, which ${high.count} other ranks launched and wait in (${counts}). ` +
+        `NCCL RAS: on communicator ${comm}, ${described(split.behind)} never entered ${trails.map((o) => `${o.op} #${o.top}`).join(" and ")}, which ${others} other rank${others === 1 ? "" : "s"} launched and wait in (${counts}). ` +
         `Look at what those processes do instead (py-spy dump, or the rank's own log).`,
-      ...base(e, where, listedBehind),
-      seq: top,
-      op,
-      count: behindCount,
+      ...base(e, where, split.behind),
+      seq: trail.top,
+      op: trail.op,
+      count: split.behind.length + split.unlistedBelow,
     };
   }
-  // Only the ranks ahead are listed (they are the outliers): they issued a collective the others did not.
-  const ahead = high.ranks;
+  // No rank is lower in one type and higher in none: either the ranks issued different collectives
+  // (crossed), or only the ranks ahead are listed (NCCL lists the smaller groups).
+  const named = split.crossed.length > 0 ? split.crossed : split.ahead;
+  const crossed = split.crossed.length > 0;
   return {
     kind: "collective_mismatch",
     severity: "critical",
-    summary:
-      `NCCL RAS: on communicator ${commIdOfHash(e.commHash)}, ${ahead.length > 0 ? described(ahead) : `${high.count} ranks`} launched ${op} #${top}, which the other ${behindCount} ranks have not (${counts}). ` +
-      `Either those ranks took a code path with an extra ${op}, or the others are stuck before it: compare the stacks of both groups.`,
-    ...base(e, where, ahead),
-    seq: top,
-    op,
-    count: high.count,
+    summary: crossed
+      ? `NCCL RAS: on communicator ${comm}, ${described(split.crossed)} launched more of one collective type and fewer of another than the other ranks (${counts}): the ranks issued different collectives. Compare the stacks of both groups.`
+      : `NCCL RAS: on communicator ${comm}, ${named.length > 0 ? described(named) : `${first.atTop} ranks`} launched ${first.op} #${first.top}, which the other ${first.below} ranks have not (${counts}). ` +
+        `Either those ranks took a code path with an extra ${first.op}, or the others are stuck before it: compare the stacks of both groups.`,
+    ...base(e, where, named),
+    seq: first.top,
+    op: first.op,
+    count: crossed ? split.crossed.length : first.atTop,
   };
 }
 
@@ -123,7 +108,7 @@ function commFinding(e: RasCommEntry, where: string): Finding[] {
       ...(e.missingRanks !== undefined ? { count: e.missingRanks } : {}),
     });
   } else {
-    const ranks = [...e.ranks, ...ranksOf(e.opGroups), ...ranksOf(e.statusGroups)];
+    const ranks = [...e.ranks, ...e.ops.flatMap((o) => ranksOf(o.groups)), ...ranksOf(e.statusGroups)];
     out.push({
       kind: "nccl_error",
       severity: "critical",

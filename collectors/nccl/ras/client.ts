@@ -5,6 +5,7 @@
  *
  *   > CLIENT PROTOCOL 2        < SERVER PROTOCOL 2
  *   > TIMEOUT 5                < OK
+ *   > SET FORMAT json          < OK (NCCL 2.28.7+), or `ERROR: Unknown command ...` (older: text follows)
  *   > STATUS                   < the report (what `ncclras` prints), then the server closes
  *
  * One query = one connection. Every step has the same deadline; the answer is capped in size.
@@ -29,10 +30,12 @@ export interface RasQueryOptions extends RasAddress {
   maxBytes: number;
   /** Aborts the query (shutdown); it then ends as an error. */
   signal?: AbortSignal;
+  /** Ask for the JSON report first (`SET FORMAT json`); an NCCL without it answers in text. */
+  json?: boolean;
 }
 
 export type RasQueryResult =
-  | { ok: true; text: string; ms: number }
+  | { ok: true; text: string; ms: number; format: "json" | "text" }
   | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string; ms: number };
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "EADDRNOTAVAIL", "ENETUNREACH", "EHOSTUNREACH"]);
@@ -77,7 +80,7 @@ function portOf(s: string): number | undefined {
   return n >= 1 && n <= 65535 ? n : undefined;
 }
 
-type Step = "protocol" | "timeout" | "status";
+type Step = "protocol" | "timeout" | "format" | "status";
 
 /** Asks the RAS service for its status report. Never rejects. */
 export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
@@ -88,7 +91,8 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (r: { ok: true; text: string } | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string }): void => {
+    let format: "json" | "text" = "text";
+    const finish = (r: { ok: true; text: string; format: "json" | "text" } | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string }): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -114,7 +118,7 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
         finish({ ok: false, result: "error", reason: `the RAS service closed the connection at ${step}` });
         return;
       }
-      finish({ ok: true, text: Buffer.concat(chunks, size).toString("utf8") });
+      finish({ ok: true, text: Buffer.concat(chunks, size).toString("utf8"), format });
     });
     /** One reply line of the handshake: the next command, or false when the query failed. */
     const handshake = (reply: string): boolean => {
@@ -127,9 +131,21 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
         sock.write(`TIMEOUT ${o.legTimeoutSeconds}\n`);
         return true;
       }
+      if (step === "format") {
+        // An NCCL older than 2.28.7 does not know the command and says so; the report is then text.
+        format = reply.toUpperCase() === "OK" ? "json" : "text";
+        step = "status";
+        sock.write("STATUS\n");
+        return true;
+      }
       if (reply.toUpperCase() !== "OK") {
         finish({ ok: false, result: "error", reason: `the RAS service refused TIMEOUT ${o.legTimeoutSeconds}: "${reply.slice(0, 80)}"` });
         return false;
+      }
+      if (o.json === true) {
+        step = "format";
+        sock.write("SET FORMAT json\n");
+        return true;
       }
       step = "status";
       sock.write("STATUS\n");

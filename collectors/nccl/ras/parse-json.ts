@@ -14,7 +14,7 @@
  *     "missing_ranks": [ { "rank": 9, ..., "status": { "unresponsive": true, "considered_dead": false } } ]
  *   } ], "ras": { "collection_time_sec": 0.012, "timeouts_count": 0 } }
  */
-import type { RasCommEntry, RasGroup, RasProcess, RasRank, RasReport } from "./parse-text.js";
+import type { RasCommEntry, RasCommRanks, RasGroup, RasMissingRank, RasOpMismatch, RasProcess, RasRank, RasRankCounts, RasReport } from "./parse-text.js";
 
 /** NCCL's outlier rule for listing a group's ranks (client_support.cc rasCountIsOutlier, not verbose). */
 const DETAIL_THRESHOLD = 10;
@@ -62,6 +62,7 @@ function rankOf(v: Obj): RasRank | undefined {
   const cuda = num(v.cuda_dev);
   const nvml = num(v.nvml_dev);
   if (cuda !== undefined) r.gpu = nvml !== undefined && nvml !== cuda ? `${cuda} (NVML ${nvml})` : String(cuda);
+  if (nvml !== undefined && nvml >= 0) r.nvmlDev = nvml;
   const pid = num(v.pid);
   const host = str(v.host);
   // NCCL writes pid -1 and host "unknown" when it could not tell.
@@ -104,7 +105,7 @@ function errorLine(what: string, n: number): string {
   return `${what} error${n > 1 ? "s" : ""} on ${n} rank${n > 1 ? "s" : ""}`;
 }
 
-function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: RasProcess[] } {
+function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: RasProcess[]; full?: RasCommRanks } {
   const commHash = hashOf(c.hash);
   if (commHash === undefined) return { entries: [], dead: [] };
   const ranks: JsonRank[] = [];
@@ -132,7 +133,7 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
   // NCCL's outlier rule counts against the communicator's size, not the ranks that answered.
   const total = num(c.size) ?? ranks.length + missing.length;
   const entries: RasCommEntry[] = [];
-  const entry = (kind: RasCommEntry["kind"]): RasCommEntry => ({ kind, commHash, lineNo, opGroups: [], statusGroups: [], errors: [], ranks: [] });
+  const entry = (kind: RasCommEntry["kind"]): RasCommEntry => ({ kind, commHash, lineNo, ops: [], statusGroups: [], errors: [], ranks: [] });
 
   if (unresponsive.length > 0) {
     const e = entry("INCOMPLETE");
@@ -158,20 +159,22 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
   if (states.size > 1) mismatch.statusGroups = [...states].sort((a, b) => b[1].count - a[1].count).map(([status, g]): RasGroup => ({ count: g.count, status, ranks: g.ranks }));
   const ops = new Set<string>();
   for (const r of ranks) for (const op of r.counts.keys()) if (ops.size < MAX_OPS) ops.add(op);
-  const opEntries: RasCommEntry[] = [];
+  // One MISMATCH entry per communicator, one block per collective type whose counts differ, as the text has.
   for (const op of ops) {
     const groups = groupsOf(ranks, (r) => r.counts.get(op), total);
     if (groups.size < 2) continue;
-    // One MISMATCH entry per communicator in the text; here one per op type, the first with the status.
-    const e = opEntries.length === 0 ? mismatch : entry("MISMATCH");
-    e.op = op;
-    e.opGroups = [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks }));
-    opEntries.push(e);
+    const block: RasOpMismatch = { op, groups: [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks })) };
+    mismatch.ops.push(block);
   }
-  if (opEntries.length === 0 && mismatch.statusGroups.length > 0) entries.push(mismatch);
-  entries.push(...opEntries);
+  if (mismatch.ops.length > 0 || mismatch.statusGroups.length > 0) entries.push(mismatch);
   const dead = missing.filter((m) => m.dead && m.r.pid !== undefined && m.r.node !== undefined).map((m): RasProcess => ({ pid: m.r.pid as number, node: m.r.node as string, gpus: m.r.gpu ?? "?" }));
-  return { entries, dead };
+  const full: RasCommRanks = {
+    commHash,
+    size: total,
+    ranks: ranks.slice(0, MAX_RANKS).map((r): RasRankCounts => ({ ...r.r, counts: r.counts, status: r.status })),
+    missing: missing.slice(0, MAX_RANKS).map((m): RasMissingRank => ({ ...m.r, unresponsive: m.unresponsive, dead: m.dead })),
+  };
+  return { entries, dead, full };
 }
 
 /** Line number (1-based) of each `"hash":` in the text, in order: the evidence of each communicator. */
@@ -198,23 +201,52 @@ export function looksLikeJson(text: string): boolean {
   return false;
 }
 
+/**
+ * NCCL 2.28.x writes a missing rank's `"nvml_dev": N` without the comma before `"status"` (fixed in
+ * 2.29), so its JSON does not parse when a rank is missing. Put back a comma between a line that
+ * ends a value and a next line that opens a key, where none is. Line-wise, no backtracking.
+ */
+export function repairRasJson(text: string): string {
+  const lines = text.split("\n");
+  for (let i = 0; i + 1 < lines.length; i++) {
+    const cur = (lines[i] as string).trimEnd();
+    const next = (lines[i + 1] as string).trimStart();
+    if (!next.startsWith('"') || cur.length === 0) continue;
+    const last = cur.charCodeAt(cur.length - 1);
+    // A value ends in a digit, a quote, `}` / `]`, or the e/l of true/false/null; `{`, `[` and `,` need none.
+    const endsValue = (last >= 48 && last <= 57) || last === 34 || last === 125 || last === 93 || cur.endsWith("true") || cur.endsWith("false") || cur.endsWith("null");
+    if (endsValue) lines[i] = `${cur},`;
+  }
+  return lines.join("\n");
+}
+
+function parseJson(text: string): unknown {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  try {
+    return JSON.parse(body);
+  } catch {
+    try {
+      return JSON.parse(repairRasJson(body));
+    } catch {
+      return undefined;
+    }
+  }
+}
+
 /** The RasReport of a JSON RAS document, or undefined when `text` is not one. */
 export function rasReportFromJson(text: string): RasReport | undefined {
   if (text.length > MAX_RAS_JSON_BYTES || !looksLikeJson(text)) return undefined;
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
-  } catch {
-    return undefined;
-  }
+  const doc = parseJson(text);
   if (!isObj(doc) || !Array.isArray(doc.communicators) || !isObj(doc.ras)) return undefined;
   const lines = hashLines(text);
-  const report: RasReport = { lineNo: 1, table: [], comms: [], processes: [], timeouts: num(doc.ras.timeouts_count) ?? 0 };
+  const version = str(doc.nccl_version);
+  const report: RasReport = { lineNo: 1, table: [], comms: [], processes: [], timeouts: num(doc.ras.timeouts_count) ?? 0, full: [], ...(version !== undefined ? { version } : {}) };
   const dead = new Map<string, RasProcess>();
   doc.communicators.forEach((c, i) => {
     if (!isObj(c) || i >= MAX_COMMS) return;
-    const { entries, dead: d } = commEntries(c, lines[i] ?? 1);
+    const { entries, dead: d, full } = commEntries(c, lines[i] ?? 1);
     report.comms.push(...entries);
+    if (full !== undefined) report.full?.push(full);
     for (const p of d) dead.set(`${p.node}:${p.pid}`, p);
   });
   if (dead.size > 0) report.processes.push({ kind: "DEAD", count: dead.size, lineNo: 1, processes: [...dead.values()] });

@@ -21,6 +21,8 @@ export interface RasRank {
   rank: number;
   /** As NCCL prints it (`4`, or with the NVML index); undefined when not found. */
   gpu?: string;
+  /** NVML's index of the GPU (nvidia-smi's, dmon's): the `NVML n` of `gpu`, else its CUDA index. */
+  nvmlDev?: number;
   pid?: number;
   node?: string;
 }
@@ -34,16 +36,24 @@ export interface RasGroup {
   ranks: RasRank[];
 }
 
+/** The ranks of one collective type at different operation counts. */
+export interface RasOpMismatch {
+  /** `AllReduce`, `AllGather`, ...; `collective` (NCCL 2.24, one count for all types). */
+  op: string;
+  groups: RasGroup[];
+}
+
 export interface RasCommEntry {
   kind: "MISMATCH" | "INCOMPLETE" | "ERROR";
   /** The communicator's hash, 16 hex digits: NCCL's `commId` without `0x`. */
   commHash: string;
   /** Line number of the entry's header. */
   lineNo: number;
-  /** MISMATCH of operation counts: the collective type (`AllGather`). */
-  op?: string;
-  /** Operation-count groups (MISMATCH of counts). */
-  opGroups: RasGroup[];
+  /**
+   * MISMATCH of operation counts, one per collective type whose counts differ (NCCL 2.26+ counts
+   * each type apart and writes one block per type; NCCL 2.24 writes one block, `collective`).
+   */
+  ops: RasOpMismatch[];
   /** Status groups (MISMATCH of status). */
   statusGroups: RasGroup[];
   /** INCOMPLETE: ranks whose data is missing. */
@@ -76,10 +86,39 @@ export interface RasReport {
   processes: RasProcessEntry[];
   /** `Encountered N communication timeouts while gathering communicator data`. */
   timeouts: number;
+  /** `NCCL version 2.26.2 compiled with ...` (text) or `nccl_version` (JSON). */
+  version?: string;
+  /** JSON only: every rank of every communicator, with its counts per collective type. */
+  full?: RasCommRanks[];
+}
+
+/** One rank of a communicator as the JSON report gives it. */
+export interface RasRankCounts extends RasRank {
+  /** Operations launched, per collective type. */
+  counts: ReadonlyMap<string, number>;
+  /** RUNNING, INIT, FINALIZE, ABORT (as the text report words it). */
+  status: string;
+}
+
+export interface RasMissingRank extends RasRank {
+  /** It did not answer at all (else it answered without this communicator). */
+  unresponsive: boolean;
+  /** RAS considers its process dead. */
+  dead: boolean;
+}
+
+/** Every rank of one communicator (JSON). */
+export interface RasCommRanks {
+  commHash: string;
+  size: number;
+  ranks: RasRankCounts[];
+  missing: RasMissingRank[];
 }
 
 const MAX_ENTRIES = 10_000;
 const MAX_RANKS = 1_000;
+/** NCCL has 5 collective types (and 3 more since 2.28); more blocks than this in one entry are ignored. */
+const MAX_OPS = 32;
 
 function int(s: string | undefined): number | undefined {
   if (s === undefined || s.length === 0 || s.length > 15) return undefined;
@@ -118,6 +157,9 @@ function managed(rest: string, r: RasRank): void {
   const on = rest.indexOf(" on node ");
   if (!rest.startsWith("GPU ") || by < 0 || on < by) return;
   r.gpu = rest.slice(4, by);
+  const nvml = r.gpu.indexOf("(NVML ");
+  const dev = int(nvml < 0 ? r.gpu : r.gpu.slice(nvml + 6, r.gpu.length - 1));
+  if (dev !== undefined) r.nvmlDev = dev;
   const pid = int(rest.slice(by + 20, on));
   if (pid !== undefined) r.pid = pid;
   r.node = rest.slice(on + 9);
@@ -144,6 +186,10 @@ export class RasReader {
   private proc: RasProcessEntry | undefined;
   private inTable = false;
   private lastGroup: RasGroup | undefined;
+  /** The collective type whose counts the lines below list. */
+  private lastOp: RasOpMismatch | undefined;
+  /** From the `NCCL version` line that heads a report. */
+  private version: string | undefined;
 
   reports(): readonly RasReport[] {
     return this.found;
@@ -154,6 +200,10 @@ export class RasReader {
     if (line.startsWith("Group     Comms") || line === "Job summary" || line.startsWith("Communicators...")) {
       this.start(lineNo);
       this.inTable = line.startsWith("Group");
+      return;
+    }
+    if (line.startsWith("NCCL version ")) {
+      this.version = line.slice(13, line.indexOf(" ", 13) < 0 ? undefined : line.indexOf(" ", 13));
       return;
     }
     const r = this.report;
@@ -175,12 +225,13 @@ export class RasReader {
     const r = this.report;
     if (r === undefined || r.table.length > 0 || r.comms.length > 0 || r.processes.length > 0) {
       if (this.found.length >= MAX_ENTRIES) return;
-      this.report = { lineNo, table: [], comms: [], processes: [], timeouts: 0 };
+      this.report = { lineNo, table: [], comms: [], processes: [], timeouts: 0, ...(this.version !== undefined ? { version: this.version } : {}) };
       this.found.push(this.report);
     }
     this.comm = undefined;
     this.proc = undefined;
     this.lastGroup = undefined;
+    this.lastOp = undefined;
   }
 
   /** `    0         1         4         8        32        32   RUNNING  MISMATCH` (the second header line is not one). */
@@ -198,10 +249,11 @@ export class RasReader {
     this.comm = undefined;
     this.proc = undefined;
     this.lastGroup = undefined;
+    this.lastOp = undefined;
     const h = commHeader(line);
     if (h !== undefined) {
       if (r.comms.length >= MAX_ENTRIES) return;
-      this.comm = { kind: h.kind, commHash: h.commHash, lineNo, opGroups: [], statusGroups: [], errors: [], ranks: [] };
+      this.comm = { kind: h.kind, commHash: h.commHash, lineNo, ops: [], statusGroups: [], errors: [], ranks: [] };
       r.comms.push(this.comm);
       return;
     }
@@ -250,7 +302,16 @@ export class RasReader {
       return;
     }
     if (text.startsWith("Communicator ranks have different ") && text.endsWith(" operation counts")) {
-      c.op = text.slice(34, -17);
+      // A new block: the groups and ranks below belong to this type alone.
+      if (c.ops.length >= MAX_OPS) return;
+      this.lastOp = { op: text.slice(34, -17), groups: [] };
+      c.ops.push(this.lastOp);
+      this.lastGroup = undefined;
+      return;
+    }
+    if (text.startsWith("Communicator ranks have different status")) {
+      this.lastOp = undefined;
+      this.lastGroup = undefined;
       return;
     }
     if (text.startsWith("Missing communicator data from ")) {
@@ -265,22 +326,31 @@ export class RasReader {
       else if (text.endsWith(" have not launched any operations")) g.opCount = 0;
       else if (words[3] === "status") g.status = words[4];
       if (g.status !== undefined) c.statusGroups.push(g);
-      else if (g.opCount !== undefined) c.opGroups.push(g);
+      else if (g.opCount !== undefined) this.opOf(c).groups.push(g);
       this.lastGroup = g;
       return;
     }
     if (c.kind === "ERROR" && c.errors.length < 32) c.errors.push(text);
   }
 
+  /** The block of counts being read; a count line with no block header above (cut paste) gets one. */
+  private opOf(c: RasCommEntry): RasOpMismatch {
+    if (this.lastOp === undefined) {
+      this.lastOp = { op: "collective", groups: [] };
+      c.ops.push(this.lastOp);
+    }
+    return this.lastOp;
+  }
+
   /** A rank line: in its own one-rank group (`Rank 7 has launched up to operation 9 -- ...`) or the last group's. */
   private rankOf(c: RasCommEntry, r: RasRank, has: string): void {
     if (has.startsWith("has launched up to operation ")) {
       const g = { count: 1, opCount: int(has.slice(29)), ranks: [r] };
-      if (g.opCount !== undefined) c.opGroups.push(g);
+      if (g.opCount !== undefined) this.opOf(c).groups.push(g);
       return;
     }
     if (has === "has not launched any operations") {
-      c.opGroups.push({ count: 1, opCount: 0, ranks: [r] });
+      this.opOf(c).groups.push({ count: 1, opCount: 0, ranks: [r] });
       return;
     }
     if (has.startsWith("has status ")) {

@@ -68,7 +68,7 @@ describe("parseCli", () => {
       retireAfterMs: 3_600_000,
       checkPids: true,
       polling: "auto",
-      ras: { address: { host: "localhost", port: 28028 }, intervalMs: 60_000 },
+      ras: { address: { host: "localhost", port: 28028 }, intervalMs: 30_000 },
     });
     // Off: its address is not looked at.
     const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});

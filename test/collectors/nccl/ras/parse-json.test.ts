@@ -43,10 +43,14 @@ describe("rasReportFromJson", () => {
         kind: "MISMATCH",
         commHash: "049bbd7790311d5e",
         lineNo: 9,
-        op: "AllReduce",
-        opGroups: [
-          { count: 1, opCount: 1203, ranks: [{ rank: 9, gpu: "1 (NVML 5)", pid: 4239, node: "10.0.0.8" }] },
-          { count: 15, opCount: 1204, ranks: [] },
+        ops: [
+          {
+            op: "AllReduce",
+            groups: [
+              { count: 1, opCount: 1203, ranks: [{ rank: 9, gpu: "1 (NVML 5)", nvmlDev: 5, pid: 4239, node: "10.0.0.8" }] },
+              { count: 15, opCount: 1204, ranks: [] },
+            ],
+          },
         ],
         statusGroups: [],
         errors: [],
@@ -73,7 +77,7 @@ describe("rasReportFromJson", () => {
     expect(r?.comms[1]).toMatchObject({ errors: ["Asynchronous error on 1 rank"], ranks: [{ rank: 3 }] });
     expect(r?.comms[2]?.statusGroups).toEqual([
       { count: 13, status: "RUNNING", ranks: [] },
-      { count: 1, status: "ABORT", ranks: [{ rank: 3, gpu: "3", pid: 4233, node: "10.0.0.7" }] },
+      { count: 1, status: "ABORT", ranks: [{ rank: 3, gpu: "3", nvmlDev: 3, pid: 4233, node: "10.0.0.7" }] },
     ]);
     const kinds = analyzeLogs([{ name: "ras.json", text }]).findings.map((f) => [f.kind, f.severity]);
     expect(kinds).toEqual(
@@ -104,7 +108,8 @@ describe("rasReportFromJson", () => {
       ["NOCOMM", 2, [30, 31]],
       ["INIT", 1, [8]],
     ]);
-    expect(m?.opGroups.map((g) => [g.opCount, g.count, g.ranks.length])).toEqual([
+    expect(m?.ops.map((o) => o.op)).toEqual(["AllReduce"]);
+    expect(m?.ops[0]?.groups.map((g) => [g.opCount, g.count, g.ranks.length])).toEqual([
       [99, 8, 8],
       [100, 18, 0],
     ]);
@@ -120,7 +125,10 @@ describe("rasReportFromJson", () => {
   it("a healthy job gives a report with nothing in it", () => {
     const ranks = Array.from({ length: 8 }, (_, r): RankSpec => ({ rank: r, host: "10.0.0.7", pid: 4230 + r, cuda: r, counts: { AllReduce: 77, Broadcast: 1 } }));
     const r = rasReportFromJson(rasJson([{ hash: 0xabcn, size: 8, ranks }]));
-    expect(r).toEqual({ lineNo: 1, table: [], comms: [], processes: [], timeouts: 0 });
+    expect(r).toMatchObject({ lineNo: 1, table: [], comms: [], processes: [], timeouts: 0 });
+    // Every rank's counts are kept (what the live verdict compares across reports).
+    expect(r?.full?.map((c) => [c.commHash, c.size, c.ranks.length, c.missing.length])).toEqual([["0000000000000abc", 8, 8, 0]]);
+    expect(r?.full?.[0]?.ranks.map((x) => x.counts.get("AllReduce"))).toEqual([77, 77, 77, 77, 77, 77, 77, 77]);
   });
 
   it("other JSON, broken JSON and text are not RAS reports; analyze reads such files as lines", () => {

@@ -5,7 +5,9 @@
  * a status mismatch, a communication timeout.
  */
 import { describe, expect, it } from "vitest";
+import { splitCounts } from "../../../../collectors/nccl/ras/counts.js";
 import { RasReader, type RasReport } from "../../../../collectors/nccl/ras/parse-text.js";
+import { analyzeLogs } from "../../../../collectors/nccl/findings/analyze.js";
 import { readCapture } from "../../../helpers/fixtures.js";
 
 function read(text: string): readonly RasReport[] {
@@ -55,15 +57,19 @@ describe("NCCL RAS reports", () => {
         kind: "MISMATCH",
         commHash: "fa93daea854b060b",
         lineNo: 24, // of the capture without its provenance line (readCapture)
-        op: "AllGather",
-        opGroups: [
-          { count: 30, opCount: 640, ranks: [] },
+        ops: [
           {
-            count: 2,
-            opCount: 641,
-            ranks: [
-              { rank: 12, gpu: "4", pid: 323032, node: "10.137.190.124" },
-              { rank: 13, gpu: "5", pid: 323033, node: "10.137.190.124" },
+            op: "AllGather",
+            groups: [
+              { count: 30, opCount: 640, ranks: [] },
+              {
+                count: 2,
+                opCount: 641,
+                ranks: [
+                  { rank: 12, gpu: "4", nvmlDev: 4, pid: 323032, node: "10.137.190.124" },
+                  { rank: 13, gpu: "5", nvmlDev: 5, pid: 323033, node: "10.137.190.124" },
+                ],
+              },
             ],
           },
         ],
@@ -97,12 +103,74 @@ describe("NCCL RAS reports", () => {
     );
     expect(r?.comms[0]).toMatchObject({
       commHash: "0049bbd7790311d5",
-      op: "AllReduce",
-      opGroups: [
-        { count: 15, opCount: 1204, ranks: [] },
-        { count: 1, opCount: 1203, ranks: [{ rank: 9, gpu: "1", pid: 4242, node: "10.0.0.8" }] },
+      ops: [
+        {
+          op: "AllReduce",
+          groups: [
+            { count: 15, opCount: 1204, ranks: [] },
+            { count: 1, opCount: 1203, ranks: [{ rank: 9, gpu: "1", nvmlDev: 1, pid: 4242, node: "10.0.0.8" }] },
+          ],
+        },
       ],
     });
+  });
+
+  it("the real H100 hang (NCCL 2.28.9): one block per collective type, never merged; rank 1 alone is behind", () => {
+    // Rank 1 stopped before AllReduce #61; rank 0 launched AllReduce #61 and AllGather #13. NCCL
+    // writes each type's block, then a blank line (client_support.cc); 1-rank groups are rank lines.
+    const text = report(
+      "    0         1         2         1         2         2   RUNNING  MISMATCH",
+      "",
+      [
+        "#0-0 (52b1b8d0e5e3f6a1) MISMATCH",
+        "  Communicator ranks have different AllGather operation counts",
+        "  Rank 0 has launched up to operation 13 -- GPU 0 managed by process 608 on node 127.0.0.1",
+        "  Rank 1 has launched up to operation 12 -- GPU 0 managed by process 609 on node 127.0.0.1",
+        "",
+        "  Communicator ranks have different AllReduce operation counts",
+        "  Rank 0 has launched up to operation 61 -- GPU 0 managed by process 608 on node 127.0.0.1",
+        "  Rank 1 has launched up to operation 60 -- GPU 0 managed by process 609 on node 127.0.0.1",
+        "",
+      ].join("\n"),
+    );
+    const [r] = read(text);
+    expect(r?.comms[0]?.ops.map((o) => [o.op, o.groups.map((g) => [g.opCount, g.ranks.map((x) => x.rank)])])).toEqual([
+      ["AllGather", [[13, [0]], [12, [1]]]],
+      ["AllReduce", [[61, [0]], [60, [1]]]],
+    ]);
+    const split = splitCounts(r?.comms[0]?.ops ?? []);
+    expect(split?.behind.map((x) => [x.rank, x.pid])).toEqual([[1, 609]]);
+    expect(split?.ahead.map((x) => x.rank)).toEqual([0]);
+    expect(split?.crossed).toEqual([]);
+    const f = analyzeLogs([{ name: "ras.txt", text }]).findings;
+    expect(f.map((x) => [x.kind, x.ranks, x.processes, x.op, x.seq])).toEqual([["rank_behind", [1], ["127.0.0.1:609"], "AllGather", 13]]);
+  });
+
+  it("ranks that launched more of one type and fewer of another issued different collectives: none is behind", () => {
+    const [r] = read(
+      report(
+        "    0         1         1         4         4         4   RUNNING  MISMATCH",
+        "",
+        [
+          "#0-0 (00000000000000aa) MISMATCH",
+          "  Communicator ranks have different Broadcast operation counts",
+          "  3 ranks have not launched any operations",
+          "  Rank 2 has launched up to operation 1 -- GPU 2 managed by process 72 on node 10.0.0.1",
+          "",
+          "  Communicator ranks have different AllReduce operation counts",
+          "  3 ranks have launched up to operation 30",
+          "  Rank 2 has launched up to operation 29 -- GPU 2 managed by process 72 on node 10.0.0.1",
+          "",
+        ].join("\n"),
+      ),
+    );
+    const split = splitCounts(r?.comms[0]?.ops ?? []);
+    expect(split?.behind).toEqual([]);
+    expect(split?.crossed.map((x) => x.rank)).toEqual([2]);
+    expect(split?.ops.map((o) => [o.op, o.low, o.top, o.below, o.atTop])).toEqual([
+      ["Broadcast", 0, 1, 3, 1],
+      ["AllReduce", 29, 30, 1, 3],
+    ]);
   });
 
   it("dead and missing processes, incomplete and failing communicators, a status mismatch, a timeout", () => {
