@@ -97,6 +97,13 @@ describe("op-count mismatches", () => {
     expect(verbose).toContain("  12 ranks have launched up to operation 99\n  Rank 20 -- GPU 4 managed by process 4020 on node 10.0.0.3\n");
     expect(verbose).toContain("  Rank 31 -- GPU 7 managed by process 4031 on node 10.0.0.4\n\n");
     expect(verbose).not.toContain("  Rank 19 --");
+    // 11 of 64 is under a quarter, but over RAS_CLIENT_DETAIL_THRESHOLD (10): listed only when verbose.
+    const big = uniformJob({ version: "2.26.2", nodes: 8, ranksPerNode: 8, countsOf: (r) => ({ AllReduce: r < 53 ? 100 : 99 }) });
+    expect(renderText(big)).toContain("  11 ranks have launched up to operation 99\n\n");
+    expect(renderText(big, { verbose: true })).toContain("  11 ranks have launched up to operation 99\n  Rank 53 -- GPU 5 managed by process 4053 on node 10.0.0.7\n");
+    // Ten are listed either way.
+    const ten = uniformJob({ version: "2.26.2", nodes: 8, ranksPerNode: 8, countsOf: (r) => ({ AllReduce: r < 54 ? 100 : 99 }) });
+    expect(renderText(ten)).toContain("  10 ranks have launched up to operation 99\n  Rank 54 -- GPU 6 managed by process 4054 on node 10.0.0.7\n");
   });
 });
 
