@@ -21,6 +21,7 @@ export default defineConfig({
       { extends: true, test: { name: "faults", include: ["test/faults/**/*.test.ts"] } },
       { extends: true, test: { name: "fuzz", include: ["test/fuzz/**/*.test.ts"] } },
       { extends: true, test: { name: "sim", include: ["test/sim-selftest/**/*.test.ts"] } },
+      { extends: true, test: { name: "fakes", include: ["test/fakes-selftest/**/*.test.ts"] } },
     ],
   },
 });

@@ -1,6 +1,7 @@
 /**
  * Starts test/fakes/nccl-ras (a fake NCCL RAS service in its own process) on a free local port,
- * serving a report file, and records the connections and commands it received.
+ * serving a report file or answering from a job model (startRasJob), and records the connections and
+ * commands it received.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import type { RasEvent, RasJob } from "../fakes/ras/render.mjs";
 import { fakesDir } from "./agent-process.js";
 
 export type RasMode = "ok" | "silent" | "not-ras" | "refuse-timeout" | "close-early" | "trickle";
@@ -25,16 +27,79 @@ export interface RasService {
 export async function startRasService(dir: string, report: string, mode: RasMode = "ok", timeoutMs = 10_000): Promise<RasService> {
   const file = join(dir, "ras-report.txt");
   writeFileSync(file, report);
-  const child = spawn(process.execPath, [join(fakesDir, "nccl-ras"), file], { env: { ...process.env, FAKE_RAS_MODE: mode }, stdio: ["ignore", "pipe", "pipe"] });
+  const { service } = await spawnFake([file], { FAKE_RAS_MODE: mode }, timeoutMs);
+  return service;
+}
+
+/** A fake RAS service answering from a job model (test/fakes/ras/render.mjs), as NCCL of `job.version` does. */
+export interface RasJobService extends RasService {
+  /** The job file the fake re-reads at every command; rewriting it advances the job. */
+  jobFile: string;
+  /** Replaces the job (through the fake's stdin); resolves once the fake has it. */
+  setJob(job: RasJob): Promise<void>;
+  /** Sends a MONITOR event to every monitoring client; resolves once it is written to their sockets. */
+  emit(event: RasEvent): Promise<void>;
+  /** Makes STATUS answers wait `ms` for "gathering" (NCCL's RAS_COLL_COMMS time). */
+  setDelay(ms: number): Promise<void>;
+}
+
+/** Writes `job` to <dir>/ras-job.json and serves it (`nccl-ras --job`). */
+export async function startRasJob(dir: string, job: RasJob, opts: { delayMs?: number; timeoutMs?: number } = {}): Promise<RasJobService> {
+  const jobFile = join(dir, "ras-job.json");
+  writeFileSync(jobFile, JSON.stringify(job));
+  const { service, child, acked } = await spawnFake(["--job", jobFile], {}, opts.timeoutMs ?? 10_000, "pipe");
+  let sent = 0;
+  const control = async (msg: object): Promise<void> => {
+    const n = ++sent;
+    const stdin = child.stdin;
+    if (stdin === null) throw new Error("nccl-ras has no stdin");
+    await new Promise<void>((resolve, reject) => stdin.write(`${JSON.stringify(msg)}\n`, (e) => (e ? reject(e) : resolve())));
+    await acked(n);
+  };
+  if (opts.delayMs !== undefined) await control({ delayMs: opts.delayMs });
+  return {
+    ...service,
+    jobFile,
+    setJob: (j) => control({ job: j }),
+    emit: (event) => control({ event }),
+    setDelay: (ms) => control({ delayMs: ms }),
+  };
+}
+
+async function spawnFake(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  stdin: "ignore" | "pipe" = "ignore",
+): Promise<{ service: RasService; child: ChildProcess; acked: (n: number) => Promise<void> }> {
+  const child = spawn(process.execPath, [join(fakesDir, "nccl-ras"), ...args], { env: { ...process.env, ...env }, stdio: [stdin, "pipe", "pipe"] });
+  const { stdout, stderr } = child;
+  if (stdout === null || stderr === null) throw new Error("nccl-ras without stdout/stderr pipes");
   let err = "";
   let out = "";
-  child.stderr.setEncoding("utf8");
-  child.stdout.setEncoding("utf8");
-  child.stderr.on("data", (d: string) => (err += d));
+  stderr.setEncoding("utf8");
+  stdout.setEncoding("utf8");
+  stderr.on("data", (d: string) => (err += d));
+  const waiters: (() => void)[] = [];
+  stdout.on("data", (d: string) => {
+    out += d;
+    for (const w of waiters.splice(0)) w();
+  });
+  child.once("exit", () => {
+    for (const w of waiters.splice(0)) w();
+  });
+  const acked = (n: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (out.split("\n").includes(`ctl ${n}`)) resolve();
+        else if (child.exitCode !== null) reject(new Error(`nccl-ras exited before acknowledging control line ${n}: ${err}`));
+        else waiters.push(check);
+      };
+      check();
+    });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nccl-ras did not start in ${timeoutMs} ms: ${err}`)), timeoutMs);
-    child.stdout.on("data", (d: string) => {
-      out += d;
+    stdout.on("data", () => {
       const m = /listening (\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -47,7 +112,7 @@ export async function startRasService(dir: string, report: string, mode: RasMode
     });
   });
   const lines = (): string[] => err.split("\n");
-  return {
+  const service: RasService = {
     child,
     port,
     commands: () => lines().filter((l) => l.startsWith("cmd ")).map((l) => l.slice(4)),
@@ -59,6 +124,7 @@ export async function startRasService(dir: string, report: string, mode: RasMode
         child.kill("SIGTERM");
       }),
   };
+  return { service, child, acked };
 }
 
 /**
@@ -76,6 +142,26 @@ export function rasServices(): (report: string, mode?: RasMode) => Promise<RasSe
     const dir = mkdtempSync(join(tmpdir(), "rw-ras-"));
     dirs.push(dir);
     const s = await startRasService(dir, report, mode);
+    started.push(s);
+    return s;
+  };
+}
+
+/**
+ * For a test file: a function that starts a fake RAS service answering from `job` (startRasJob) in a
+ * temporary directory. Every service it started is stopped, and its directory removed, after each test.
+ */
+export function rasJobServices(): (job: RasJob, opts?: { delayMs?: number }) => Promise<RasJobService> {
+  const started: RasJobService[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((s) => s.stop()));
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return async (job, opts = {}) => {
+    const dir = mkdtempSync(join(tmpdir(), "rw-rasjob-"));
+    dirs.push(dir);
+    const s = await startRasJob(dir, job, opts);
     started.push(s);
     return s;
   };

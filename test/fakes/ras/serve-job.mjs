@@ -1,0 +1,215 @@
+// @ts-check
+/**
+ * The job mode of test/fakes/nccl-ras (`nccl-ras --job <file.json>`): a fake NCCL RAS service that answers
+ * the client protocol exactly as the NCCL version of the job does (src/ras/client_support.cc,
+ * rasClientEventLoop), rendering its reports from the job model (render.mjs).
+ *
+ * Protocol, per NCCL (all versions 2.24-2.30 unless said): one command per line, `\r\n` accepted, matched
+ * case-insensitively; a line is cut at a NUL byte as NCCL's C strings are.
+ *   CLIENT PROTOCOL <anything>  -> "SERVER PROTOCOL 2"
+ *   TIMEOUT <n>                 -> "OK", or "ERROR: Invalid timeout value <n>" unless strtol reads the whole
+ *                                  argument as a value >= 0 (an empty argument is 0, hence OK, as in NCCL)
+ *   SET FORMAT text|json        -> "OK" / "ERROR: Invalid format <x>" (2.28.7+; older: unknown command)
+ *   MONITOR [g1,g2...]          -> "OK" / "ERROR: Invalid event group '<g>'" (2.29+; older: unknown command);
+ *                                  groups lifecycle, trace, all; none given = lifecycle; the connection stays
+ *                                  open and receives the events of its groups (PEER_DEAD, PEER_NEW: lifecycle)
+ *   STATUS / VERBOSE STATUS     -> the report in the format set, then the server closes the connection. In
+ *                                  text, the head (version lines, Job summary, "\nCommunicators...") leaves at
+ *                                  once and the rest after the gathering delay. Once STATUS starts, NCCL reads
+ *                                  nothing more from that client; lines already received with it are still
+ *                                  answered (a second STATUS among them is ignored here; NCCL would restart).
+ *   anything else               -> "ERROR: Unknown command <line>"
+ *   A line of 1024 bytes without a newline: NCCL drops the client (here too).
+ *
+ * The job is the file, re-read whenever a command arrives (so a test can rewrite it), unless a later
+ * control line replaced it. Control lines on stdin, one JSON object a line:
+ *   {"job": {...}}      use this job (until the file changes again)
+ *   {"event": {...}}    send this MONITOR event (render.mjs renderEvent) to every monitoring client whose
+ *                       groups include it and that is not running a STATUS
+ *   {"delayMs": N}      STATUS answers wait N ms for "gathering" (default 0)
+ * Each control line is acknowledged on stdout with "ctl <n>" (n counts them from 1) once applied (for an
+ * event: once written to the clients' sockets).
+ * stderr: "conn" per connection, "cmd <line>" per command; stdout: "listening <port>" once bound.
+ */
+import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { createInterface } from "node:readline";
+import { EVENT_GROUPS, formatLocalTime, rasFeatures, renderEvent, renderJson, renderTextParts } from "./render.mjs";
+
+const RECV_BUFFER = 1024; // struct rasClient recvBuffer
+
+/**
+ * strtol(arg, &end, 10) stored in an int, accepted by NCCL iff >= 0 and *end == '\0'.
+ * @param {string} arg
+ */
+export function timeoutAccepted(arg) {
+  const m = /^[ \t\n\v\f\r]*([+-]?)(\d+)/.exec(arg);
+  if (!m) return arg === ""; // no digits: end = arg, so only the empty argument passes (as 0)
+  if (m[0].length !== arg.length) return false;
+  let v = BigInt(`${m[1]}${m[2]}`);
+  const max = (1n << 63n) - 1n;
+  if (v > max) v = max; // strtol saturates at LONG_MAX / LONG_MIN...
+  if (v < -max - 1n) v = -max - 1n;
+  return BigInt.asIntN(32, v) >= 0n; // ...and the int keeps the low 32 bits
+}
+
+/**
+ * @param {string} spec what follows "MONITOR"
+ * @returns {{ mask: number } | { error: string }}
+ */
+export function parseMonitor(spec) {
+  let mask = 0;
+  for (const token of spec.replace(/^ +/, "").split(",").filter((t) => t !== "")) {
+    const t = token.toLowerCase();
+    if (t === "lifecycle") mask |= EVENT_GROUPS.LIFECYCLE;
+    else if (t === "trace") mask |= EVENT_GROUPS.TRACE;
+    else if (t === "all") mask |= EVENT_GROUPS.ALL;
+    else return { error: `ERROR: Invalid event group '${token}'\n` };
+  }
+  return { mask: mask || EVENT_GROUPS.LIFECYCLE };
+}
+
+/**
+ * @typedef {{ sock: import("node:net").Socket, state: "connected" | "status", format: "text" | "json", mask: number, buf: Buffer }} Client
+ */
+
+/**
+ * @param {string} jobFile
+ * @param {string} [addr] host:port
+ */
+export function serveJob(jobFile, addr = "127.0.0.1:0") {
+  /** @type {string | null} */
+  let fileText = null;
+  /** @type {any} */
+  let job = null;
+  let delayMs = 0;
+  /** @type {Set<Client>} */
+  const clients = new Set();
+
+  const currentJob = () => {
+    let text;
+    try {
+      text = readFileSync(jobFile, "utf8");
+    } catch {
+      return job;
+    }
+    if (text !== fileText) {
+      try {
+        job = JSON.parse(text);
+        fileText = text;
+      } catch {
+        // A file being rewritten: keep the last job, read it again next time.
+      }
+    }
+    return job;
+  };
+  currentJob();
+  if (job === null) throw new Error(`nccl-ras: cannot read a job from ${jobFile}`);
+
+  /** @param {Client} c @param {boolean} verbose */
+  function startStatus(c, verbose) {
+    c.state = "status";
+    const j = currentJob();
+    try {
+      if (c.format === "text") c.sock.write(renderTextParts(j, { verbose }).head);
+    } catch (e) {
+      process.stderr.write(`error ${String(e)}\n`);
+      c.sock.destroy();
+      return;
+    }
+    setTimeout(() => {
+      try {
+        c.sock.end(c.format === "json" ? renderJson(j) : renderTextParts(j, { verbose }).tail);
+      } catch (e) {
+        process.stderr.write(`error ${String(e)}\n`);
+        c.sock.destroy();
+      }
+    }, delayMs);
+  }
+
+  /** @param {Client} c @param {string} cmd @param {boolean} afterStatus */
+  function command(c, cmd, afterStatus) {
+    process.stderr.write(`cmd ${cmd}\n`);
+    const v = rasFeatures(String(currentJob().version));
+    const lower = cmd.toLowerCase();
+    const reply = (/** @type {string} */ s) => c.sock.write(s);
+    if (lower.startsWith("client protocol ")) reply("SERVER PROTOCOL 2\n");
+    else if (lower.startsWith("timeout ")) {
+      const arg = cmd.slice("timeout ".length);
+      reply(timeoutAccepted(arg) ? "OK\n" : `ERROR: Invalid timeout value ${arg}\n`);
+    } else if (v.json && lower.startsWith("set format ")) {
+      const f = cmd.slice("set format ".length);
+      if (f.toLowerCase() === "text" || f.toLowerCase() === "json") {
+        c.format = /** @type {"text" | "json"} */ (f.toLowerCase());
+        reply("OK\n");
+      } else reply(`ERROR: Invalid format ${f}\n`);
+    } else if (lower === "status" || lower === "verbose status") {
+      if (!afterStatus) startStatus(c, lower === "verbose status");
+    } else if (v.monitor && (lower === "monitor" || lower.startsWith("monitor "))) {
+      const r = parseMonitor(cmd.slice("monitor".length));
+      if ("error" in r) reply(r.error);
+      else {
+        c.mask = r.mask;
+        reply("OK\n");
+      }
+    } else reply(`ERROR: Unknown command ${cmd}\n`);
+  }
+
+  const server = createServer((sock) => {
+    process.stderr.write("conn\n");
+    /** @type {Client} */
+    const c = { sock, state: "connected", format: "text", mask: 0, buf: Buffer.alloc(0) };
+    clients.add(c);
+    sock.on("close", () => clients.delete(c));
+    sock.on("error", () => {});
+    sock.on("data", (data) => {
+      if (c.state !== "connected") return; // NCCL no longer reads from a client running STATUS
+      c.buf = Buffer.concat([c.buf, data]);
+      let afterStatus = false;
+      let nl;
+      while ((nl = c.buf.indexOf(10)) >= 0) {
+        let line = c.buf.subarray(0, nl).toString("latin1");
+        c.buf = c.buf.subarray(nl + 1);
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        const nul = line.indexOf("\0");
+        if (nul >= 0) line = line.slice(0, nul);
+        command(c, line, afterStatus);
+        if (/** @type {string} */ (c.state) === "status") afterStatus = true; // command() may have started it
+      }
+      if (c.buf.length >= RECV_BUFFER && c.state === "connected") sock.destroy(); // "excessively long input line"
+    });
+  });
+
+  let ctl = 0;
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    if (!line.trim()) return;
+    const n = ++ctl;
+    const ack = () => process.stdout.write(`ctl ${n}\n`);
+    /** @type {any} */
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch (e) {
+      process.stderr.write(`error control line ${n}: ${String(e)}\n`);
+      return ack();
+    }
+    if (msg.job) job = msg.job;
+    if (typeof msg.delayMs === "number") delayMs = msg.delayMs;
+    if (!msg.event) return ack();
+    const event = msg.event;
+    const group = (event.group ?? "LIFECYCLE") === "LIFECYCLE" ? EVENT_GROUPS.LIFECYCLE : EVENT_GROUPS.TRACE;
+    const time = event.time ?? formatLocalTime(new Date());
+    const writes = [...clients]
+      .filter((c) => c.state === "connected" && (c.mask & group) !== 0)
+      .map((c) => new Promise((resolve) => c.sock.write(renderEvent(event, { format: c.format, time }), () => resolve(undefined))));
+    void Promise.all(writes).then(ack);
+  });
+
+  const colon = addr.lastIndexOf(":");
+  server.listen(Number(addr.slice(colon + 1)), addr.slice(0, colon).replace(/^\[|\]$/g, ""), () => {
+    const a = server.address();
+    process.stdout.write(`listening ${a && typeof a === "object" ? a.port : 0}\n`);
+  });
+  process.on("SIGTERM", () => process.exit(0));
+  return server;
+}
