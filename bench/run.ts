@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { benchConfig, type BenchPart } from "./config.js";
 import { runIngest, type IngestResult } from "./ingest.js";
 import { runLatency, type LatencyResult } from "./latency.js";
+import { runRas, type RasBenchResult } from "./ras.js";
 import { makeBenchNode } from "./node-fixture.js";
 import { outDir } from "./paths.js";
 import { formatProfile, summarizeProfile } from "./profile-summary.js";
@@ -56,6 +57,7 @@ let steady: SteadyResult | undefined;
 let latency: LatencyResult | undefined;
 let full: SteadyFullResult | undefined;
 let startup: StartupResult | undefined;
+let ras: RasBenchResult | undefined;
 try {
   ingest = await part("ingest", `(a) NCCL ingest, 16 files x ${cfg.mbPerFile} MB ...`, () => runIngest(cfg.mbPerFile));
   steady = await part("steady", `    NCCL-only steady state, ${cfg.steadySeconds} s ...`, () => runSteady(20_000, cfg.steadySeconds, cfg.agentNodeArgs));
@@ -66,6 +68,7 @@ try {
   );
   full = await part("full", `(c) steady state, all collectors, ${cfg.fullSeconds} s after ${cfg.fullWarmupSeconds} s ...`, () => runSteadyFull(node, cfg, outDir));
   startup = await part("startup", `(d) start-up, ${cfg.starts} starts ...`, () => runStartup(node, cfg, outDir));
+  ras = await part("ras", "(e) production mode: NCCL RAS queries and stall to verdict ...", () => runRas(cfg.quick ? 50 : 200));
 } finally {
   node.remove();
 }
@@ -85,6 +88,22 @@ if (steady) {
     measured: `${f(steady.cpuPercentOfOneCore)} % of one core, RSS ${f(steady.rssMB, 0)} MB; read ${steady.linesRead} lines (${steady.linesWritten} COLL + init)`,
     goal: "< 5 % of one core",
     status: verdict(steady.cpuPercentOfOneCore < 5),
+  });
+}
+if (ras) {
+  for (const r of ras.rows) {
+    rows.push({
+      what: `(e) RAS query, ${r.what}`,
+      measured: `${f(r.cpuMsPerQuery, 3)} ms agent CPU, ${f(r.wallMsPerQuery, 2)} ms wall per query${r.bytes > 0 ? `, ${f(r.bytes / 1024, 1)} KiB` : ""}`,
+      goal: "< 1 % of one core at the 30 s interval (< 300 ms per query)",
+      status: verdict(r.cpuMsPerQuery < 300),
+    });
+  }
+  rows.push({
+    what: `(e) RAS stall to verdict, threshold ${ras.thresholdMs / 1000} s, interval ${ras.intervalMs / 1000} s`,
+    measured: `${f(ras.stallToVerdictMs / 1000, 2)} s`,
+    goal: "<= threshold + one interval",
+    status: verdict(ras.stallToVerdictMs <= ras.thresholdMs + ras.intervalMs + 200),
   });
 }
 const loadCell = (r: LoadResult): string =>

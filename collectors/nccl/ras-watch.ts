@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import { rasFindings } from "./findings/ras.js";
 import type { Finding } from "./findings/report.js";
 import { queryRas, type RasAddress, type RasQueryResult } from "./ras/client.js";
-import { rasReportFromJson } from "./ras/parse-json.js";
+import { looksLikeJson, rasReportFromJson } from "./ras/parse-json.js";
 import { RasReader, type RasReport } from "./ras/parse-text.js";
 import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./ras/progress.js";
 
@@ -63,7 +63,8 @@ export function lastTextReport(text: string): RasReport | undefined {
 
 /** The report in an answer, JSON or text. */
 export function reportOf(text: string, format: "json" | "text"): RasReport | undefined {
-  return format === "json" ? (rasReportFromJson(text) ?? lastTextReport(text)) : lastTextReport(text);
+  // Told by the text itself too: a proxy or a wrapper may answer the format command for NCCL.
+  return format === "json" || looksLikeJson(text) ? (rasReportFromJson(text) ?? lastTextReport(text)) : lastTextReport(text);
 }
 
 /** At most this many dead processes are kept. */
@@ -187,11 +188,12 @@ export class RasWatch {
     this.lastReportMs = now;
     this.report = report;
     this.format = report.full !== undefined ? "json" : format === "json" ? "json" : "text";
-    this.progress.record(now, observe(report));
+    const observed = observe(report);
+    this.progress.record(now, observed);
     this.findings = rasFindings([{ source: "ras", reports: [report] }]);
     this.logOnce(`ok:${this.format}`, () =>
       this.opts.log.info(
-        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: new Set(observe(report).map((o) => o.commHash)).size },
+        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length },
         `nccl: NCCL RAS at ${where} answers (${this.format === "json" ? "every rank's counts" : "text: counts only where they differ"})`,
       ),
     );
