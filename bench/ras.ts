@@ -4,17 +4,17 @@
  * compare), against test/fakes/nccl-ras --job (NCCL's own forms); and the wall time from a stall to
  * the verdict with a short threshold and interval, in real time.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { pino } from "pino";
 import { queryRas } from "../collectors/nccl/ras/client.js";
 import { observe } from "../collectors/nccl/ras/progress.js";
 import { RasWatch, reportOf } from "../collectors/nccl/ras-watch.js";
 import { rasVerdicts } from "../collectors/nccl/ras-verdict.js";
-import { repoRoot } from "./paths.js";
+import type { RasJob } from "../test/fakes/ras/render.mjs";
+import { stubRasNode } from "../test/helpers/ras-node.js";
+import { closedPort, startRasJob, type RasService } from "../test/helpers/ras-process.js";
 
 export interface RasBenchRow {
   what: string;
@@ -31,7 +31,7 @@ export interface RasBenchResult {
   intervalMs: number;
 }
 
-function job(version: string, ranks: number, behind: number | undefined, top: number): object {
+function job(version: string, ranks: number, behind: number | undefined, top: number): RasJob {
   return {
     version,
     comms: [
@@ -42,31 +42,6 @@ function job(version: string, ranks: number, behind: number | undefined, top: nu
       },
     ],
   };
-}
-
-async function startFake(file: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [resolve(repoRoot, "test/fakes/nccl-ras"), "--job", file], { stdio: ["pipe", "pipe", "ignore"] });
-  const port = await new Promise<number>((res, rej) => {
-    let out = "";
-    const timer = setTimeout(() => rej(new Error("the fake RAS service did not start")), 10_000);
-    child.stdout?.setEncoding("utf8").on("data", (d: string) => {
-      out += d;
-      const m = /listening (\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        res(Number(m[1]));
-      }
-    });
-  });
-  return { child, port };
-}
-
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 async function measure(what: string, port: number, n: number): Promise<RasBenchRow> {
@@ -88,26 +63,22 @@ async function measure(what: string, port: number, n: number): Promise<RasBenchR
 
 export async function runRas(queries: number): Promise<RasBenchResult> {
   const dir = mkdtempSync(join(tmpdir(), "rw-bench-ras-"));
-  const fakes: ChildProcess[] = [];
+  const fakes: RasService[] = [];
   try {
     const rows: RasBenchRow[] = [];
     rows.push(await measure("refused (no job)", await closedPort(), queries * 5));
     for (const [what, version, ranks] of [["16 ranks, JSON (2.29.7)", "2.29.7", 16], ["1,024 ranks, JSON (2.29.7)", "2.29.7", 1024], ["16 ranks, text (2.26.2)", "2.26.2", 16]] as const) {
-      const file = join(dir, `${ranks}-${version}.json`);
-      writeFileSync(file, JSON.stringify(job(version, ranks, 5, 40)));
-      const f = await startFake(file);
-      fakes.push(f.child);
+      const f = await startRasJob(mkdtempSync(join(dir, "job-")), job(version, ranks, 5, 40));
+      fakes.push(f);
       rows.push(await measure(what, f.port, ranks > 100 ? Math.max(5, Math.floor(queries / 10)) : queries));
     }
     // Stall to verdict in real time: the job stands still from the start; threshold 2 s, interval 1 s.
-    const file = join(dir, "stall.json");
-    writeFileSync(file, JSON.stringify(job("2.29.7", 16, 5, 40)));
-    const f = await startFake(file);
-    fakes.push(f.child);
+    const f = await startRasJob(mkdtempSync(join(dir, "job-")), job("2.29.7", 16, 5, 40));
+    fakes.push(f);
     const thresholdMs = 2_000;
     const intervalMs = 1_000;
     const w = new RasWatch({ address: { host: "127.0.0.1", port: f.port }, intervalMs, now: Date.now, log: pino({ level: "silent" }), progress: { hangThresholdMs: thresholdMs, gapFactor: 2, maxThresholdMs: 60_000 } });
-    const node = { isLocal: (h: string) => h === "10.0.0.1", alive: () => true, gpu: () => undefined, spinHeldMs: () => 0, loggedHere: () => undefined, rasIsLocal: true };
+    const node = stubRasNode(["10.0.0.1"], { rasIsLocal: true });
     const t0 = Date.now();
     let stallToVerdictMs = Number.NaN;
     while (Date.now() - t0 < 20_000) {
@@ -122,7 +93,7 @@ export async function runRas(queries: number): Promise<RasBenchResult> {
     await w.close();
     return { rows, stallToVerdictMs, thresholdMs, intervalMs };
   } finally {
-    for (const c of fakes) c.kill("SIGTERM");
+    await Promise.all(fakes.map((f) => f.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -17,7 +17,7 @@ import { collScannerProblem } from "./ingest/coll-scanner.js";
 import { FileSink } from "./ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
-import { RasWatch } from "./ras-watch.js";
+import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
 
@@ -106,7 +106,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       ...(opts.isLocalAddress !== undefined ? { isLocal: opts.isLocalAddress } : {}),
     });
   let rasNode = makeRasNode();
-  const rasNow = (): RasCommVerdict[] => (ras === undefined ? [] : rasVerdicts(ras.snapshot().progress, rasNode));
+  const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
   const scanProblem = collScannerProblem();
   if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
 
@@ -115,7 +115,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const metrics = new NcclMetrics(deps.registry, () => {
     // A follower that failed (no log directory) leaves the RAS verdicts to publish.
     if (startedMs === undefined && failure === undefined) return;
-    metrics.publish(tracker, evaluate(), follower?.stats(), ras !== undefined ? { snapshot: ras.snapshot(), verdicts: rasNow() } : undefined);
+    const verdicts = evaluate();
+    const snapshot = ras?.snapshot();
+    metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined);
   });
 
   function fileKey(f: FollowedFile): string {
@@ -248,7 +250,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       retire(now);
       spin.update(now);
       logChanges(evaluate());
-      logRasChanges(rasNow());
+      if (ras !== undefined) logRasChanges(rasNow(ras.snapshot()));
       ras?.tick(hung.size > 0);
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");

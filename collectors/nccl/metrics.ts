@@ -6,7 +6,7 @@ import { Gauge, type Counter, type Registry } from "prom-client";
 import type { CommVerdict } from "./detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
 import type { FollowerStats } from "../follow/types.js";
-import type { RasSnapshot } from "./ras-watch.js";
+import { MAX_RAS_SERIES, type RasSnapshot } from "./ras-watch.js";
 import type { RasCommVerdict } from "./ras-verdict.js";
 
 /** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
@@ -14,9 +14,6 @@ export interface RasPublish {
   snapshot: RasSnapshot;
   verdicts: readonly RasCommVerdict[];
 }
-
-/** At most this many series per job-wide RAS metric. */
-const MAX_RAS_SERIES = 128;
 import { transportOf } from "./state/transport.js";
 import type { Tracker } from "./state/tracker.js";
 

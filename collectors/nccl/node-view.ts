@@ -28,6 +28,13 @@ export function shortHostname(name = hostname()): string {
   return dot < 0 ? name : name.slice(0, dot);
 }
 
+/** The latest fresh reading of GPU `index` (nvidia-smi's), with its power limit; undefined without one. */
+function readingOf(gpu: GpuReadings, index: string): (GpuReading & { gpu: string }) | undefined {
+  const s = gpu.latestSamples().get(index);
+  if (!s) return undefined;
+  return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: gpu.identities().get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
+}
+
 export interface NodeViewOptions {
   procfsRoot: string;
   checkPids: boolean;
@@ -53,9 +60,7 @@ export function createNodeView(o: NodeViewOptions): NodeView {
         for (const g of ids.values()) if (g.pciBusId && canonicalBusId(g.pciBusId) === want) index = g.index;
       }
       if (index === undefined) return undefined;
-      const s = o.gpu.latestSamples().get(index);
-      if (!s) return undefined;
-      return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: ids.get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
+      return readingOf(o.gpu, index);
     },
   };
 }
@@ -135,19 +140,13 @@ export interface RasNodeOptions {
 
 /** The node as the RAS verdicts see it (ras-verdict.ts). */
 export function createRasNode(o: RasNodeOptions): RasNode {
-  const identity = new ProcessIdentity(o.procfsRoot, o.host ?? shortHostname(), o.now);
   const host = o.host ?? shortHostname();
+  const identity = new ProcessIdentity(o.procfsRoot, host, o.now);
   const none = new Set<string>();
   return {
     isLocal: o.isLocal ?? localAddresses(),
     alive: (pid) => (o.checkPids ? identity.alive({ key: `ras:${pid}`, host, pid, sources: none }) : undefined),
-    gpu(nvmlDev) {
-      if (!o.gpu) return undefined;
-      const index = String(nvmlDev);
-      const s = o.gpu.latestSamples().get(index);
-      if (!s) return undefined;
-      return { gpu: index, sm: s.values.sm, powerW: s.values.pwr, powerLimitW: o.gpu.identities().get(index)?.powerLimitWatts, fbUsedMiB: s.values.fb };
-    },
+    gpu: (nvmlDev) => (o.gpu ? readingOf(o.gpu, String(nvmlDev)) : undefined),
     spinHeldMs: (gpu) => o.spin.heldMs(gpu, o.now()),
     loggedHere: o.loggedHere,
     rasIsLocal: isLoopbackHost(o.rasHost),

@@ -1,9 +1,8 @@
 /**
  * Verdicts from NCCL RAS alone (no COLL line needed), per communicator with a live rank on this node:
  *  - hang: its operation counts stood still across reports spanning the hang threshold
- *    (ras/progress.ts), or, where the report shows nothing to compare (text, equal counts), every
- *    local rank's GPU has read `spin` (NCCL kernels polling: ~100 % SM at low power) for the
- *    threshold; never while the local GPUs all compute (`busy`);
+ *    (ras/progress.ts); never while the local GPUs all compute (`busy`); a local GPU that has read
+ *    `spin` (NCCL kernels polling: ~100 % SM at low power) for the threshold corroborates it;
  *  - behind: the ranks at a lower count of some collective type and a higher count of none
  *    (ras/counts.ts), and ranks whose process RAS cannot reach, on whatever node they run;
  *  - network: a stuck communicator whose ranks all launched the same collectives (every count
@@ -12,7 +11,7 @@
  * lists only some ranks, the followed logs' INIT lines or a RAS service on this node's loopback
  * (a job process here answered) tell it too.
  */
-import { commIdOfHash } from "./findings/ras.js";
+import { commIdOfHash, described } from "./findings/ras.js";
 import { classifyGpu, type GpuReading, type GpuSignature } from "./detect/gpu-signature.js";
 import type { GpuObservation } from "./detect/types.js";
 import { splitCounts } from "./ras/counts.js";
@@ -72,10 +71,6 @@ function cudaOf(gpu: string | undefined): string | undefined {
   return sp < 0 ? gpu : gpu.slice(0, sp);
 }
 
-export function describeRank(r: RasRank): string {
-  return `rank ${r.rank}${r.pid !== undefined ? ` (process ${r.pid} on ${r.node ?? "?"}${r.gpu !== undefined ? `, GPU ${r.gpu}` : ""})` : ""}`;
-}
-
 /** The verdict of one communicator, or undefined when no live rank of it runs here. */
 export function rasVerdict(p: RasCommProgress, node: RasNode): RasCommVerdict | undefined {
   const obs = p.obs;
@@ -95,24 +90,17 @@ export function rasVerdict(p: RasCommProgress, node: RasNode): RasCommVerdict | 
   if (!here) return undefined;
 
   const gpus: GpuObservation[] = [];
-  let spinHeld = live.length > 0;
-  let anyHeld = false;
+  let spinHeld = false;
   for (const l of live) {
     const reading = l.gpu !== undefined ? node.gpu(Number(l.gpu)) : undefined;
     const sig: GpuSignature | undefined = reading ? classifyGpu(reading) : undefined;
-    if (reading === undefined || sig === undefined) {
-      spinHeld = false;
-      continue;
-    }
+    if (reading === undefined || sig === undefined) continue;
     gpus.push({ gpu: reading.gpu, rank: l.rank, signature: sig });
-    const held = node.spinHeldMs(reading.gpu) >= p.thresholdMs;
-    if (held) anyHeld = true;
-    else spinHeld = false;
+    if (node.spinHeldMs(reading.gpu) >= p.thresholdMs) spinHeld = true;
   }
   const computing = gpus.length > 0 && gpus.length === live.length && gpus.every((g) => g.signature === "busy");
   const stalled = obs.fingerprint !== undefined && p.stillMs >= p.thresholdMs;
-  const gpuOnly = obs.fingerprint === undefined && spinHeld;
-  const hang = (stalled || gpuOnly) && !computing;
+  const hang = stalled && !computing;
   const split = hang ? splitCounts(obs.blocks) : undefined;
   const behind: RasRank[] = [];
   if (hang) {
@@ -128,8 +116,8 @@ export function rasVerdict(p: RasCommProgress, node: RasNode): RasCommVerdict | 
   const crossed = split !== undefined && split.behind.length === 0 && split.crossed.length > 0;
   const trails = split?.ops.filter((o) => o.below > 0) ?? [];
   const evidence: HangEvidence[] = [];
-  if (hang && stalled) evidence.push("ras");
-  if (hang && anyHeld) evidence.push("gpu");
+  if (hang) evidence.push("ras");
+  if (hang && spinHeld) evidence.push("gpu");
   const reason = !hang
     ? computing
       ? "the local GPUs compute (busy)"
@@ -138,9 +126,7 @@ export function rasVerdict(p: RasCommProgress, node: RasNode): RasCommVerdict | 
         : `counts still for ${Math.round(p.stillMs / 1000)} s of ${Math.round(p.thresholdMs / 1000)} s`
     : network
       ? "every rank launched the same collectives and none finished them"
-      : stalled
-        ? `counts unchanged for ${Math.round(p.stillMs / 1000)} s`
-        : "every local GPU spins in NCCL";
+      : `counts unchanged for ${Math.round(p.stillMs / 1000)} s`;
   return {
     commId,
     hang,
@@ -170,7 +156,7 @@ export function rasVerdicts(progress: readonly RasCommProgress[], node: RasNode)
 /** The log line of a RAS hang. */
 export function rasHangMessage(v: RasCommVerdict): string {
   const head = `nccl: hang suspected on communicator ${v.commId} (NCCL RAS: ${v.reason}${v.evidence.includes("gpu") ? "; the local GPUs spin in NCCL" : ""})`;
-  if (v.behind.length > 0) return `${head}; ${v.behind.slice(0, 10).map(describeRank).join(", ")}${v.behind.length > 10 ? ` and ${v.behind.length - 10} more` : ""} never entered ${v.waitingIn ?? "the collective the others wait in"}`;
+  if (v.behind.length > 0) return `${head}; ${described(v.behind)} never entered ${v.waitingIn ?? "the collective the others wait in"}`;
   if (v.network) return `${head}; no rank is behind: every rank launched the collective and none finished it. Suspect the network (link errors, a switch, a stuck transport) before the ranks`;
   if (v.crossed) return `${head}; the ranks issued different collectives (a rank launched more of one type and fewer of another)`;
   return head;

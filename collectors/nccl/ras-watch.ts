@@ -67,7 +67,7 @@ export function reportOf(text: string, format: "json" | "text"): RasReport | und
   return format === "json" || looksLikeJson(text) ? (rasReportFromJson(text) ?? lastTextReport(text)) : lastTextReport(text);
 }
 
-/** At most this many dead processes are kept. */
+/** At most this many series per job-wide RAS metric (dead processes, ranks behind, mismatches). */
 export const MAX_RAS_SERIES = 128;
 
 export class RasWatch {

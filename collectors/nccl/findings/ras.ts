@@ -29,7 +29,8 @@ function ranksOf(groups: readonly RasGroup[]): RasRank[] {
   return groups.flatMap((g) => g.ranks);
 }
 
-function described(ranks: readonly RasRank[]): string {
+/** `rank 12 (process 323032 on 10.0.0.7, GPU 4), ...`: at most 10, then how many more. */
+export function described(ranks: readonly RasRank[]): string {
   const parts = ranks.slice(0, 10).map((r) => `rank ${r.rank}${r.pid !== undefined ? ` (process ${r.pid} on ${r.node ?? "?"}${r.gpu !== undefined ? `, GPU ${r.gpu}` : ""})` : ""}`);
   return parts.join(", ") + (ranks.length > 10 ? `, and ${ranks.length - 10} more` : "");
 }

@@ -20,6 +20,8 @@ import type { RasCommEntry, RasCommRanks, RasGroup, RasMissingRank, RasOpMismatc
 const DETAIL_THRESHOLD = 10;
 const OUTLIER_FRACTION = 0.25;
 const MAX_RANKS = 1_000;
+/** Every rank's counts are kept up to this many ranks per communicator (the live progress compares them all). */
+const MAX_FULL_RANKS = 32_768;
 /** NCCL counts 5 collective types; more names than this in one communicator are ignored. */
 const MAX_OPS = 32;
 const MAX_COMMS = 10_000;
@@ -171,8 +173,8 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
   const full: RasCommRanks = {
     commHash,
     size: total,
-    ranks: ranks.slice(0, MAX_RANKS).map((r): RasRankCounts => ({ ...r.r, counts: r.counts, status: r.status })),
-    missing: missing.slice(0, MAX_RANKS).map((m): RasMissingRank => ({ ...m.r, unresponsive: m.unresponsive, dead: m.dead })),
+    ranks: ranks.slice(0, MAX_FULL_RANKS).map((r): RasRankCounts => ({ ...r.r, counts: r.counts, status: r.status })),
+    missing: missing.slice(0, MAX_FULL_RANKS).map((m): RasMissingRank => ({ ...m.r, unresponsive: m.unresponsive, dead: m.dead })),
   };
   return { entries, dead, full };
 }

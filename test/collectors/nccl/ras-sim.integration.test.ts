@@ -4,15 +4,13 @@
  * the agent's RasWatch and verdicts, on a fake clock ticking every 5 s as the collector does. This
  * node is 10.0.0.1. Each scenario checks the verdict against what a user must see, and when.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RasWatch } from "../../../collectors/nccl/ras-watch.js";
 import { rasVerdicts, type RasCommVerdict, type RasNode } from "../../../collectors/nccl/ras-verdict.js";
 import type { RasJob, RasRank } from "../../fakes/ras/render.mjs";
 import { memoryLogger } from "../../helpers/memory-logger.js";
-import { startRasJob, type RasJobService } from "../../helpers/ras-service.js";
+import { stubRasNode } from "../../helpers/ras-node.js";
+import { rasJobServices } from "../../helpers/ras-service.js";
 
 const THRESHOLD = 120_000;
 const INTERVAL = 30_000;
@@ -20,13 +18,10 @@ const TICK = 5_000;
 const HASH = "0x7d1e5b3c9a4f2e61";
 const COMM_ID = "0x7d1e5b3c9a4f2e61";
 
-const started: RasJobService[] = [];
-const dirs: string[] = [];
+const rasJob = rasJobServices();
 const watches: RasWatch[] = [];
 afterEach(async () => {
   await Promise.all(watches.splice(0).map((w) => w.close()));
-  await Promise.all(started.splice(0).map((s) => s.stop()));
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 interface Sim {
@@ -64,10 +59,7 @@ const moving = (stepMs: number) => (_rank: number, t: number) => {
 
 /** Runs the job from 0 to `untilMs`; returns each tick's verdicts on this node (10.0.0.1). */
 async function run(sim: Sim, untilMs: number, node: Partial<RasNode> = {}): Promise<{ at: number; v: RasCommVerdict[] }[]> {
-  const dir = mkdtempSync(join(tmpdir(), "rw-ras-sim-"));
-  dirs.push(dir);
-  const service = await startRasJob(dir, jobAt(sim, 0));
-  started.push(service);
+  const service = await rasJob(jobAt(sim, 0));
   const clock = { t: 0 };
   const { logger } = memoryLogger("info");
   const w = new RasWatch(
@@ -75,7 +67,7 @@ async function run(sim: Sim, untilMs: number, node: Partial<RasNode> = {}): Prom
     () => 0.5,
   );
   watches.push(w);
-  const here: RasNode = { isLocal: (h) => h === "10.0.0.1", alive: () => true, gpu: () => undefined, spinHeldMs: () => 0, loggedHere: () => undefined, rasIsLocal: true, ...node };
+  const here = stubRasNode(["10.0.0.1"], { rasIsLocal: true, ...node });
   const out: { at: number; v: RasCommVerdict[] }[] = [];
   let ended = false;
   for (let t = 0; t <= untilMs; t += TICK) {

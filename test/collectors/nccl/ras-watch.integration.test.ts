@@ -8,6 +8,7 @@ import { RasWatch, lastTextReport } from "../../../collectors/nccl/ras-watch.js"
 import { rasVerdicts, type RasNode } from "../../../collectors/nccl/ras-verdict.js";
 import { readCapture } from "../../helpers/fixtures.js";
 import { memoryLogger } from "../../helpers/memory-logger.js";
+import { stubRasNode } from "../../helpers/ras-node.js";
 import { oneRankBehind, rasText } from "../../helpers/ras-text.js";
 import { closedPort, rasServices } from "../../helpers/ras-service.js";
 
@@ -51,9 +52,7 @@ async function ticks(w: RasWatch, clock: { t: number }, times: readonly number[]
 const count = (w: RasWatch, result: "ok" | "unreachable" | "timeout" | "error"): number => w.snapshot().queries.get(result) ?? 0;
 
 /** A node that holds the given addresses, every pid alive, no GPU readings. */
-function node(addresses: string[], rasIsLocal = false): RasNode {
-  return { isLocal: (h) => addresses.includes(h), alive: () => true, gpu: () => undefined, spinHeldMs: () => 0, loggedHere: () => undefined, rasIsLocal };
-}
+const node = (addresses: string[], rasIsLocal = false): RasNode => stubRasNode(addresses, { rasIsLocal });
 
 describe("RasWatch", () => {
   it("asks at once and then every interval, with no hang and no log; asks for JSON first, then reads the text an older NCCL gives", async () => {
