@@ -47,6 +47,8 @@ export class NcclMetrics {
   private readonly rasMismatch: Gauge<"comm_id">;
   private readonly rasDead: Gauge<"process">;
   private readonly rasFindings: Gauge<"kind">;
+  private readonly rasEvents: Counter<"event">;
+  private readonly rasMonitor: Gauge;
 
   constructor(registry: Registry, collect: () => void) {
     // Registered first: prom-client reads metrics in registration order, so this collect hook
@@ -84,7 +86,9 @@ export class NcclMetrics {
     this.rasLastReport = gauge(registry, "ringwatch_nccl_ras_last_report_timestamp_seconds", "Unix time of the last status report NCCL's RAS service gave.", []);
     this.rasBehind = gauge(registry, "ringwatch_nccl_ras_rank_behind", "1 for a rank of a hung communicator, on any node of the job, that NCCL RAS shows at a lower count of some collective type and a higher count of none, or whose process it cannot reach; process is node:pid.", ["comm_id", "rank", "process"]);
     this.rasMismatch = gauge(registry, "ringwatch_nccl_ras_collective_mismatch", "1 for a hung communicator whose ranks NCCL RAS shows issued different collectives (more of one type, fewer of another), or where only the ranks ahead are listed.", ["comm_id"]);
-    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS's last report calls dead: it died or its node is cut off.", ["process"]);
+    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS's last report calls dead, or that a PEER_DEAD monitor event named (at once, NCCL 2.29+): it died or its node is cut off.", ["process"]);
+    this.rasEvents = counter(registry, "ringwatch_nccl_ras_monitor_events_total", "Events NCCL RAS's monitor mode pushed (NCCL 2.29+) by event: PEER_DEAD, PEER_NEW, other.", ["event"]);
+    this.rasMonitor = gauge(registry, "ringwatch_nccl_ras_monitor_subscribed", "1 while ringwatch follows NCCL RAS's monitor events (NCCL 2.29+; 0 with no job, or an older NCCL).", []);
     this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.", ["kind"]);
   }
 
@@ -207,6 +211,8 @@ export class NcclMetrics {
     publishGauge(this.rasBehind, behind);
     publishGauge(this.rasMismatch, mism.slice(0, MAX_RAS_SERIES));
     publishGauge(this.rasDead, snapshot.dead.map((process) => ({ labels: { process }, value: 1 })));
+    publishCounter(this.rasEvents, [...snapshot.events].map(([event, n]) => ({ labels: { event }, value: n })));
+    publishGauge(this.rasMonitor, [{ labels: {}, value: snapshot.monitor === "subscribed" ? 1 : 0 }]);
     const kinds = new Map<string, number>();
     for (const f of snapshot.findings) if (f.comm_id === null || hung.has(f.comm_id)) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
     publishGauge(this.rasFindings, [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })));

@@ -5,12 +5,16 @@
  * verdict. A refused connection is the normal "no job here" answer and costs a few microseconds.
  * A COLL-log hang that begins asks at once. One query at a time; JSON where the job's NCCL has it
  * (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras-verdict.ts turns them into verdicts.
+ * Where the job's NCCL has monitor mode (2.29+), a subscription (ras/monitor.ts) hears a dead peer
+ * the moment RAS declares it: it is published at once and a query follows at once.
  */
 import type { Logger } from "pino";
 import { rasFindings } from "./findings/ras.js";
 import type { Finding } from "./findings/report.js";
 import { queryRas, type RasAddress, type RasQueryResult } from "./ras/client.js";
 import { looksLikeJson, rasReportFromJson } from "./ras/parse-json.js";
+import { RasMonitor, type RasMonitorState } from "./ras/monitor.js";
+import type { RasEvent } from "./ras/parse-event.js";
 import { RasReader, type RasReport } from "./ras/parse-text.js";
 import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./ras/progress.js";
 
@@ -30,7 +34,12 @@ export interface RasWatchOptions {
   deadlineMs?: number;
   /** Default 4 MiB: a 32-rank text report is about 1 KiB, a 1,000-rank JSON report about 600 KiB. */
   maxBytes?: number;
+  /** Subscribe to monitor mode where the job's NCCL has it (default true). */
+  monitor?: boolean;
 }
+
+/** Monitor events counted by type; any other type counts as `other`. */
+export const RAS_EVENT_TYPES = ["PEER_DEAD", "PEER_NEW", "other"] as const;
 
 /** What the last answer holds. */
 export interface RasSnapshot {
@@ -44,6 +53,10 @@ export interface RasSnapshot {
   progress: readonly RasCommProgress[];
   /** Findings of the last report (ringwatch analyze's words). */
   findings: readonly Finding[];
+  /** The monitor subscription (NCCL 2.29+). */
+  monitor: RasMonitorState;
+  /** Monitor events received, by type (RAS_EVENT_TYPES). */
+  events: ReadonlyMap<string, number>;
 }
 
 /** The last report in a text answer. */
@@ -70,6 +83,14 @@ export function reportOf(text: string, format: "json" | "text"): RasReport | und
 /** At most this many series per job-wide RAS metric (dead processes, ranks behind, mismatches). */
 export const MAX_RAS_SERIES = 128;
 
+/** NCCL 2.29+ has monitor mode; an unknown version is asked (it refuses if it has none). */
+export function hasMonitorMode(version: string | undefined): boolean {
+  if (version === undefined) return true;
+  const [major, minor] = version.split(".").map(Number);
+  if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor)) return true;
+  return major > 2 || (major === 2 && minor >= 29);
+}
+
 export class RasWatch {
   private opts: RasWatchOptions;
   private readonly queries = new Map<RasQueryOutcome, number>(RAS_OUTCOMES.map((o) => [o, 0]));
@@ -87,6 +108,12 @@ export class RasWatch {
   private urgentBefore = false;
   private paused = false;
   private closed = false;
+  /** A query wanted at once while one was in flight (a monitor event). */
+  private askAgain = false;
+  private readonly monitor: RasMonitor | undefined;
+  private readonly events = new Map<string, number>(RAS_EVENT_TYPES.map((t) => [t, 0]));
+  /** Processes (node:pid) a PEER_DEAD event named, until the job goes. */
+  private readonly deadByEvent = new Set<string>();
 
   constructor(
     opts: RasWatchOptions,
@@ -94,6 +121,9 @@ export class RasWatch {
   ) {
     this.opts = { ...opts };
     this.progress = new RasProgress({ ...opts.progress });
+    if (opts.monitor !== false) {
+      this.monitor = new RasMonitor({ address: opts.address, onEvent: (e) => this.onEvent(e), onState: (s, reason) => this.onMonitorState(s, reason) });
+    }
   }
 
   /** New settings (SIGHUP); undefined pauses: the query in flight ends, what was known goes, counts stay. */
@@ -102,12 +132,16 @@ export class RasWatch {
       this.paused = true;
       this.query?.abort();
       this.forget();
+      this.monitor?.reset();
       return;
     }
     const moved = o.address.host !== this.opts.address.host || o.address.port !== this.opts.address.port;
     this.paused = false;
     this.opts = { ...this.opts, ...o };
-    if (moved) this.forget();
+    if (moved) {
+      this.forget();
+      this.monitor?.reset(o.address);
+    }
     this.nextAskMs = undefined;
   }
 
@@ -136,7 +170,39 @@ export class RasWatch {
       .finally(() => {
         this.inFlight = undefined;
         this.query = undefined;
+        if (this.askAgain) {
+          this.askAgain = false;
+          this.tick(this.urgentBefore);
+        }
       });
+  }
+
+  /** Asks now, or as soon as the query in flight ends. */
+  private askNow(): void {
+    this.nextAskMs = this.opts.now();
+    if (this.inFlight !== undefined) this.askAgain = true;
+    else this.tick(this.urgentBefore);
+  }
+
+  private onEvent(e: RasEvent): void {
+    const type = (RAS_EVENT_TYPES as readonly string[]).includes(e.type) ? e.type : "other";
+    this.events.set(type, (this.events.get(type) ?? 0) + 1);
+    if (this.paused || this.closed) return;
+    const who = e.host !== undefined && e.pid !== undefined ? `${e.host}:${e.pid}` : undefined;
+    const gpus = e.nvmlDevs !== undefined && e.nvmlDevs.length > 0 ? ` (GPU ${e.nvmlDevs.join(",")})` : "";
+    const fields = { event: e.type, process: who ?? null, ras_addr: e.addr ?? null, sent: e.timestamp, details: e.details || null };
+    if (e.type === "PEER_DEAD") {
+      if (who !== undefined && this.deadByEvent.size < MAX_RAS_SERIES) this.deadByEvent.add(who);
+      this.opts.log.warn(fields, `nccl: NCCL RAS says process ${who ?? e.addr ?? "?"}${gpus} of the job is dead (PEER_DEAD); asking for the job's status now`);
+      this.askNow();
+    } else this.opts.log.debug(fields, `nccl: NCCL RAS event ${e.type} ${who ?? e.addr ?? ""}`.trimEnd());
+  }
+
+  private onMonitorState(state: RasMonitorState, reason: string): void {
+    const where = `${this.opts.address.host}:${this.opts.address.port}`;
+    if (state === "subscribed") this.opts.log.info({ ras_addr: where }, `nccl: following NCCL RAS monitor events at ${where} (a dead peer shows at once)`);
+    else if (state === "unsupported") this.opts.log.info({ ras_addr: where, reason }, `nccl: the job's NCCL has no RAS monitor mode (2.29+); dead peers show at the next query`);
+    else if (state === "off" && reason !== "reset") this.opts.log.debug({ ras_addr: where, reason }, `nccl: NCCL RAS monitor connection ended: ${reason}`);
   }
 
   /** Resolves when no query is in flight (tests, shutdown). */
@@ -147,16 +213,29 @@ export class RasWatch {
   /** Ends the query in flight, if any; no query starts after this. */
   async close(): Promise<void> {
     this.closed = true;
+    this.monitor?.close();
     this.query?.abort();
     await this.settled();
   }
 
   snapshot(): RasSnapshot {
-    const dead = this.report === undefined ? [] : [...deadProcesses(this.report)].slice(0, MAX_RAS_SERIES);
-    return { queries: this.queries, lastReportMs: this.lastReportMs, report: this.report, format: this.format, dead, progress: [...this.progress.states()], findings: this.findings };
+    const dead = new Set(this.report === undefined ? [] : deadProcesses(this.report));
+    for (const p of this.deadByEvent) dead.add(p);
+    return {
+      queries: this.queries,
+      lastReportMs: this.lastReportMs,
+      report: this.report,
+      format: this.format,
+      dead: [...dead].slice(0, MAX_RAS_SERIES),
+      progress: [...this.progress.states()],
+      findings: this.findings,
+      monitor: this.monitor?.state ?? "off",
+      events: this.events,
+    };
   }
 
   private forget(): void {
+    this.deadByEvent.clear();
     this.progress.clear();
     this.report = undefined;
     this.format = undefined;
@@ -176,7 +255,10 @@ export class RasWatch {
     if (report === undefined) {
       // No job answers (it ended, or none runs here): what the last one said goes with it.
       // A timeout or a garbled answer keeps it: the job may be too busy to answer in time.
-      if (outcome === "unreachable") this.forget();
+      if (outcome === "unreachable") {
+        this.forget();
+        this.monitor?.reset();
+      }
       const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
       this.logOnce(`fail:${outcome}`, () => {
         if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
@@ -191,6 +273,7 @@ export class RasWatch {
     const observed = observe(report);
     this.progress.record(now, observed);
     this.findings = rasFindings([{ source: "ras", reports: [report] }]);
+    if (hasMonitorMode(report.version)) this.monitor?.ensure();
     this.logOnce(`ok:${this.format}`, () =>
       this.opts.log.info(
         { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length },

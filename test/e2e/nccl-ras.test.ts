@@ -78,4 +78,27 @@ describe("production mode: NCCL RAS alone", () => {
     expect(samplesOf(moved, "ringwatch_nccl_ras_rank_behind")).toEqual([]);
     expect(samplesOf(moved, "ringwatch_nccl_hang_evidence")).toEqual([]);
   });
+
+  it("monitor mode (NCCL 2.29+): a dead peer is on /metrics at once, long before the next 60 s query", async () => {
+    const dir = tempDir();
+    ras = await startRasJob(dir, job(40, 40));
+    agent = await startAgent([
+      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`, `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`, "--collector.nccl.ras-interval=60s",
+    ]);
+    const a = agent;
+    const r = ras;
+    await eventually(async () => (sample(await a.scrape(), "ringwatch_nccl_ras_monitor_subscribed") === 1 ? true : undefined), 15_000);
+    const t0 = Date.now();
+    await r.emit({ type: "PEER_DEAD", peer: { host: "10.0.0.2", pid: 5152, cudaDevs: [4] } });
+    const dead = await eventually(async () => {
+      const t = await a.scrape();
+      return sample(t, `ringwatch_nccl_ras_dead_process{process="10.0.0.2:5152"}`) === 1 ? t : undefined;
+    }, 10_000);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(sample(dead, `ringwatch_nccl_ras_monitor_events_total{event="PEER_DEAD"}`)).toBe(1);
+    // The event asked for the status at once: two STATUS queries although the interval is 60 s.
+    await eventually(() => Promise.resolve(r.commands().filter((c) => c === "STATUS").length === 2 ? true : undefined), 10_000);
+    expect(a.logs().some((l) => l.includes("process 10.0.0.2:5152 (GPU 4) of the job is dead (PEER_DEAD)"))).toBe(true);
+  });
 });
