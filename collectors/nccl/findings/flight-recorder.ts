@@ -190,7 +190,11 @@ export function flightRecorderFindings(a: FrAnalysis): Finding[] {
   const out: Finding[] = [];
   for (const g of a.groups) {
     for (const f of [behindFinding(g), missingFinding(g), hangFinding(g)]) if (f) out.push(f);
-    for (const m of g.mismatches) out.push(...mismatchFindings(g, m));
+    for (const m of g.mismatches) {
+      // A rank that did not complete what the others completed: the rank_behind finding says it already.
+      if (m.kind === "state" && g.behind?.by === "completed" && m.seq === g.behind.at + 1) continue;
+      out.push(...mismatchFindings(g, m));
+    }
   }
   return [...out, ...inputFindings(a)];
 }

@@ -37,7 +37,7 @@ export function parseRanks(v: unknown): number[] | undefined {
   }
   if (cur >= 0) out.push(cur);
   else if (out.length > 0) return undefined; // a trailing comma
-  return sortedUnique(out);
+  return out.length > MAX_GROUP_RANKS ? undefined : sortedUnique(out);
 }
 
 function sortedUnique(xs: number[]): number[] {
