@@ -44,6 +44,11 @@ export interface FakeRankInGroup {
   /** TORCH_NCCL_ENABLE_TIMING: last_started_collective is written (else -1). */
   timing?: boolean;
   calls?: Record<number, FakeCall>;
+  /**
+   * Point-to-point sends after the collectives (pipeline stages): entries with is_p2p, and
+   * pg_status' last_* then count them, as PyTorch writes the p2p counter there after a send.
+   */
+  p2p?: number;
 }
 
 export interface FakeRank {
@@ -68,25 +73,28 @@ const STEP_NS = 50_000_000;
 export function fakeDump(r: FakeRank): Record<string, unknown> {
   const pgConfig: Record<string, unknown> = {};
   const pgStatus: Record<string, unknown> = {};
-  const all: { seq: number; g: FakeRankInGroup }[] = [];
+  const all: { seq: number; p2p: number; g: FakeRankInGroup }[] = [];
   for (const g of r.groups) {
     pgConfig[g.group.name] = { name: g.group.name, desc: g.group.desc, ranks: `[${g.group.ranks.join(", ")}]` };
+    const last = g.p2p ? { enq: g.p2p, done: g.p2p } : { enq: g.enqueued, done: g.completed };
     pgStatus[String(g.group.pgId)] = {
-      last_enqueued_collective: g.enqueued,
-      last_started_collective: g.timing ? g.enqueued : -1,
-      last_completed_collective: g.completed,
+      last_enqueued_collective: last.enq,
+      last_started_collective: g.timing ? last.enq : -1,
+      last_completed_collective: last.done,
     };
-    for (let s = 1; s <= g.enqueued; s++) all.push({ seq: s, g });
+    for (let s = 1; s <= g.enqueued; s++) all.push({ seq: s, p2p: 0, g });
+    for (let p = 1; p <= (g.p2p ?? 0); p++) all.push({ seq: g.enqueued, p2p: p, g });
   }
-  all.sort((a, b) => a.seq - b.seq || a.g.group.pgId - b.g.group.pgId);
+  all.sort((a, b) => a.seq - b.seq || a.p2p - b.p2p || a.g.group.pgId - b.g.group.pgId);
   const kept = all.slice(-(r.buffer ?? 2000));
-  const entries = kept.map(({ seq, g }, i) => {
-    const c = g.calls?.[seq] ?? {};
-    const done = seq <= g.completed;
+  const entries = kept.map(({ seq, p2p, g }, i) => {
+    const c = (p2p === 0 ? g.calls?.[seq] : undefined) ?? {};
+    const done = p2p > 0 || seq <= g.completed;
     const state = c.state ?? (done ? "completed" : (g.pending ?? (g.timing ? "started" : "scheduled")));
-    const created = T0 + seq * STEP_NS;
+    const created = T0 + (seq * 100 + p2p) * STEP_NS;
     const size = c.inputSizes ?? [[1048576]];
     const dtype = c.dtype ?? "Float";
+    const peer = g.group.ranks.indexOf(r.rank) + 1;
     return {
       frames: c.frames ?? TRAIN_FRAMES,
       record_id: all.length - kept.length + i,
@@ -95,9 +103,9 @@ export function fakeDump(r: FakeRank): Record<string, unknown> {
       thread_name: "python3",
       thread_id: "140442393100608",
       collective_seq_id: seq,
-      p2p_seq_id: 0,
-      op_id: seq,
-      profiling_name: c.profilingName ?? "nccl:all_reduce",
+      p2p_seq_id: p2p,
+      op_id: seq + p2p,
+      profiling_name: p2p > 0 ? `nccl:send ${peer - 1}->${peer % g.group.ranks.length}` : (c.profilingName ?? "nccl:all_reduce"),
       time_created_ns: created,
       input_sizes: size,
       input_dtypes: size.map(() => dtype),
@@ -108,7 +116,7 @@ export function fakeDump(r: FakeRank): Record<string, unknown> {
       time_discovered_completed_ns: state === "completed" ? created + 9_000_000 : null,
       retired: state === "completed",
       timeout_ms: 100000,
-      is_p2p: false,
+      is_p2p: p2p > 0,
     };
   });
   return { version: "2.10", pg_config: pgConfig, comm_lib_version: "2.28.9", pg_status: pgStatus, entries };

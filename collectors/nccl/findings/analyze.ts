@@ -18,6 +18,9 @@ import { rasFindings, type RasSource } from "./ras.js";
 import { transportFindings } from "./transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "./report.js";
 
+/** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
+const FR_ENTRIES_PER_GROUP = 512;
+
 export interface LogText {
   /** Name used in evidence (`name:line`). */
   name: string;
@@ -80,7 +83,7 @@ export class LogAnalysis {
    * a dump that cannot be read is a finding, and its rank counts as one without a dump.
    */
   flightRecorderDump(name: string, bytes: Uint8Array): FrRead {
-    const r = readFrDump(bytes, name);
+    const r = readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP });
     this.dumps.push(r);
     return r;
   }

@@ -200,27 +200,29 @@ function mismatchesOf(members: readonly RankInGroup[], size: number | undefined,
   const window = sortNum(seqs).slice(-MAX_COMPARED_SEQS);
   const out: FrMismatch[] = [];
   for (const seq of window) {
-    const calls: { rank: number; call: FrCall; frames: readonly FrFrame[] }[] = [];
+    const calls: { rank: number; call: FrCall; key: string; frames: readonly FrFrame[] }[] = [];
     for (const m of members) {
       const list = m.bySeq.get(seq);
-      if (list && list.length > 0) calls.push({ rank: m.rank, call: callOf(list), frames: list[0]?.frames ?? [] });
+      if (!list || list.length === 0) continue;
+      const call = callOf(list);
+      calls.push({ rank: m.rank, call, key: callKey(call), frames: list[0]?.frames ?? [] });
     }
     if (calls.length < 2) continue;
     // The reference: the record most ranks share (members are in rank order, so a tie keeps the lowest rank's).
     const counts = new Map<string, number>();
-    for (const c of calls) counts.set(callKey(c.call), (counts.get(callKey(c.call)) ?? 0) + 1);
+    for (const c of calls) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
     let refKey = "";
     let best = 0;
     for (const c of calls) {
-      const n = counts.get(callKey(c.call)) ?? 0;
-      if (n > best) [refKey, best] = [callKey(c.call), n];
+      const n = counts.get(c.key) ?? 0;
+      if (n > best) [refKey, best] = [c.key, n];
     }
     if (best === calls.length) continue;
-    const ref = calls.filter((c) => callKey(c.call) === refKey);
+    const ref = calls.filter((c) => c.key === refKey);
     const refCall = (ref[0] as (typeof calls)[number]).call;
     const byKind = new Map<FrMismatchClass, Map<string, typeof calls>>();
     for (const c of calls) {
-      if (callKey(c.call) === refKey) continue;
+      if (c.key === refKey) continue;
       const kind = mismatchClass(refCall, c.call, size);
       if (kind === undefined) continue;
       const value = describeCall(c.call, kind);

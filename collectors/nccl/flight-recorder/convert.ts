@@ -71,14 +71,36 @@ function strings(v: unknown): string[] | undefined {
   return out;
 }
 
-function frames(v: unknown): FrFrame[] {
-  if (!Array.isArray(v)) return [];
-  const out: FrFrame[] = [];
-  for (const f of v.slice(0, MAX_FRAMES)) {
-    if (!isDict(f)) continue;
-    out.push({ name: str(get(f, "name")) ?? "?", file: str(get(f, "filename")) ?? "?", line: int(get(f, "line")) ?? 0 });
+/**
+ * Frames, shared: PyTorch pickles each distinct frame once and every entry refers to it (the
+ * pickle's memo), so the same raw frame becomes the same FrFrame, and the same sequence of them the
+ * same array. 20,000 entries with 20-frame stacks stay 20,000 references, not 400,000 objects.
+ */
+class FrameCache {
+  private readonly frames = new Map<Dict, FrFrame>();
+  private readonly ids = new Map<FrFrame, number>();
+  private readonly stacks = new Map<string, FrFrame[]>();
+
+  stack(v: unknown): FrFrame[] {
+    if (!Array.isArray(v)) return [];
+    const out: FrFrame[] = [];
+    let key = "";
+    for (const f of v.slice(0, MAX_FRAMES)) {
+      if (!isDict(f)) continue;
+      let frame = this.frames.get(f);
+      if (frame === undefined) {
+        frame = { name: str(get(f, "name")) ?? "?", file: str(get(f, "filename")) ?? "?", line: int(get(f, "line")) ?? 0 };
+        this.frames.set(f, frame);
+        this.ids.set(frame, this.ids.size);
+      }
+      out.push(frame);
+      key += `${this.ids.get(frame)},`;
+    }
+    const shared = this.stacks.get(key);
+    if (shared) return shared;
+    this.stacks.set(key, out);
+    return out;
   }
-  return out;
 }
 
 /** `nccl:all_reduce` → `all_reduce`; `nccl:send 0->1` → `send`. */
@@ -89,10 +111,10 @@ export function opOf(profilingName: string): string {
   return space >= 0 ? rest.slice(0, space) : rest;
 }
 
-function entryOf(e: Dict): FrEntry {
+function entryOf(e: Dict, frames: FrameCache): FrEntry {
   const profilingName = str(get(e, "profiling_name")) ?? "?";
   const op = opOf(profilingName);
-  const out: FrEntry = { profilingName, op, isP2p: bool(get(e, "is_p2p")) ?? (op === "send" || op === "recv"), frames: frames(get(e, "frames")) };
+  const out: FrEntry = { profilingName, op, isP2p: bool(get(e, "is_p2p")) ?? (op === "send" || op === "recv"), frames: frames.stack(get(e, "frames")) };
   const set = <K extends keyof FrEntry>(k: K, v: FrEntry[K] | undefined): void => {
     if (v !== undefined) out[k] = v;
   };
@@ -180,11 +202,16 @@ function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
       if (done !== undefined) g.lastCompleted = done;
     }
   }
-  // No pg_status for a group (dumps before 2.3): its collectives' own states say how far it got.
+  // Without pg_status (dumps before 2.3) the collectives' own states say how far a group got. So
+  // they do where the group also ran point-to-point operations: PyTorch then writes the p2p
+  // counter into pg_status' last_* whenever the last operation was a send or recv.
   const seen = new Map<string, Pick<FrGroup, "lastEnqueued" | "lastStarted" | "lastCompleted">>();
+  const p2p = new Set<string>();
   for (const e of entries) {
     const name = groupNameOf(e);
-    if (e.isP2p || e.seq === undefined || name === undefined) continue;
+    if (name === undefined) continue;
+    if (e.isP2p) p2p.add(name);
+    if (e.isP2p || e.seq === undefined) continue;
     const s = seen.get(name) ?? {};
     seen.set(name, s);
     if (s.lastEnqueued === undefined || e.seq > s.lastEnqueued) s.lastEnqueued = e.seq;
@@ -192,9 +219,12 @@ function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
     if (e.state === "completed" && (s.lastCompleted === undefined || e.seq > s.lastCompleted)) s.lastCompleted = e.seq;
   }
   for (const g of groups.values()) {
-    const s = seen.get(g.name);
-    if (g.statusFrom !== undefined || s === undefined) continue;
-    Object.assign(g, s, { statusFrom: "entries" });
+    if (g.statusFrom === "pg_status" && !p2p.has(g.name)) continue;
+    if (g.statusFrom === undefined && !seen.has(g.name)) continue;
+    delete g.lastEnqueued;
+    delete g.lastStarted;
+    delete g.lastCompleted;
+    Object.assign(g, seen.get(g.name) ?? {}, { statusFrom: "entries" });
   }
   return [...groups.values()];
 }
@@ -211,16 +241,47 @@ export function dumpOf(root: unknown, source: string): { dump: Omit<FrDump, "ran
   const from = Math.max(0, list.length - MAX_ENTRIES);
   let dropped = from;
   const entries: FrEntry[] = [];
+  const frames = new FrameCache();
   for (let i = from; i < list.length; i++) {
     const e = list[i];
-    if (isDict(e)) entries.push(entryOf(e));
+    if (isDict(e)) entries.push(entryOf(e, frames));
     else dropped++;
   }
-  const dump: Omit<FrDump, "rank" | "rankFrom"> = { source, groups: groupsOf(root, entries), entries, entriesDropped: dropped };
+  const dump: Omit<FrDump, "rank" | "rankFrom"> = {
+    source,
+    hasPgStatus: isDict(get(root, "pg_status")),
+    groups: groupsOf(root, entries),
+    entries,
+    entriesDropped: dropped,
+  };
   const version = str(get(root, "version"));
   if (version !== undefined) dump.version = version;
   const lib = str(get(root, "comm_lib_version")) ?? str(get(root, "nccl_version"));
   if (lib !== undefined) dump.commLibVersion = lib;
   const rank = int(get(root, "rank"));
   return rank !== undefined && rank >= 0 ? { dump, rank } : { dump };
+}
+
+/**
+ * The dump with, per process group, only the entries of its last `perGroup` collectives (and the
+ * point-to-point operations among them): what the analysis compares across ranks. The groups'
+ * last-* numbers are kept, so nothing it concludes changes unless a rank ran more than `perGroup`
+ * collectives past the one the others wait in. Bounds the memory of a job of thousands of ranks.
+ */
+export function trimEntries<T extends Pick<FrDump, "entries" | "entriesDropped">>(dump: T, perGroup: number): T {
+  const seqs = new Map<string, Set<number>>();
+  const keep: boolean[] = new Array<boolean>(dump.entries.length).fill(false);
+  for (let i = dump.entries.length - 1; i >= 0; i--) {
+    const e = dump.entries[i] as FrEntry;
+    const name = groupNameOf(e) ?? "";
+    const set = seqs.get(name) ?? new Set<number>();
+    seqs.set(name, set);
+    const seq = e.seq ?? -1;
+    if (set.size < perGroup || set.has(seq)) {
+      set.add(seq);
+      keep[i] = true;
+    }
+  }
+  const entries = dump.entries.filter((_, i) => keep[i]);
+  return { ...dump, entries, entriesDropped: dump.entriesDropped + dump.entries.length - entries.length };
 }

@@ -53,7 +53,7 @@ export function jobGroups(dumps: ReadonlyMap<number, FrDump>): { groups: JobGrou
   const hasStatus = new Map<number, boolean>();
   const names = new Map<number, Set<string>>();
   for (const [rank, dump] of dumps) {
-    hasStatus.set(rank, dump.groups.some((x) => x.statusFrom === "pg_status"));
+    hasStatus.set(rank, dump.hasPgStatus);
     names.set(rank, new Set(dump.groups.map((x) => x.name)));
   }
   for (const [rank, dump] of dumps) {
@@ -70,7 +70,7 @@ export function jobGroups(dumps: ReadonlyMap<number, FrDump>): { groups: JobGrou
       if (g.lastStarted !== undefined) m.lastStarted = g.lastStarted;
       if (g.lastCompleted !== undefined) m.lastCompleted = g.lastCompleted;
       // In pg_config but not in pg_status: the rank made the group's communicator and never issued a collective on it.
-      if (m.lastEnqueued === undefined && hasStatus.get(rank) === true) {
+      if (g.statusFrom === undefined && hasStatus.get(rank) === true) {
         m.lastEnqueued = 0;
         m.lastCompleted = 0;
       }

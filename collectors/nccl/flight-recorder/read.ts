@@ -3,7 +3,7 @@
  * truncated, too large, not a dump). Never throws for any input. Which rank wrote it: the dump's own
  * `rank` key where it has one, else the file name (`<TORCH_FR_DUMP_TEMP_FILE><rank>`).
  */
-import { dumpOf } from "./convert.js";
+import { dumpOf, trimEntries } from "./convert.js";
 import { rankFromName } from "./ranks.js";
 import type { FrRead } from "./types.js";
 import { unpickle } from "./unpickle.js";
@@ -13,8 +13,16 @@ export { looksLikePickle } from "./unpickle.js";
 /** Larger dumps are not read (a 20,000-entry buffer with stacks is a few MB). */
 export const MAX_FR_DUMP_BYTES = 64 * 1024 * 1024;
 
+export interface ReadOptions {
+  /**
+   * Keep, per process group, only the entries of its last this many collectives (convert.ts
+   * trimEntries): what the analysis needs, for a job of thousands of ranks. Default: all.
+   */
+  entriesPerGroup?: number;
+}
+
 /** `bytes` read from the file `name` (its base name, or any name that ends in the rank). */
-export function readFrDump(bytes: Uint8Array, name: string): FrRead {
+export function readFrDump(bytes: Uint8Array, name: string, opts: ReadOptions = {}): FrRead {
   const fileRank = rankFromName(name);
   const fail = (error: string): FrRead => ({ ok: false, source: name, ...(fileRank !== undefined ? { rank: fileRank } : {}), error });
   if (bytes.length > MAX_FR_DUMP_BYTES) return fail(`too large: over ${MAX_FR_DUMP_BYTES / (1024 * 1024)} MiB`);
@@ -29,8 +37,6 @@ export function readFrDump(bytes: Uint8Array, name: string): FrRead {
   }
   if (typeof got === "string") return fail(got);
   const rank = got.rank ?? fileRank;
-  return {
-    ok: true,
-    dump: { ...got.dump, ...(rank !== undefined ? { rank, rankFrom: got.rank !== undefined ? "dump" : "file_name" } : {}) },
-  };
+  const dump = opts.entriesPerGroup !== undefined ? trimEntries(got.dump, opts.entriesPerGroup) : got.dump;
+  return { ok: true, dump: { ...dump, ...(rank !== undefined ? { rank, rankFrom: got.rank !== undefined ? "dump" : "file_name" } : {}) } };
 }

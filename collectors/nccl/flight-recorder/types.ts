@@ -81,6 +81,8 @@ export interface FrDump {
   rank?: number;
   rankFrom?: "dump" | "file_name";
   commLibVersion?: string;
+  /** The dump has pg_status (2.3+): a group it does not list there issued no collective on this rank. */
+  hasPgStatus: boolean;
   groups: FrGroup[];
   /** Oldest first, as PyTorch dumps them. */
   entries: FrEntry[];

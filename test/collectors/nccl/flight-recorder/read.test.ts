@@ -84,6 +84,13 @@ describe("readFrDump on the real H100 dumps (PyTorch 2.11, dump version 2.10)", 
     expect(console.warn).toBe(warn);
   });
 
+  it("entriesPerGroup keeps each group's last collectives, and the group's numbers", () => {
+    const d = dumpOf(readFrDump(bytesOf(0), "nccl_trace_rank_0", { entriesPerGroup: 5 }));
+    expect(d.entries.map((e) => e.seq)).toEqual([79, 80, 81, 82, 83]);
+    expect(d.entriesDropped).toBe(78);
+    expect(d.groups[0]).toMatchObject({ lastEnqueued: 83, lastCompleted: 81 });
+  });
+
   it("a dump with no rank in its name has none", () => {
     expect(dumpOf(readFrDump(bytesOf(0), "trace.pkl")).rank).toBeUndefined();
     expect(dumpOf(readFrDump(bytesOf(0), "dump_rank_12.pkl")).rank).toBe(12);

@@ -189,6 +189,30 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     expect(r.findings[0]?.summary).toContain("every rank enqueued collective #60 (all_reduce) and ranks 0-6 completed it, but rank 7 did not (last completed #59)");
   });
 
+  it("8 ranks with a pipeline group whose sends differ per rank: pg_status counts sends there, so the entries decide (no false rank behind)", () => {
+    const dir = tempDir();
+    const pp: FakeGroup = { name: "2", desc: "pp", ranks: [0, 2, 4, 6], pgId: 2 };
+    writeJob(
+      dir,
+      ranksUpTo(8).map((rank) => ({
+        rank,
+        groups: [
+          { group: world(8), enqueued: 40, completed: 40 },
+          ...(pp.ranks.includes(rank) ? [{ group: pp, enqueued: 5, completed: 5, p2p: rank === 0 || rank === 6 ? 12 : 24 }] : []),
+        ],
+      })),
+    );
+    const r = analyzeDir(dir);
+    expect(r.findings).toEqual([]);
+    const g = r.process_groups.find((x) => x.process_group === "2");
+    expect(g?.ranks.map((x) => [x.rank, x.last_enqueued, x.last_completed])).toEqual([
+      [0, 5, 5],
+      [2, 5, 5],
+      [4, 5, 5],
+      [6, 5, 5],
+    ]);
+  });
+
   it("8 ranks, healthy: every rank completed all 120 collectives, no finding", () => {
     const dir = tempDir();
     writeJob(dir, job(8, 120, 120));
