@@ -8,15 +8,13 @@
  * (pytorch PR #120438). Pure functions; the work is bounded by the limits of groups.ts and below.
  */
 import { jobGroups, type JobGroup, type RankInGroup } from "./groups.js";
-import { callKey, callOf, describeCall, mismatchClass, type FrCall, type FrMismatchClass } from "./match.js";
+import { callOf, mismatchesOf, type FrMismatch } from "./match.js";
+import { stacksOf, type FrStack } from "./stacks.js";
 import type { FrDump, FrEntry, FrFrame, FrRead } from "./types.js";
 
-/** Collectives compared across ranks per group: the latest ones, up to the one the ranks wait in. */
-const MAX_COMPARED_SEQS = 64;
-/** Mismatches reported per group (the earliest first: later ones are often its consequence). */
-const MAX_MISMATCHES = 8;
-/** Distinct stacks kept per collective. */
-const MAX_STACKS = 4;
+export type { FrMismatch } from "./match.js";
+export type { FrStack } from "./stacks.js";
+
 
 export interface FrRankStatus {
   rank: number;
@@ -24,12 +22,6 @@ export interface FrRankStatus {
   lastEnqueued?: number;
   lastStarted?: number;
   lastCompleted?: number;
-}
-
-/** A call stack and the ranks that called the collective from it. */
-export interface FrStack {
-  ranks: number[];
-  frames: FrFrame[];
 }
 
 /** The collective that ranks entered and did not finish. */
@@ -56,17 +48,6 @@ export interface FrBehind {
   aheadAt: number;
   /** What the ranks behind last enqueued (their entry at `at`), where a dump still holds it. */
   last: { rank: number; seq: number; op: string; state?: string; frames: FrFrame[] }[];
-}
-
-export interface FrMismatch {
-  seq: number;
-  kind: FrMismatchClass;
-  /** What most ranks recorded (the lowest rank's record on a tie), and those ranks. */
-  expected: { value: string; ranks: number[]; stacks: FrStack[] };
-  /** The ranks that recorded something else, by what they recorded. */
-  found: { value: string; ranks: number[]; stacks: FrStack[] }[];
-  /** `expected`'s operation (for op mismatches: and found[i].value are the others). */
-  op: string;
 }
 
 export interface FrGroupAnalysis {
@@ -97,21 +78,8 @@ export interface FrAnalysis {
   truncated: boolean;
 }
 
-const sortNum = (xs: Iterable<number>): number[] => [...xs].sort((a, b) => a - b);
 const minOf = (xs: readonly number[]): number => xs.reduce((a, b) => (b < a ? b : a), Infinity);
 const maxOf = (xs: readonly number[]): number => xs.reduce((a, b) => (b > a ? b : a), -Infinity);
-
-/** Distinct stacks of `ranks`' entries, most shared first. */
-function stacksOf(entries: readonly { rank: number; frames: readonly FrFrame[] }[]): FrStack[] {
-  const by = new Map<string, FrStack>();
-  for (const { rank, frames } of entries) {
-    const key = frames.map((f) => `${f.file}:${f.line}:${f.name}`).join("\n");
-    const s = by.get(key);
-    if (s) s.ranks.push(rank);
-    else if (by.size < MAX_STACKS) by.set(key, { ranks: [rank], frames: [...frames] });
-  }
-  return [...by.values()].sort((a, b) => b.ranks.length - a.ranks.length);
-}
 
 function lastEntry(m: RankInGroup, seq: number): FrEntry | undefined {
   const list = m.bySeq.get(seq);
@@ -191,57 +159,6 @@ function waitOf(members: readonly RankInGroup[], behind: FrBehind | undefined): 
     stacks: stacksOf(calls.map(({ rank, list }) => ({ rank, frames: list[0]?.frames ?? [] }))),
     ...(timeout !== undefined ? { timeoutMs: timeout } : {}),
   };
-}
-
-/** Collectives recorded by two or more ranks whose records differ, the earliest first. */
-function mismatchesOf(members: readonly RankInGroup[], size: number | undefined, upTo: number | undefined): FrMismatch[] {
-  const seqs = new Set<number>();
-  for (const m of members) for (const s of m.bySeq.keys()) if (upTo === undefined || s <= upTo) seqs.add(s);
-  const window = sortNum(seqs).slice(-MAX_COMPARED_SEQS);
-  const out: FrMismatch[] = [];
-  for (const seq of window) {
-    const calls: { rank: number; call: FrCall; key: string; frames: readonly FrFrame[] }[] = [];
-    for (const m of members) {
-      const list = m.bySeq.get(seq);
-      if (!list || list.length === 0) continue;
-      const call = callOf(list);
-      calls.push({ rank: m.rank, call, key: callKey(call), frames: list[0]?.frames ?? [] });
-    }
-    if (calls.length < 2) continue;
-    // The reference: the record most ranks share (members are in rank order, so a tie keeps the lowest rank's).
-    const counts = new Map<string, number>();
-    for (const c of calls) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
-    let refKey = "";
-    let best = 0;
-    for (const c of calls) {
-      const n = counts.get(c.key) ?? 0;
-      if (n > best) [refKey, best] = [c.key, n];
-    }
-    if (best === calls.length) continue;
-    const ref = calls.filter((c) => c.key === refKey);
-    const refCall = (ref[0] as (typeof calls)[number]).call;
-    const byKind = new Map<FrMismatchClass, Map<string, typeof calls>>();
-    for (const c of calls) {
-      if (c.key === refKey) continue;
-      const kind = mismatchClass(refCall, c.call, size);
-      if (kind === undefined) continue;
-      const value = describeCall(c.call, kind);
-      const groups = byKind.get(kind) ?? new Map<string, typeof calls>();
-      byKind.set(kind, groups);
-      groups.set(value, [...(groups.get(value) ?? []), c]);
-    }
-    for (const [kind, found] of byKind) {
-      out.push({
-        seq,
-        kind,
-        op: refCall.op,
-        expected: { value: describeCall(refCall, kind), ranks: ref.map((c) => c.rank), stacks: stacksOf(ref) },
-        found: [...found].map(([value, cs]) => ({ value, ranks: cs.map((c) => c.rank), stacks: stacksOf(cs) })),
-      });
-      if (out.length >= MAX_MISMATCHES) return out;
-    }
-  }
-  return out;
 }
 
 function groupAnalysis(g: JobGroup, failedRanks: ReadonlySet<number>, dumpRanks: ReadonlySet<number>): FrGroupAnalysis {

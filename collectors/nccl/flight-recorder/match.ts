@@ -4,9 +4,17 @@
  * (COLLECTIVE_TYPE_MISMATCH), then input and output sizes and the size rules of all_reduce,
  * all_gather and reduce_scatter (SIZE_OR_SYNTAX_MISMATCH), then dtypes (COLLECTIVE_DTYPE_MISMATCH),
  * then state (COLLECTIVE_STATE_MISMATCH). Unlike torchfrtrace, which blames every rank that differs
- * from the first one it reads, the reference here is what most ranks recorded.
+ * from the first one it reads, the reference here is what most ranks recorded. mismatchesOf applies
+ * the checks to a group's last 64 collectives up to the one its ranks wait in.
  */
-import type { FrEntry } from "./types.js";
+import type { RankInGroup } from "./groups.js";
+import { stacksOf, type FrStack } from "./stacks.js";
+import type { FrEntry, FrFrame } from "./types.js";
+
+/** Collectives compared across ranks per group: the latest ones, up to the one the ranks wait in. */
+const MAX_COMPARED_SEQS = 64;
+/** Mismatches reported per group (the earliest first: later ones are often its consequence). */
+const MAX_MISMATCHES = 8;
 
 export type FrMismatchClass = "op" | "size" | "dtype" | "state";
 
@@ -99,3 +107,65 @@ export function mismatchClass(ref: FrCall, other: FrCall, groupSize: number | un
 /** A key that is equal for calls that agree in every class. */
 export const callKey = (c: FrCall): string =>
   `${c.op}|${sizesText(c.inputSizes)}|${sizesText(c.outputSizes)}|${dtypeSet(c.inputDtypes)}|${dtypeSet(c.outputDtypes)}|${c.state ?? ""}`;
+
+export interface FrMismatch {
+  seq: number;
+  kind: FrMismatchClass;
+  /** What most ranks recorded (the lowest rank's record on a tie), and those ranks. */
+  expected: { value: string; ranks: number[]; stacks: FrStack[] };
+  /** The ranks that recorded something else, by what they recorded. */
+  found: { value: string; ranks: number[]; stacks: FrStack[] }[];
+  /** The operation most ranks recorded (in an `op` mismatch, `found[].value` are the others'). */
+  op: string;
+}
+
+/** Collectives recorded by two or more ranks whose records differ, the earliest first. */
+export function mismatchesOf(members: readonly RankInGroup[], size: number | undefined, upTo: number | undefined): FrMismatch[] {
+  const seqs = new Set<number>();
+  for (const m of members) for (const s of m.bySeq.keys()) if (upTo === undefined || s <= upTo) seqs.add(s);
+  const window = [...seqs].sort((a, b) => a - b).slice(-MAX_COMPARED_SEQS);
+  const out: FrMismatch[] = [];
+  for (const seq of window) {
+    const calls: { rank: number; call: FrCall; key: string; frames: readonly FrFrame[] }[] = [];
+    for (const m of members) {
+      const list = m.bySeq.get(seq);
+      if (!list || list.length === 0) continue;
+      const call = callOf(list);
+      calls.push({ rank: m.rank, call, key: callKey(call), frames: list[0]?.frames ?? [] });
+    }
+    if (calls.length < 2) continue;
+    // The reference: the record most ranks share (members are in rank order, so a tie keeps the lowest rank's).
+    const counts = new Map<string, number>();
+    for (const c of calls) counts.set(c.key, (counts.get(c.key) ?? 0) + 1);
+    let refKey = "";
+    let best = 0;
+    for (const c of calls) {
+      const n = counts.get(c.key) ?? 0;
+      if (n > best) [refKey, best] = [c.key, n];
+    }
+    if (best === calls.length) continue;
+    const ref = calls.filter((c) => c.key === refKey);
+    const refCall = (ref[0] as (typeof calls)[number]).call;
+    const byKind = new Map<FrMismatchClass, Map<string, typeof calls>>();
+    for (const c of calls) {
+      if (c.key === refKey) continue;
+      const kind = mismatchClass(refCall, c.call, size);
+      if (kind === undefined) continue;
+      const value = describeCall(c.call, kind);
+      const groups = byKind.get(kind) ?? new Map<string, typeof calls>();
+      byKind.set(kind, groups);
+      groups.set(value, [...(groups.get(value) ?? []), c]);
+    }
+    for (const [kind, found] of byKind) {
+      out.push({
+        seq,
+        kind,
+        op: refCall.op,
+        expected: { value: describeCall(refCall, kind), ranks: ref.map((c) => c.rank), stacks: stacksOf(ref) },
+        found: [...found].map(([value, cs]) => ({ value, ranks: cs.map((c) => c.rank), stacks: stacksOf(cs) })),
+      });
+      if (out.length >= MAX_MISMATCHES) return out;
+    }
+  }
+  return out;
+}

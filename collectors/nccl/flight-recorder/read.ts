@@ -3,8 +3,9 @@
  * truncated, too large, not a dump). Never throws for any input. Which rank wrote it: the dump's own
  * `rank` key where it has one, else the file name (`<TORCH_FR_DUMP_TEMP_FILE><rank>`).
  */
-import { dumpOf, trimEntries } from "./convert.js";
+import { dumpOf } from "./convert.js";
 import { rankFromName } from "./ranks.js";
+import { trimEntries } from "./trim.js";
 import type { FrRead } from "./types.js";
 import { unpickle } from "./unpickle.js";
 
@@ -15,8 +16,8 @@ export const MAX_FR_DUMP_BYTES = 64 * 1024 * 1024;
 
 export interface ReadOptions {
   /**
-   * Keep, per process group, only the entries of its last this many collectives (convert.ts
-   * trimEntries): what the analysis needs, for a job of thousands of ranks. Default: all.
+   * Keep, per process group, only the entries of its last this many collectives (trim.ts): what
+   * the analysis needs, for a job of thousands of ranks. Default: all.
    */
   entriesPerGroup?: number;
 }

@@ -82,6 +82,7 @@ function reason(err: unknown): string {
   if (msg.includes("Unexpected end of file") || msg.includes("more bytes") || msg.includes("end of line") || msg.includes("truncated")) {
     return "truncated: the pickle ends before its STOP";
   }
-  if (err instanceof RangeError && msg.includes("call stack")) return "corrupt: nested too deep";
+  // pickleparser spreads a MARK ... APPENDS run into one call: V8 allows about 120,000 arguments.
+  if (err instanceof RangeError && msg.includes("call stack")) return "too large: a list of more than about 120,000 items written at once";
   return `corrupt: ${msg.length > 120 ? `${msg.slice(0, 120)}...` : msg}`;
 }

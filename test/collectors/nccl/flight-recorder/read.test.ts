@@ -149,6 +149,14 @@ describe("readFrDump on input that is no readable dump: one reason, never a thro
     expect(Date.now() - t).toBeLessThan(1000);
   });
 
+  it("a list written in one run of 200,000 items (as PyTorch writes lists): too large, not a crash", () => {
+    const n = 200_000;
+    const items = Buffer.alloc(n * 2);
+    for (let i = 0; i < n; i++) [items[2 * i], items[2 * i + 1]] = [0x4b, 1]; // BININT1 1
+    const b = Buffer.concat([Buffer.from([0x80, 0x02, 0x5d, 0x28]), items, Buffer.from([0x65, 0x2e])]); // ] ( ... e .
+    expect(readFrDump(b, "a")).toMatchObject({ ok: false, error: "too large: a list of more than about 120,000 items written at once" });
+  });
+
   it("random bytes after a pickle header, and random changes to a real dump, never throw", () => {
     const real = bytesOf(0);
     fc.assert(
