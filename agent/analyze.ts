@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
 import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
-import { MAX_FR_DUMP_BYTES, looksLikePickle } from "../collectors/nccl/flight-recorder/read.js";
+import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
 
@@ -60,7 +60,7 @@ function ingestDump(analysis: LogAnalysis, path: string, fd: number, first: Buff
 
 /**
  * Reads one file (or stdin for `-`) line by line into the analysis; returns lines read. A file
- * that starts like a pickle (byte 0x80, protocol 2-5) is a Flight Recorder dump: 0 lines. Lines are
+ * that starts like a pickled dict (looksLikeFrDump) is a Flight Recorder dump: 0 lines. Lines are
  * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
@@ -90,7 +90,7 @@ function ingestFile(analysis: LogAnalysis, path: string, warn: (s: string) => vo
         throw err;
       }
       if (n <= 0) break;
-      if (first && looksLikePickle(buf.subarray(0, n))) {
+      if (first && looksLikeFrDump(buf.subarray(0, n))) {
         ingestDump(analysis, path, fd, buf, n, warn);
         return 0;
       }

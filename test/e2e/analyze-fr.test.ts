@@ -76,6 +76,15 @@ describe("ringwatch analyze on Flight Recorder dumps", () => {
     expect(report.findings[0]?.summary).toContain("no dump from rank 1 (the dump of rank 1 could not be read), while rank 0, the only rank with a dump, waits in collective #82 (all_reduce)");
   });
 
+  it("a pickle that is no dict is read as a log, harmlessly", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "list.pkl"), Buffer.from([0x80, 0x02, 0x5d, 0x2e]));
+    const r = await runAgent(["analyze", dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("ringwatch analyze: 1 file(s), 1 lines, 0 process(es)");
+    expect(r.stderr).toBe("");
+  });
+
   it("only a broken dump: exit 0, the finding says so (not 'nothing wrong')", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "nccl_trace_rank_5"), readFileSync(join(H100, "nccl_trace_rank_0")).subarray(0, 100));
@@ -89,8 +98,7 @@ describe("ringwatch analyze on Flight Recorder dumps", () => {
   it("a dump over 64 MiB is not held: read up to the limit, refused, exit 0", async () => {
     const dir = tempDir();
     const big = Buffer.alloc(64 * 1024 * 1024 + 4096);
-    big[0] = 0x80;
-    big[1] = 2;
+    big.set([0x80, 2, 0x7d]); // a pickled dict, then zeros
     writeFileSync(join(dir, "nccl_trace_rank_9"), big);
     const r = await runAgent(["analyze", "--json", dir]);
     expect(r.code).toBe(0);

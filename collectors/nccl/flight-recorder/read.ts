@@ -7,9 +7,16 @@ import { dumpOf } from "./convert.js";
 import { rankFromName } from "./ranks.js";
 import { trimEntries } from "./trim.js";
 import type { FrRead } from "./types.js";
-import { unpickle } from "./unpickle.js";
+import { looksLikePickle, unpickle } from "./unpickle.js";
 
-export { looksLikePickle } from "./unpickle.js";
+/**
+ * Does a file that starts with these bytes hold a Flight Recorder dump? A pickle of protocol 2-5
+ * (PROTO 0x80 and the protocol) whose value is a dict: EMPTY_DICT `}` or MARK `(` next, or first a
+ * FRAME (0x95, protocol 4+). No log line starts so: 0x80 is never the first byte of UTF-8 text.
+ */
+export function looksLikeFrDump(b: Uint8Array): boolean {
+  return looksLikePickle(b) && b.length >= 3 && (b[2] === 0x7d || b[2] === 0x28 || b[2] === 0x95);
+}
 
 /** Larger dumps are not read (a 20,000-entry buffer with stacks is a few MB). */
 export const MAX_FR_DUMP_BYTES = 64 * 1024 * 1024;

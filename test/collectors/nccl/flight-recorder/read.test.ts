@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_FR_DUMP_BYTES, looksLikePickle, readFrDump } from "../../../../collectors/nccl/flight-recorder/read.js";
+import { MAX_FR_DUMP_BYTES, looksLikeFrDump, readFrDump } from "../../../../collectors/nccl/flight-recorder/read.js";
 import { parseRanks, rankFromName } from "../../../../collectors/nccl/flight-recorder/ranks.js";
 import type { FrDump, FrRead } from "../../../../collectors/nccl/flight-recorder/types.js";
 import { fixturesDir } from "../../../helpers/fixtures.js";
@@ -177,12 +177,14 @@ describe("readFrDump on input that is no readable dump: one reason, never a thro
     );
   });
 
-  it("looksLikePickle: protocol 2 to 5 only", () => {
-    expect(looksLikePickle(bytesOf(0))).toBe(true);
-    expect(looksLikePickle(Buffer.from([0x80, 0x01]))).toBe(false);
-    expect(looksLikePickle(Buffer.from([0x80, 0x06]))).toBe(false);
-    expect(looksLikePickle(Buffer.from("[rank0]: ..."))).toBe(false);
-    expect(looksLikePickle(Buffer.from([0x80]))).toBe(false);
+  it("looksLikeFrDump: a pickled dict of protocol 2 to 5, nothing else", () => {
+    expect(looksLikeFrDump(bytesOf(0))).toBe(true);
+    expect(looksLikeFrDump(Buffer.from([0x80, 0x04, 0x95, 0, 0, 0, 0, 0, 0, 0, 0, 0x7d]))).toBe(true); // protocol 4: FRAME first
+    expect(looksLikeFrDump(Buffer.from([0x80, 0x02, 0x5d]))).toBe(false); // a list
+    expect(looksLikeFrDump(Buffer.from([0x80, 0x01, 0x7d]))).toBe(false);
+    expect(looksLikeFrDump(Buffer.from([0x80, 0x06, 0x7d]))).toBe(false);
+    expect(looksLikeFrDump(Buffer.from("[rank0]: ..."))).toBe(false);
+    expect(looksLikeFrDump(Buffer.from([0x80, 0x02]))).toBe(false);
   });
 });
 
