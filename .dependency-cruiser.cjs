@@ -6,8 +6,9 @@
  *   collectors/<name>/ -/-> collectors/<other>/   a collector uses only its own folder and the
  *                                   shared parts (collector.ts, module.ts, exec.ts, publish.ts,
  *                                   pci.ts, settings/, follow/)
- *   collectors/nccl/: parse <- state <- detect <- findings, ras <- findings, ingest over
- *                     parse/state; the top-level files (collector, metrics, ras-watch, ...) use them
+ *   collectors/nccl/: parse <- state <- detect <- findings, ras <- findings, flight-recorder <-
+ *                     findings, ingest over parse/state; the top-level files (collector, metrics,
+ *                     ras-watch, ...) use them
  *   no import cycles anywhere; only collectors/exec.ts spawns processes
  */
 const NCCL = "^collectors/nccl/";
@@ -16,10 +17,11 @@ const NCCL = "^collectors/nccl/";
 const NCCL_LAYERS = {
   parse: [],
   ras: [],
+  "flight-recorder": [],
   state: ["parse"],
   detect: ["state", "parse"],
   ingest: ["parse", "state"],
-  findings: ["parse", "state", "detect", "ras"],
+  findings: ["parse", "state", "detect", "ras", "flight-recorder"],
 };
 
 module.exports = {

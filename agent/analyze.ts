@@ -1,12 +1,14 @@
 /**
  * `ringwatch analyze [--json] FILE|DIR|- ...`: reads logs in bounded chunks (never a whole
- * multi-GB file in memory), prints the verdict. Exit 0 when the input could be read, whatever was
- * found; 2 when it could not (no input, nothing readable, bad flag).
+ * multi-GB file in memory), and PyTorch Flight Recorder dumps (pickles) whole up to their limit,
+ * prints the verdict. Exit 0 when the input could be read, whatever was found; 2 when it could not
+ * (no input, nothing readable, bad flag).
  */
 import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
 import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
+import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
 
@@ -32,12 +34,38 @@ function expand(arg: string, out: string[]): void {
 }
 
 /**
- * Reads one file (or stdin for `-`) line by line into the analysis; returns lines read. Lines are
+ * The rest of a Flight Recorder dump whose first `n` bytes are in `first`, handed whole to the
+ * analysis. Reading stops one byte past MAX_FR_DUMP_BYTES: a larger file is not held, and the
+ * analysis says it is too large. A dump that cannot be read is one line on stderr.
+ */
+function ingestDump(analysis: LogAnalysis, path: string, fd: number, first: Buffer, n: number, warn: (s: string) => void): void {
+  const parts: Buffer[] = [Buffer.from(first.subarray(0, n))];
+  let total = n;
+  const buf = Buffer.allocUnsafe(CHUNK);
+  while (total <= MAX_FR_DUMP_BYTES) {
+    let got: number;
+    try {
+      got = readSync(fd, buf, 0, Math.min(CHUNK, MAX_FR_DUMP_BYTES + 1 - total), null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue;
+      throw err;
+    }
+    if (got <= 0) break;
+    parts.push(Buffer.from(buf.subarray(0, got)));
+    total += got;
+  }
+  const r = analysis.flightRecorderDump(path, Buffer.concat(parts, total));
+  if (!r.ok) warn(`ringwatch: analyze: ${path}: not a readable Flight Recorder dump: ${r.error}\n`);
+}
+
+/**
+ * Reads one file (or stdin for `-`) line by line into the analysis; returns lines read. A file
+ * that starts like a pickled dict (looksLikeFrDump) is a Flight Recorder dump: 0 lines. Lines are
  * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
  */
-function ingestFile(analysis: LogAnalysis, path: string): number {
+function ingestFile(analysis: LogAnalysis, path: string, warn: (s: string) => void): number {
   const fd = path === "-" ? 0 : openSync(path, "r");
   const buf = Buffer.allocUnsafe(CHUNK);
   const splitter = new LineSplitter(MAX_LINE);
@@ -62,6 +90,10 @@ function ingestFile(analysis: LogAnalysis, path: string): number {
         throw err;
       }
       if (n <= 0) break;
+      if (first && looksLikeFrDump(buf.subarray(0, n))) {
+        ingestDump(analysis, path, fd, buf, n, warn);
+        return 0;
+      }
       if (first && looksLikeJson(buf.toString("utf8", 0, Math.min(n, 4096)))) json = [];
       first = false;
       if (json !== undefined) {
@@ -99,7 +131,9 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
   for (const a of argv) {
     if (a === "--json") json = true;
     else if (a === "-h" || a === "--help") {
-      io.stdout("usage: ringwatch analyze [--json] FILE|DIR|- ...\n  Reads NCCL_DEBUG / PyTorch logs of any number of ranks and nodes and prints the verdict.\n");
+      io.stdout(
+        "usage: ringwatch analyze [--json] FILE|DIR|- ...\n  Reads NCCL_DEBUG / PyTorch logs and PyTorch Flight Recorder dumps of any number of ranks and nodes and prints the verdict.\n",
+      );
       return 0;
     } else if (a.startsWith("--")) {
       io.stderr(`ringwatch: analyze: unknown flag ${a} (usage: ringwatch analyze [--json] FILE...)\n`);
@@ -124,7 +158,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     }
     for (const p of paths) {
       try {
-        lines += ingestFile(analysis, p);
+        lines += ingestFile(analysis, p, io.stderr);
         files++;
       } catch (err) {
         io.stderr(`ringwatch: analyze: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
@@ -136,6 +170,6 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     return 2;
   }
   const report = analysis.report();
-  io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines }));
+  io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines, dumps: analysis.dumpCount }));
   return 0;
 }

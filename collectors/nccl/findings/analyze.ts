@@ -1,17 +1,25 @@
 /**
  * `ringwatch analyze`: the same state and verdicts as the live collector, built offline from any set
- * of logs (a file per rank, or one combined stdout with many ranks interleaved).
+ * of logs (a file per rank, or one combined stdout with many ranks interleaved) and PyTorch Flight
+ * Recorder dumps.
  */
+import { analyzeFrDumps } from "../flight-recorder/analyze.js";
+import { readFrDump } from "../flight-recorder/read.js";
+import type { FrRead } from "../flight-recorder/types.js";
 import { parseLine } from "../parse/line.js";
 import { RasReader } from "../ras/parse-text.js";
 import { looksLikeJson, rasReportFromJson } from "../ras/parse-json.js";
 import { transportOf } from "../state/transport.js";
 import { Tracker } from "../state/tracker.js";
 import { commFindings } from "./comm.js";
+import { flightRecorderFindings, processGroupSummaries } from "./flight-recorder.js";
 import { pytorchFindings } from "./pytorch.js";
 import { rasFindings, type RasSource } from "./ras.js";
 import { transportFindings } from "./transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "./report.js";
+
+/** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
+const FR_ENTRIES_PER_GROUP = 512;
 
 export interface LogText {
   /** Name used in evidence (`name:line`). */
@@ -30,12 +38,14 @@ export interface LogLines {
 
 /**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
- * NCCL and PyTorch lines, and NCCL RAS reports as text or as a JSON document. The CLI
- * (agent/analyze.ts) reads the bytes and hands over lines; report() says what they mean.
+ * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, and Flight Recorder
+ * dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * says what they mean.
  */
 export class LogAnalysis {
   private readonly tracker = new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
   private readonly ras: RasSource[] = [];
+  private readonly dumps: FrRead[] = [];
 
   /** A log read as lines, its name used in evidence (`name:line`). */
   lines(name: string): LogLines {
@@ -67,8 +77,24 @@ export class LogAnalysis {
     return true;
   }
 
+  /**
+   * A PyTorch Flight Recorder dump (a pickle, read whole up to MAX_FR_DUMP_BYTES), named by its file
+   * name (`nccl_trace_rank_3`: the rank, where the dump does not say). What it returns is also kept:
+   * a dump that cannot be read is a finding, and its rank counts as one without a dump.
+   */
+  flightRecorderDump(name: string, bytes: Uint8Array): FrRead {
+    const r = readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP });
+    this.dumps.push(r);
+    return r;
+  }
+
+  /** Flight Recorder dumps given so far, readable or not. */
+  get dumpCount(): number {
+    return this.dumps.length;
+  }
+
   report(): Report {
-    return reportOf(this.tracker, this.ras);
+    return reportOf(this.tracker, this.ras, this.dumps);
   }
 }
 
@@ -123,7 +149,8 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
-function reportOf(t: Tracker, ras: readonly RasSource[] = []): Report {
-  const findings = sortFindings([...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...transportFindings(t)]);
-  return { findings, ...summaries(t) };
+function reportOf(t: Tracker, ras: readonly RasSource[] = [], dumps: readonly FrRead[] = []): Report {
+  const fr = analyzeFrDumps(dumps);
+  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...transportFindings(t)]);
+  return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

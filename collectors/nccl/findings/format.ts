@@ -1,22 +1,52 @@
 /** The human form of an analyze report: the verdict first, then what it rests on. */
-import { rankList, type Report } from "./report.js";
+import { rankList, type Finding, type Report } from "./report.js";
 
 const MARK = { critical: "CRITICAL", warning: "WARNING", info: "INFO" } as const;
 
-export function formatReport(r: Report, inputs: { files: number; lines: number }): string {
+/** Stack lines shown per finding (all of them are in --json). */
+const MAX_STACK_LINES = 16;
+
+function stackLines(f: Finding): string[] {
   const out: string[] = [];
-  out.push(`ringwatch analyze: ${inputs.files} file(s), ${inputs.lines} lines, ${r.processes.length} process(es), ${r.communicators.length} communicator(s)`);
+  for (const s of (f.stacks ?? []).slice(0, 3)) {
+    if (s.frames.length === 0) continue;
+    out.push(`      ${s.ranks.length === 1 ? "rank" : "ranks"} ${rankList(s.ranks)} called it from:`);
+    for (const fr of s.frames.slice(0, MAX_STACK_LINES)) out.push(`        ${fr.file}:${fr.line} ${fr.function}`);
+    if (s.frames.length > MAX_STACK_LINES) out.push(`        ... ${s.frames.length - MAX_STACK_LINES} more frames (use --json)`);
+  }
+  return out;
+}
+
+export function formatReport(r: Report, inputs: { files: number; lines: number; dumps?: number }): string {
+  const out: string[] = [];
+  const dumps = inputs.dumps ? `, ${inputs.dumps} Flight Recorder dump(s)` : "";
+  out.push(`ringwatch analyze: ${inputs.files} file(s), ${inputs.lines} lines${dumps}, ${r.processes.length} process(es), ${r.communicators.length} communicator(s)`);
   out.push("");
   if (r.findings.length === 0) {
     out.push("VERDICT: nothing wrong found in these logs.");
     if (r.communicators.length > 0) out.push("Every communicator's ranks seen here are at the same collective; transport and GPUDirect RDMA as listed below.");
+    else if (r.process_groups.length > 0) out.push("Every process group's ranks in the Flight Recorder dumps completed every collective they enqueued.");
     else out.push("No NCCL communicator was found: are NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,COLL set for these runs?");
   } else {
     out.push("VERDICT");
     for (const f of r.findings) {
       out.push(`  ${MARK[f.severity]} ${f.kind}: ${f.summary}`);
+      out.push(...stackLines(f));
       if (f.evidence.length > 0) out.push(`      evidence: ${f.evidence.join(", ")}`);
     }
+  }
+  if (r.process_groups.length > 0) {
+    out.push("", "PROCESS GROUPS (Flight Recorder)");
+    for (const g of r.process_groups.slice(0, 64)) {
+      const label = g.desc && g.desc !== g.process_group ? `${g.process_group} (${g.desc})` : g.process_group;
+      const missing = g.missing_ranks.length > 0 ? `  no dump: rank ${rankList(g.missing_ranks)}` : "";
+      out.push(`  ${label}  size ${g.size ?? "?"}  dumps ${g.ranks.length}${missing}`);
+      for (const k of g.ranks.slice(0, 16)) {
+        out.push(`    rank ${k.rank}  last enqueued ${k.last_enqueued ?? "?"}  started ${k.last_started ?? "?"}  completed ${k.last_completed ?? "?"}  (${k.dump})`);
+      }
+      if (g.ranks.length > 16) out.push(`    ... and ${g.ranks.length - 16} more ranks (use --json for all)`);
+    }
+    if (r.process_groups.length > 64) out.push(`  ... and ${r.process_groups.length - 64} more (use --json for all)`);
   }
   if (r.communicators.length > 0) {
     out.push("", "COMMUNICATORS");

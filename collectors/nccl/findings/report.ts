@@ -8,7 +8,9 @@ export type FindingKind =
   | "gdr_disabled"
   | "network_error"
   | "nccl_error"
-  | "hang_suspected";
+  | "hang_suspected"
+  | "rank_missing"
+  | "dump_unreadable";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -31,6 +33,22 @@ export interface Finding {
   peer?: string;
   count?: number;
   timeout_ms?: number;
+  /** Flight Recorder: the PyTorch process group, `name (desc)`. */
+  process_group?: string;
+  /** Flight Recorder: the ranks that wait in collective `seq`. */
+  waiting_ranks?: number[];
+  /** Flight Recorder: the call stacks that enqueued collective `seq`, innermost frame first, with the ranks that share each. */
+  stacks?: FindingStack[];
+  /** Flight Recorder: what differs across ranks at collective `seq` (torchfrtrace's classes). */
+  mismatch?: "op" | "size" | "dtype" | "state";
+  /** Flight Recorder: what most ranks recorded, and what the ranks of this finding recorded instead. */
+  expected?: string;
+  found?: string;
+}
+
+export interface FindingStack {
+  ranks: number[];
+  frames: { function: string; file: string; line: number }[];
 }
 
 export interface ProcessSummary {
@@ -55,15 +73,28 @@ export interface CommunicatorSummary {
   torn_down: boolean;
 }
 
+/** A PyTorch process group as its ranks' Flight Recorder dumps describe it. */
+export interface ProcessGroupSummary {
+  process_group: string;
+  desc: string | null;
+  /** Ranks in the group (pg_config), when a dump lists them. */
+  size: number | null;
+  /** Member ranks with no readable dump. */
+  missing_ranks: number[];
+  ranks: { rank: number; dump: string; last_enqueued: number | null; last_started: number | null; last_completed: number | null }[];
+}
+
 export interface Report {
   findings: Finding[];
   processes: ProcessSummary[];
   communicators: CommunicatorSummary[];
+  process_groups: ProcessGroupSummary[];
 }
 
 const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 const KIND_ORDER: FindingKind[] = [
   "rank_behind",
+  "rank_missing",
   "collective_mismatch",
   "hang_suspected",
   "watchdog_timeout",
@@ -71,6 +102,7 @@ const KIND_ORDER: FindingKind[] = [
   "nccl_error",
   "socket_transport",
   "gdr_disabled",
+  "dump_unreadable",
 ];
 
 /** Most important first: severity, then the kinds that name a culprit. */
