@@ -17,6 +17,8 @@ import { collScannerProblem } from "./ingest/coll-scanner.js";
 import { FileSink } from "./ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
+import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder-watch.js";
+import { FlightRecorderMetrics } from "./fr-metrics.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
@@ -46,6 +48,8 @@ export interface NcclOptions {
   pollIntervalMs?: number;
   /** Ask NCCL's RAS service every interval (ras-watch.ts); undefined = never. */
   ras?: NcclRasOptions;
+  /** PyTorch Flight Recorder dumps to read, and pipes to poke when a hang begins. */
+  flightRecorder?: FlightRecorderOptions;
   /** Overrides (tests): is an address this node's (RAS node addresses). */
   isLocalAddress?: (host: string) => boolean;
 }
@@ -106,6 +110,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       ...(opts.isLocalAddress !== undefined ? { isLocal: opts.isLocalAddress } : {}),
     });
   let rasNode = makeRasNode();
+  const makeFr = (o: FlightRecorderOptions): FlightRecorderWatch => new FlightRecorderWatch({ ...o, now: deps.now, log });
+  let fr: FlightRecorderWatch | undefined = opts.flightRecorder !== undefined ? makeFr(opts.flightRecorder) : undefined;
+  const frMetrics = new FlightRecorderMetrics(deps.registry);
   const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
   const scanProblem = collScannerProblem();
   if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
@@ -118,6 +125,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     const verdicts = evaluate();
     const snapshot = ras?.snapshot();
     metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined);
+    frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
   });
 
   function fileKey(f: FollowedFile): string {
@@ -252,6 +260,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       logChanges(evaluate());
       if (ras !== undefined) logRasChanges(rasNow(ras.snapshot()));
       ras?.tick(hung.size > 0);
+      fr?.tick(hung.size > 0 || rasHung.size > 0);
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
@@ -330,6 +339,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (ras === undefined && n.ras !== undefined) ras = makeRas(n.ras);
       else ras?.setOptions(n.ras);
       ras?.setThreshold(n.hangThresholdMs);
+      if (n.flightRecorder === undefined) fr = undefined;
+      else if (fr === undefined) fr = makeFr(n.flightRecorder);
+      else fr.setOptions(n.flightRecorder);
       log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
       if (follow) refollow();
     },
@@ -347,6 +359,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       await refollowing;
       await follower?.stop();
       await ras?.close();
+      await fr?.settled();
     },
     health(): CollectorHealth {
       if (failure) return { ok: false, reason: failure };

@@ -21,6 +21,18 @@ const FLAGS = [
   { name: "collector.nccl.ras", kind: "bool", default: "true", help: "Ask NCCL's RAS service (NCCL 2.24+, on by default in every job) for the job-wide status every interval: the hang verdict and the ranks behind, on every node, with no COLL line (docs/nccl.md, production mode)." },
   { name: "collector.nccl.ras-addr", kind: "string", default: "localhost:28028", help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028)." },
   { name: "collector.nccl.ras-interval", kind: "duration", default: "30s", help: "Ask NCCL's RAS service this often (±10 % jitter): a RAS hang is called within the hang threshold plus this. Each query makes every process of the job send its counts over RAS's own TCP network; nothing listening costs one refused connection." },
+  {
+    name: "collector.nccl.flight-recorder.dump",
+    kind: "string",
+    default: "",
+    help: "The job's TORCH_FR_DUMP_TEMP_FILE (older PyTorch: TORCH_NCCL_DEBUG_INFO_TEMP_FILE), as a path prefix: the Flight Recorder dumps <prefix><rank> are read and analyzed when they appear (empty: off).",
+  },
+  {
+    name: "collector.nccl.flight-recorder.pipe",
+    kind: "string",
+    default: "",
+    help: "The job's TORCH_NCCL_DEBUG_INFO_PIPE_FILE, as a path prefix: when a hang is suspected, each rank here is asked through <prefix><rank>.pipe to dump its Flight Recorder (needs --collector.nccl.flight-recorder.dump; empty: only dumps PyTorch writes by itself are read).",
+  },
   { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ] as const;
 
@@ -46,6 +58,9 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
     const ras = r.bool("collector.nccl.ras")
       ? { address: r.parsed("collector.nccl.ras-addr", rasAddress, (a) => formatHostPort(a.host, a.port)), intervalMs: r.duration("collector.nccl.ras-interval") }
       : undefined;
+    const frDump = r.text("collector.nccl.flight-recorder.dump");
+    const frPipe = r.text("collector.nccl.flight-recorder.pipe");
+    if (frPipe !== "" && frDump === "") throw new ConfigError("--collector.nccl.flight-recorder.pipe needs --collector.nccl.flight-recorder.dump (where the ranks write their dumps)");
     return {
       paths,
       hangThresholdMs: r.duration("collector.nccl.hang-threshold"),
@@ -54,6 +69,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       checkPids: r.bool("collector.nccl.check-pids"),
       polling: polling === "auto" ? "auto" : polling === "true",
       ras,
+      flightRecorder: frDump === "" ? undefined : { dumpPrefix: frDump, ...(frPipe !== "" ? { pipePrefix: frPipe } : {}) },
     };
   },
   create({ deps, settings: n, common, peer }) {
@@ -68,6 +84,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       usePolling: n.polling,
       ...(isGpuReadings(gpu) ? { gpu } : {}),
       ...(n.ras !== undefined ? { ras: n.ras } : {}),
+      ...(n.flightRecorder !== undefined ? { flightRecorder: n.flightRecorder } : {}),
     });
   },
 };

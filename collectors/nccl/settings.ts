@@ -1,4 +1,5 @@
 /** The nccl collector's settings as module.ts reads them; its reconfigure() takes them on SIGHUP. */
+import type { FlightRecorderOptions } from "./flight-recorder-watch.js";
 import type { RasAddress } from "./ras/client.js";
 
 export interface NcclSettings {
@@ -11,4 +12,6 @@ export interface NcclSettings {
   polling: boolean | "auto";
   /** NCCL RAS queries during a hang; undefined when --no-collector.nccl.ras. */
   ras: { address: RasAddress; intervalMs: number } | undefined;
+  /** PyTorch Flight Recorder dumps; undefined when --collector.nccl.flight-recorder.dump is empty. */
+  flightRecorder: FlightRecorderOptions | undefined;
 }
