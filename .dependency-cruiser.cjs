@@ -7,7 +7,8 @@
  *                                   shared parts (collector.ts, module.ts, exec.ts, publish.ts,
  *                                   pci.ts, settings/, follow/)
  *   collectors/nccl/: parse <- state <- detect <- findings, ras <- findings, ingest over
- *                     parse/state; the top-level files (collector, metrics, ras-watch, ...) use them
+ *                     parse/state, inspector on its own; the top-level files (collector, metrics,
+ *                     ras-watch, ...) use them
  *   no import cycles anywhere; only collectors/exec.ts spawns processes
  */
 const NCCL = "^collectors/nccl/";
@@ -20,6 +21,7 @@ const NCCL_LAYERS = {
   detect: ["state", "parse"],
   ingest: ["parse", "state"],
   findings: ["parse", "state", "detect", "ras"],
+  inspector: [],
 };
 
 module.exports = {
