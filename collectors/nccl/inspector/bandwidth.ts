@@ -1,7 +1,8 @@
 /**
  * Bandwidth drop, per rank and per series (one collective type, one power-of-two size class): the
- * median bus bandwidth of the last `recent` records against the median of up to `baseline`
- * records before them. Below `ratio` x baseline the series has dropped; while it has, records
+ * last `recent` records' bus bandwidth against the median of up to `baseline` records before
+ * them. When most of the recent ones (their median) are below `ratio` x baseline, the series has
+ * dropped (counted, not sorted, per record); while it has, records
  * leaving the recent window are not added to the baseline, so a lasting drop stays a drop instead
  * of becoming the new normal (it ends when the bandwidth comes back, or with the communicator).
  * The communicator-level flag (comm-state.ts) needs more than half of its local ranks to agree.
@@ -13,15 +14,20 @@ import type { BandwidthOptions } from "./types.js";
 const BASELINE_REFRESH = 8;
 
 export class BwSeries {
+  /** Recency for the rank's least-recently-used eviction. */
+  touched = 0;
   private readonly recent: Ring;
   private readonly baseline: Ring;
   private baselineMedian = NaN;
   private sinceRefresh = 0;
   dropped = false;
-  /** Medians at the last push (bytes/s), for the snapshot. */
-  recentMedian = NaN;
 
-  constructor(private readonly opts: BandwidthOptions) {
+  constructor(
+    readonly op: string,
+    /** Lower bound (bytes) of the power-of-two size class. */
+    readonly sizeClassBytes: number,
+    private readonly opts: BandwidthOptions,
+  ) {
     this.recent = new Ring(opts.recent);
     this.baseline = new Ring(opts.baseline);
   }
@@ -35,11 +41,17 @@ export class BwSeries {
     return this.baselineMedian;
   }
 
+  /** Median of the recent records (bytes/s), for the snapshot. */
+  get recentBytesPerSecond(): number {
+    return this.recent.median();
+  }
+
   push(busBw: number): void {
     const out = this.recent.push(busBw);
     if (!Number.isNaN(out) && !this.dropped) {
       this.baseline.push(out);
-      if (++this.sinceRefresh >= BASELINE_REFRESH || Number.isNaN(this.baselineMedian)) {
+      // Exact when the baseline first counts, then refreshed every few additions.
+      if (++this.sinceRefresh >= BASELINE_REFRESH || this.baseline.size === this.opts.minBaseline) {
         this.baselineMedian = this.baseline.median();
         this.sinceRefresh = 0;
       }
@@ -48,12 +60,6 @@ export class BwSeries {
       this.dropped = false;
       return;
     }
-    if (this.sinceRefresh > 0 && this.baseline.size < this.opts.baseline) {
-      // While the baseline fills, keep its median exact.
-      this.baselineMedian = this.baseline.median();
-      this.sinceRefresh = 0;
-    }
-    this.recentMedian = this.recent.median();
-    this.dropped = this.recentMedian < this.opts.ratio * this.baselineMedian;
+    this.dropped = 2 * this.recent.countBelow(this.opts.ratio * this.baselineMedian) > this.recent.size;
   }
 }

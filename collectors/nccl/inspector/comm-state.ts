@@ -71,13 +71,14 @@ export class CommState {
   private drops(ranks: readonly RankState[]): BandwidthDrop[] {
     const by = new Map<string, { compared: number; dropped: number; recent: number[]; baseline: number[] }>();
     for (const r of ranks) {
-      for (const [key, s] of r.bwSeries) {
+      for (const s of r.bwSeries()) {
         if (!s.compared) continue;
+        const key = `${s.op}|${s.sizeClassBytes}`;
         let g = by.get(key);
         if (g === undefined) by.set(key, (g = { compared: 0, dropped: 0, recent: [], baseline: [] }));
         g.compared++;
         if (s.dropped) g.dropped++;
-        g.recent.push(s.recentMedian);
+        g.recent.push(s.recentBytesPerSecond);
         g.baseline.push(s.baselineBytesPerSecond);
       }
     }

@@ -12,6 +12,12 @@ import type { BandwidthOptions, InspectorLimits, InspectorRecord, RankBandwidth 
 /** Collective types tracked per rank (NCCL has ten); records of further ones count but are not compared. */
 export const MAX_OPS = 16;
 
+interface OpState {
+  lastSeq: number;
+  /** Bandwidth-drop series by log2 of the size class. */
+  series: Map<number, BwSeries>;
+}
+
 export class RankState {
   hostname: string | undefined;
   pid: number | undefined;
@@ -22,10 +28,11 @@ export class RankState {
   lastRecordMs = 0;
   /** Time of the last GPU-timed collective (the records the detectors use); -Infinity for none. */
   lastTimedMs = -Infinity;
-  private readonly lastSeqByOp = new Map<string, number>();
+  private readonly ops = new Map<string, OpState>();
+  private seriesCount = 0;
+  private tick = 0;
   private readonly exec: Ring;
   private readonly bw: (Ring | undefined)[] = SIZE_BUCKETS.map(() => undefined);
-  readonly bwSeries = new Map<string, BwSeries>();
   /** Medians as of the last snapshot, recomputed when a record came since. */
   private cache: { execSeconds: number; busBw: RankBandwidth[] } | undefined;
 
@@ -40,13 +47,17 @@ export class RankState {
 
   /** True when (op, seq) is not newer than the last seen for op: a record read twice. */
   seen(op: string, seq: number): boolean {
-    const last = this.lastSeqByOp.get(op);
-    if (last !== undefined && seq <= last) return true;
-    if (last !== undefined || this.lastSeqByOp.size < MAX_OPS) this.lastSeqByOp.set(op, seq);
+    const o = this.ops.get(op);
+    if (o === undefined) {
+      if (this.ops.size < MAX_OPS) this.ops.set(op, { lastSeq: seq, series: new Map() });
+      return false;
+    }
+    if (seq <= o.lastSeq) return true;
+    o.lastSeq = seq;
     return false;
   }
 
-  /** A GPU-timed collective with its bus bandwidth (bytes/s, > 0) or undefined. */
+  /** A GPU-timed collective (seen() has been asked about it). */
   addTimed(r: InspectorRecord, t: number): void {
     this.lastTimedMs = t;
     this.cache = undefined;
@@ -57,19 +68,34 @@ export class RankState {
     let ring = this.bw[b];
     if (ring === undefined) this.bw[b] = ring = new Ring(this.limits.statWindow);
     ring.push(bw);
-    const key = `${r.op}|${sizeClass(r.msgBytes)}`;
-    let series = this.bwSeries.get(key);
+    const o = this.ops.get(r.op);
+    if (o === undefined) return;
+    const cls = sizeClass(r.msgBytes);
+    const key = Math.log2(cls);
+    let series = o.series.get(key);
     if (series === undefined) {
-      if (this.bwSeries.size >= this.limits.maxBwSeriesPerRank) {
-        const oldest = this.bwSeries.keys().next().value;
-        if (oldest !== undefined) this.bwSeries.delete(oldest);
-      }
-      series = new BwSeries(this.bwOpts);
-    } else {
-      this.bwSeries.delete(key); // re-inserted below: most recently used last
+      if (this.seriesCount >= this.limits.maxBwSeriesPerRank) this.evictSeries();
+      series = new BwSeries(r.op, cls, this.bwOpts);
+      o.series.set(key, series);
+      this.seriesCount++;
     }
-    this.bwSeries.set(key, series);
+    series.touched = ++this.tick;
     series.push(bw);
+  }
+
+  /** Every bandwidth-drop series of the rank. */
+  *bwSeries(): Generator<BwSeries> {
+    for (const o of this.ops.values()) yield* o.series.values();
+  }
+
+  private evictSeries(): void {
+    let oldest: { o: OpState; key: number; touched: number } | undefined;
+    for (const o of this.ops.values()) {
+      for (const [key, s] of o.series) if (oldest === undefined || s.touched < oldest.touched) oldest = { o, key, touched: s.touched };
+    }
+    if (oldest === undefined) return;
+    oldest.o.series.delete(oldest.key);
+    this.seriesCount--;
   }
 
   medians(): { execSeconds: number; busBw: RankBandwidth[] } {

@@ -26,6 +26,7 @@ export function sizeBucketIndex(bytes: number): number {
 /** The largest power of two <= bytes (0 for 0): the lower bound of its size class. */
 export function sizeClass(bytes: number): number {
   if (!(bytes >= 1)) return 0;
+  if (bytes < 2 ** 32) return 2 ** (31 - Math.clz32(bytes));
   let c = 2 ** Math.floor(Math.log2(bytes));
   // log2 rounds: 2^53 - 1 gives 53.
   if (c > bytes) c /= 2;

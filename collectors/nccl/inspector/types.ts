@@ -105,7 +105,7 @@ export interface StragglerOptions {
 export const DEFAULT_STRAGGLER: StragglerOptions = { minCommon: 20, share: 0.8, minDelaySeconds: 0.001 };
 
 export interface BandwidthOptions {
-  /** Recent records per series whose median is compared... */
+  /** Recent records per series, most of which (their median) are compared... */
   recent: number;
   /** ...with the median of up to this many earlier ones (the baseline)... */
   baseline: number;
