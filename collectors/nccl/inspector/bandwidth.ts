@@ -1,11 +1,11 @@
 /**
  * Bandwidth drop, per rank and per series (one collective type, one power-of-two size class): the
  * last `recent` records' bus bandwidth against the median of up to `baseline` records before
- * them. When most of the recent ones (their median) are below `ratio` x baseline, the series has
- * dropped (counted, not sorted, per record); while it has, records
- * leaving the recent window are not added to the baseline, so a lasting drop stays a drop instead
- * of becoming the new normal (it ends when the bandwidth comes back, or with the communicator).
- * The communicator-level flag (comm-state.ts) needs more than half of its local ranks to agree.
+ * them. When more than half of the recent ones (so their median) are below `ratio` x that
+ * median, the series has dropped: counted per record, not sorted. While it has, records leaving
+ * the recent window do not enter the baseline, so a lasting drop stays a drop instead of becoming
+ * the new normal; it ends when the bandwidth comes back, or with the communicator. The
+ * communicator's flag (comm-state.ts) needs more than half of its local ranks to agree.
  */
 import { Ring } from "./ring.js";
 import type { BandwidthOptions } from "./types.js";
