@@ -7,7 +7,8 @@
  *                                   shared parts (collector.ts, module.ts, exec.ts, publish.ts,
  *                                   pci.ts, settings/, follow/)
  *   collectors/nccl/: parse <- state <- detect <- findings, ras <- findings, flight-recorder <-
- *                     findings, ingest over parse/state; the top-level files (collector, metrics,
+ *                     findings, ingest over parse/state, inspector on its own; the top-level
+ *                     files (collector, metrics,
  *                     ras-watch, ...) use them
  *   no import cycles anywhere; only collectors/exec.ts spawns processes
  */
@@ -22,6 +23,7 @@ const NCCL_LAYERS = {
   detect: ["state", "parse"],
   ingest: ["parse", "state"],
   findings: ["parse", "state", "detect", "ras", "flight-recorder"],
+  inspector: [],
 };
 
 module.exports = {

@@ -7,12 +7,15 @@
  *   (b) /metrics latency vs node_exporter            latency.ts
  *   (c) steady state with every collector on         steady-full.ts
  *   (d) start -> listening, -> first complete scrape  startup.ts
+ *   (e) NCCL RAS queries, stall to verdict          ras.ts
+ *   (f) NCCL Inspector records: parse, feed, snapshot inspector.ts
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { benchConfig, type BenchPart } from "./config.js";
 import { runIngest, type IngestResult } from "./ingest.js";
+import { runInspector, type InspectorBenchResult } from "./inspector.js";
 import { runLatency, type LatencyResult } from "./latency.js";
 import { runRas, type RasBenchResult } from "./ras.js";
 import { makeBenchNode } from "./node-fixture.js";
@@ -58,6 +61,7 @@ let latency: LatencyResult | undefined;
 let full: SteadyFullResult | undefined;
 let startup: StartupResult | undefined;
 let ras: RasBenchResult | undefined;
+let inspector: InspectorBenchResult | undefined;
 try {
   ingest = await part("ingest", `(a) NCCL ingest, 16 files x ${cfg.mbPerFile} MB ...`, () => runIngest(cfg.mbPerFile));
   steady = await part("steady", `    NCCL-only steady state, ${cfg.steadySeconds} s ...`, () => runSteady(20_000, cfg.steadySeconds, cfg.agentNodeArgs));
@@ -69,6 +73,7 @@ try {
   full = await part("full", `(c) steady state, all collectors, ${cfg.fullSeconds} s after ${cfg.fullWarmupSeconds} s ...`, () => runSteadyFull(node, cfg, outDir));
   startup = await part("startup", `(d) start-up, ${cfg.starts} starts ...`, () => runStartup(node, cfg, outDir));
   ras = await part("ras", "(e) production mode: NCCL RAS queries and stall to verdict ...", () => runRas(cfg.quick ? 50 : 200));
+  inspector = await part("inspector", "(f) NCCL Inspector records: parse, feed, snapshot ...", () => Promise.resolve(runInspector(cfg.quick ? 20_000 : 200_000)));
 } finally {
   node.remove();
 }
@@ -105,6 +110,18 @@ if (ras) {
     goal: "<= threshold + one interval",
     status: verdict(ras.stallToVerdictMs <= ras.thresholdMs + ras.intervalMs + 200),
   });
+}
+if (inspector) {
+  for (const r of inspector.rows) {
+    const feed = r.what.startsWith("InspectorFeed");
+    rows.push({
+      what: `(f) ${r.what}`,
+      measured: `${f(r.nsPerRecord, 0)} ns per record${r.bytes !== undefined ? ` (${f(r.bytes, 0)} B)` : ""}${feed ? `; ${f(inspector.feedRecordsPerCoreSecond / 1000, 0)}k records/s per core` : ""}`,
+      goal: r.what.startsWith("JSON.parse") ? "reference" : r.what.includes("verbose") ? "<= 20,000 ns (NCCL's debug form)" : "<= 5,000 ns (10k records/s <= 5 % of one core)",
+      status: r.what.startsWith("JSON.parse") ? "—" : verdict(r.nsPerRecord <= (r.what.includes("verbose") ? 20_000 : 5000)),
+    });
+  }
+  rows.push({ what: "(f) Inspector snapshot(), 128 comms x 8 ranks re-evaluated", measured: `${f(inspector.snapshotMs, 2)} ms`, goal: "<= 50 ms per scrape", status: verdict(inspector.snapshotMs <= 50) });
 }
 const loadCell = (r: LoadResult): string =>
   `p50 ${ms(r.p50Ms)} / p99 ${ms(r.p99Ms)} / max ${ms(r.maxMs)} ms; ${f(r.requestsPerSecond, 0)} req/s; CPU ${r.serverCpuMsPerRequest === undefined ? "?" : ms(r.serverCpuMsPerRequest)} ms/req; ${r.series} series; ${r.gzip ? `${r.wireBytes} B gzip (${r.bodyBytes} B)` : `${r.bodyBytes} B, no gzip`}${r.errors ? `; ${r.errors} errors` : ""}`;
@@ -165,7 +182,7 @@ log(formatTable(rows));
 log(`\n${seconds.toFixed(0)} s (${Object.entries(partSeconds).map(([k, v]) => `${k} ${v} s`).join(", ")}); load average at start ${machine.loadavgAtStart.join(" ")}, at end ${ended.loadavgAtEnd.join(" ")}`);
 const profiles = [latency?.profile, full?.profile, startup?.profile].filter((p): p is string => p !== undefined).map((p) => summarizeProfile(p, 25));
 for (const p of profiles) log(`\n${formatProfile(p)}`);
-const results = { at: new Date().toISOString(), quick: cfg.quick, config: { ...cfg, parts: [...cfg.parts] }, seconds, partSeconds, errors, machine: ended, rows, ingest, steady, latency, full, startup, profiles };
+const results = { at: new Date().toISOString(), quick: cfg.quick, config: { ...cfg, parts: [...cfg.parts] }, seconds, partSeconds, errors, machine: ended, rows, ingest, steady, latency, full, startup, inspector, profiles };
 await writeFile(join(outDir, "results.json"), JSON.stringify(results, null, 2) + "\n");
 await writeFile(join(outDir, "results.md"), markdownTable(rows) + "\n");
 log(`written to ${join(outDir, "results.json")} and results.md`);

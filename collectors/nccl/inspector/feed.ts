@@ -1,0 +1,139 @@
+/**
+ * InspectorFeed: the lines of every NCCL Inspector file on this node in, per communicator and
+ * rank state out. Feed it each complete line of each file (line(path, text), or the LineSink
+ * of sink(path) for the log follower); snapshot() gives what the metrics need and forgets
+ * communicators with no record for retireAfterMs. Synchronous, never throws on input, bounded by
+ * InspectorLimits (what does not fit is counted in stats().skipped).
+ */
+import { CommState } from "./comm-state.js";
+import { parseInspectorLine } from "./parse.js";
+import {
+  DEFAULT_BANDWIDTH,
+  DEFAULT_LIMITS,
+  DEFAULT_STRAGGLER,
+  type BandwidthOptions,
+  type InspectorLimits,
+  type InspectorRecord,
+  type InspectorSnapshot,
+  type InspectorStats,
+  type SkipCounts,
+  type StragglerOptions,
+} from "./types.js";
+
+export interface InspectorFeedOptions {
+  limits?: Partial<InspectorLimits>;
+  straggler?: Partial<StragglerOptions>;
+  bandwidth?: Partial<BandwidthOptions>;
+  /** Clock (epoch ms); default Date.now. */
+  now?: () => number;
+}
+
+/** How far a record's dump time may be ahead of the agent's clock and still be taken as its time (ms). */
+const CLOCK_SKEW_MS = 60_000;
+
+export class InspectorFeed {
+  private readonly limits: InspectorLimits;
+  private readonly stragglerOpts: StragglerOptions;
+  private readonly bwOpts: BandwidthOptions;
+  private readonly now: () => number;
+  private readonly comms = new Map<string, CommState>();
+  private rankCount = 0;
+  private readonly counts: InspectorStats = {
+    lines: 0,
+    records: 0,
+    skipped: { garbage: 0, duplicate: 0, comm_limit: 0, rank_limit: 0 },
+    commsRetired: 0,
+  };
+
+  constructor(opts: InspectorFeedOptions = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.stragglerOpts = { ...DEFAULT_STRAGGLER, ...opts.straggler };
+    this.bwOpts = { ...DEFAULT_BANDWIDTH, ...opts.bandwidth };
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** One complete line (no newline) of the Inspector file at `path`. */
+  line(path: string, text: string): void {
+    this.counts.lines++;
+    const r = parseInspectorLine(text);
+    if (r === undefined) {
+      this.skip(path, "garbage");
+      return;
+    }
+    this.record(r, path);
+  }
+
+  /** A LineSink (collectors/follow) for one file. */
+  sink(path: string): { line(text: string): void } {
+    return { line: (text: string) => this.line(path, text) };
+  }
+
+  /** One parsed record; `path` names its file in stats().lastSkip. */
+  record(r: InspectorRecord, path = ""): void {
+    const now = this.now();
+    const dumped = r.dumpTimestampSeconds !== undefined ? r.dumpTimestampSeconds * 1000 : NaN;
+    // The writer runs on this node: its dump time is on the agent's clock (old for a file's head read at start).
+    const t = dumped <= now + CLOCK_SKEW_MS ? dumped : now;
+    let comm = this.comms.get(r.commId);
+    if (comm === undefined) {
+      if (this.comms.size >= this.limits.maxComms) return this.skip(path, "comm_limit");
+      comm = new CommState(r.commId, r.nranks, this.limits);
+      this.comms.set(r.commId, comm);
+    }
+    let st = comm.ranks.get(r.rank);
+    if (st === undefined) {
+      if (comm.ranks.size >= this.limits.maxRanksPerComm || this.rankCount >= this.limits.maxRanks) {
+        if (comm.ranks.size === 0) this.comms.delete(r.commId);
+        return this.skip(path, "rank_limit");
+      }
+      st = comm.addRank(r.rank, this.bwOpts);
+      this.rankCount++;
+    }
+    if (r.kind === "coll" && st.seen(r.op, r.seq)) return this.skip(path, "duplicate");
+    this.counts.records++;
+    if (r.commName !== undefined) comm.commName = r.commName;
+    if (r.nnodes !== undefined) comm.nnodes = r.nnodes;
+    if (r.hostname !== undefined) st.hostname = r.hostname;
+    if (r.pid !== undefined) st.pid = r.pid;
+    comm.touch(t);
+    if (t > st.lastRecordMs) st.lastRecordMs = t;
+    if (r.kind === "p2p") {
+      st.p2p++;
+      return;
+    }
+    st.collectives++;
+    st.lastSeq = r.seq;
+    st.lastOp = r.op;
+    // Only GPU-timed records are compared: CPU timings include launch and host delays.
+    if (r.timingSource === undefined || r.timingSource === "kernel_gpu") comm.addTimed(st, r, t);
+  }
+
+  /** Per communicator, sorted by id; communicators silent for retireAfterMs are forgotten first. */
+  snapshot(now = this.now()): InspectorSnapshot {
+    for (const [id, c] of this.comms) {
+      if (now - c.lastRecordMs <= this.limits.retireAfterMs) continue;
+      this.comms.delete(id);
+      this.rankCount -= c.ranks.size;
+      this.counts.commsRetired++;
+    }
+    const comms = [...this.comms.values()].sort((a, b) => (a.commId < b.commId ? -1 : a.commId > b.commId ? 1 : 0)).map((c) => c.snapshot(now, this.stragglerOpts));
+    return { comms, stats: this.stats() };
+  }
+
+  stats(): InspectorStats {
+    const c = this.counts;
+    const out: InspectorStats = { lines: c.lines, records: c.records, skipped: { ...c.skipped }, commsRetired: c.commsRetired };
+    if (c.lastSkip !== undefined) out.lastSkip = { ...c.lastSkip };
+    return out;
+  }
+
+  /** Communicators and ranks held now (for tests of the bounds). */
+  size(): { comms: number; ranks: number } {
+    return { comms: this.comms.size, ranks: this.rankCount };
+  }
+
+  private skip(path: string, reason: keyof SkipCounts): void {
+    this.counts.skipped[reason]++;
+    this.counts.lastSkip = { path, reason };
+  }
+}
