@@ -15,7 +15,6 @@ import type { FrDump, FrEntry, FrFrame, FrRead } from "./types.js";
 export type { FrMismatch } from "./match.js";
 export type { FrStack } from "./stacks.js";
 
-
 export interface FrRankStatus {
   rank: number;
   source: string;
