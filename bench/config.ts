@@ -3,9 +3,9 @@
  * run in about a minute, for development); without it the defaults give the figures in
  * docs/performance.md (about five minutes). Any single variable overrides either set of defaults.
  */
-export type BenchPart = "ingest" | "steady" | "latency" | "full" | "startup" | "ras" | "inspector";
+export type BenchPart = "ingest" | "steady" | "latency" | "full" | "startup" | "ras" | "inspector" | "flight-recorder";
 
-export const ALL_PARTS: readonly BenchPart[] = ["ingest", "steady", "latency", "full", "startup", "ras", "inspector"];
+export const ALL_PARTS: readonly BenchPart[] = ["ingest", "steady", "latency", "full", "startup", "ras", "inspector", "flight-recorder"];
 
 export interface BenchConfig {
   quick: boolean;

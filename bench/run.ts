@@ -9,12 +9,14 @@
  *   (d) start -> listening, -> first complete scrape  startup.ts
  *   (e) NCCL RAS queries, stall to verdict          ras.ts
  *   (f) NCCL Inspector records: parse, feed, snapshot inspector.ts
+ *   (g) PyTorch Flight Recorder dumps: read, analyze  flight-recorder.ts
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { benchConfig, type BenchPart } from "./config.js";
 import { runIngest, type IngestResult } from "./ingest.js";
+import { runFlightRecorder, type FlightRecorderBenchResult } from "./flight-recorder.js";
 import { runInspector, type InspectorBenchResult } from "./inspector.js";
 import { runLatency, type LatencyResult } from "./latency.js";
 import { runRas, type RasBenchResult } from "./ras.js";
@@ -62,6 +64,7 @@ let full: SteadyFullResult | undefined;
 let startup: StartupResult | undefined;
 let ras: RasBenchResult | undefined;
 let inspector: InspectorBenchResult | undefined;
+let fr: FlightRecorderBenchResult | undefined;
 try {
   ingest = await part("ingest", `(a) NCCL ingest, 16 files x ${cfg.mbPerFile} MB ...`, () => runIngest(cfg.mbPerFile));
   steady = await part("steady", `    NCCL-only steady state, ${cfg.steadySeconds} s ...`, () => runSteady(20_000, cfg.steadySeconds, cfg.agentNodeArgs));
@@ -74,6 +77,7 @@ try {
   startup = await part("startup", `(d) start-up, ${cfg.starts} starts ...`, () => runStartup(node, cfg, outDir));
   ras = await part("ras", "(e) production mode: NCCL RAS queries and stall to verdict ...", () => runRas(cfg.quick ? 50 : 200));
   inspector = await part("inspector", "(f) NCCL Inspector records: parse, feed, snapshot ...", () => Promise.resolve(runInspector(cfg.quick ? 20_000 : 200_000)));
+  fr = await part("flight-recorder", "(g) PyTorch Flight Recorder dumps: read, analyze ...", () => Promise.resolve(runFlightRecorder(cfg.quick ? 20 : 100)));
 } finally {
   node.remove();
 }
@@ -122,6 +126,10 @@ if (inspector) {
     });
   }
   rows.push({ what: "(f) Inspector snapshot(), 128 comms x 8 ranks re-evaluated", measured: `${f(inspector.snapshotMs, 2)} ms`, goal: "<= 50 ms per scrape", status: verdict(inspector.snapshotMs <= 50) });
+}
+if (fr) {
+  rows.push({ what: `(g) Flight Recorder dump read (real H100 dump, ${f(fr.dumpBytes / 1024, 1)} KiB)`, measured: `${f(fr.readMsPerDump, 2)} ms per dump, ${f(fr.readMBps, 1)} MB/s`, goal: ">= 10 MB/s (a 16 MiB dump under ~1.6 s)", status: verdict(fr.readMBps >= 10) });
+  rows.push({ what: "(g) Flight Recorder analysis of both dumps", measured: `${f(fr.analyzeMs, 3)} ms`, goal: "<= 50 ms", status: verdict(fr.analyzeMs <= 50) });
 }
 const loadCell = (r: LoadResult): string =>
   `p50 ${ms(r.p50Ms)} / p99 ${ms(r.p99Ms)} / max ${ms(r.maxMs)} ms; ${f(r.requestsPerSecond, 0)} req/s; CPU ${r.serverCpuMsPerRequest === undefined ? "?" : ms(r.serverCpuMsPerRequest)} ms/req; ${r.series} series; ${r.gzip ? `${r.wireBytes} B gzip (${r.bodyBytes} B)` : `${r.bodyBytes} B, no gzip`}${r.errors ? `; ${r.errors} errors` : ""}`;
@@ -182,7 +190,7 @@ log(formatTable(rows));
 log(`\n${seconds.toFixed(0)} s (${Object.entries(partSeconds).map(([k, v]) => `${k} ${v} s`).join(", ")}); load average at start ${machine.loadavgAtStart.join(" ")}, at end ${ended.loadavgAtEnd.join(" ")}`);
 const profiles = [latency?.profile, full?.profile, startup?.profile].filter((p): p is string => p !== undefined).map((p) => summarizeProfile(p, 25));
 for (const p of profiles) log(`\n${formatProfile(p)}`);
-const results = { at: new Date().toISOString(), quick: cfg.quick, config: { ...cfg, parts: [...cfg.parts] }, seconds, partSeconds, errors, machine: ended, rows, ingest, steady, latency, full, startup, inspector, profiles };
+const results = { at: new Date().toISOString(), quick: cfg.quick, config: { ...cfg, parts: [...cfg.parts] }, seconds, partSeconds, errors, machine: ended, rows, ingest, steady, latency, full, startup, inspector, fr, profiles };
 await writeFile(join(outDir, "results.json"), JSON.stringify(results, null, 2) + "\n");
 await writeFile(join(outDir, "results.md"), markdownTable(rows) + "\n");
 log(`written to ${join(outDir, "results.json")} and results.md`);

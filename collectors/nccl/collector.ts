@@ -19,6 +19,8 @@ import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder-watch.js";
 import { FlightRecorderMetrics } from "./fr-metrics.js";
+import { InspectorMetrics } from "./inspector-metrics.js";
+import { InspectorWatch } from "./inspector-watch.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
@@ -48,6 +50,8 @@ export interface NcclOptions {
   pollIntervalMs?: number;
   /** Ask NCCL's RAS service every interval (ras-watch.ts); undefined = never. */
   ras?: NcclRasOptions;
+  /** NCCL Inspector output to follow (directories or globs); undefined: none. */
+  inspectorPaths?: string[];
   /** PyTorch Flight Recorder dumps to read, and pipes to poke when a hang begins. */
   flightRecorder?: FlightRecorderOptions;
   /** Overrides (tests): is an address this node's (RAS node addresses). */
@@ -112,7 +116,10 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let rasNode = makeRasNode();
   const makeFr = (o: FlightRecorderOptions): FlightRecorderWatch => new FlightRecorderWatch({ ...o, now: deps.now, log });
   let fr: FlightRecorderWatch | undefined = opts.flightRecorder !== undefined ? makeFr(opts.flightRecorder) : undefined;
-  const frMetrics = new FlightRecorderMetrics(deps.registry);
+  const inspector =
+    opts.inspectorPaths !== undefined && opts.inspectorPaths.length > 0
+      ? new InspectorWatch({ paths: opts.inspectorPaths, usePolling: opts.usePolling, now: deps.now, log, maxComms: opts.maxComms, ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) })
+      : undefined;
   const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
   const scanProblem = collScannerProblem();
   if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
@@ -124,9 +131,15 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     if (startedMs === undefined && failure === undefined) return;
     const verdicts = evaluate();
     const snapshot = ras?.snapshot();
-    metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined);
+    const insp = inspector?.snapshot();
+    metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
+    if (insp !== undefined) inspectorMetrics.publish(insp);
     frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
   });
+
+  // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
+  const frMetrics = new FlightRecorderMetrics(deps.registry);
+  const inspectorMetrics = new InspectorMetrics(deps.registry);
 
   function fileKey(f: FollowedFile): string {
     return `${f.dev}:${f.ino}:${f.generation}`;
@@ -261,6 +274,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (ras !== undefined) logRasChanges(rasNow(ras.snapshot()));
       ras?.tick(hung.size > 0);
       fr?.tick(hung.size > 0 || rasHung.size > 0);
+      if (inspector !== undefined) inspector.logChanges(inspector.snapshot());
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
@@ -351,6 +365,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       timer.unref();
       // RAS is asked from the start, logs or none.
       ras?.tick(false);
+      void inspector?.start();
     },
     async stop(): Promise<void> {
       stopped = true;
@@ -360,6 +375,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       await follower?.stop();
       await ras?.close();
       await fr?.settled();
+      await inspector?.stop();
     },
     health(): CollectorHealth {
       if (failure) return { ok: false, reason: failure };

@@ -15,7 +15,7 @@ import { flightRecorderFindings } from "./findings/flight-recorder.js";
 import type { Finding } from "./findings/report.js";
 import { analyzeFrDumps, type FrAnalysis } from "./flight-recorder/analyze.js";
 import { findPipes, pokePipe, rankFiles, type PokeResult } from "./flight-recorder/live-pipes.js";
-import { MAX_FR_DUMP_BYTES, readFrDump } from "./flight-recorder/read.js";
+import { readFrDump } from "./flight-recorder/read.js";
 import type { FrRead } from "./flight-recorder/types.js";
 
 export interface FlightRecorderOptions {
@@ -35,6 +35,14 @@ export interface FlightRecorderWatchOptions extends FlightRecorderOptions {
 export type FrDumpOutcome = "ok" | "unreadable" | "too_large";
 export const FR_DUMP_OUTCOMES: readonly FrDumpOutcome[] = ["ok", "unreadable", "too_large"];
 export const FR_POKE_RESULTS: readonly PokeResult[] = ["ok", "no_reader", "error"];
+
+/**
+ * Larger dumps are left to `ringwatch analyze`: the pickle reader runs on the event loop at 7-28
+ * MB/s (bench part g), so 16 MiB holds a scrape up to ~2 s. A 2,000-entry buffer with stacks is ~1 MB.
+ */
+export const MAX_LIVE_DUMP_BYTES = 16 * 1024 * 1024;
+/** Collectives kept per process group and dump: the analysis needs the last few. */
+const ENTRIES_PER_GROUP = 512;
 
 /** An unreadable dump younger than this is looked at again before it counts as unreadable. */
 const SETTLE_MS = 30_000;
@@ -164,12 +172,12 @@ export class FlightRecorderWatch {
   private async read(f: DumpFile): Promise<FrRead | undefined> {
     const name = f.path.slice(f.path.lastIndexOf("/") + 1);
     let r: FrRead;
-    if (f.size > MAX_FR_DUMP_BYTES) {
-      r = { ok: false, source: f.path, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_FR_DUMP_BYTES / (1024 * 1024)} MiB` };
+    if (f.size > MAX_LIVE_DUMP_BYTES) {
+      r = { ok: false, source: f.path, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)` };
       this.count("too_large");
     } else {
       try {
-        r = readFrDump(await readFile(f.path), name);
+        r = readFrDump(await readFile(f.path), name, { entriesPerGroup: ENTRIES_PER_GROUP });
       } catch (err) {
         r = { ok: false, source: name, rank: f.rank, error: (err as NodeJS.ErrnoException).code ?? String(err) };
       }

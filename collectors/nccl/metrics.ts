@@ -8,6 +8,7 @@ import { counter, gauge, publishCounter, publishGauge, type Sample } from "../pu
 import type { FollowerStats } from "../follow/types.js";
 import { MAX_RAS_SERIES, type RasSnapshot } from "./ras-watch.js";
 import type { RasCommVerdict } from "./ras-verdict.js";
+import type { InspectorSnapshot } from "./inspector/types.js";
 
 /** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
 export interface RasPublish {
@@ -62,7 +63,7 @@ export class NcclMetrics {
     });
     this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).", ["comm_id", "rank"]);
     this.evidence = gauge(registry, "ringwatch_nccl_hang_evidence", "1 for each source that holds a hang verdict: coll_log (COLL lines went silent), ras (NCCL RAS counts stood still), gpu (the local GPUs spin in NCCL).", ["comm_id", "source"]);
-    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank that arrives last at >= 80 % of the communicator's recent collectives while the job still moves.", ["comm_id", "rank"]);
+    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank that arrives last at >= 80 % of the communicator's recent collectives while the job still moves (from COLL lines, or from NCCL Inspector's GPU times: ringwatch_nccl_straggler_delay_seconds).", ["comm_id", "rank"]);
     this.mismatch = gauge(registry, "ringwatch_nccl_collective_mismatch", "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.", ["comm_id"]);
     this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
     this.collectives = counter(registry, "ringwatch_nccl_rank_collectives_total", "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.", ["comm_id", "rank"]);
@@ -92,7 +93,7 @@ export class NcclMetrics {
     this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.", ["kind"]);
   }
 
-  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasPublish): void {
+  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasPublish, inspector?: InspectorSnapshot): void {
     if (ras) this.publishRas(ras);
     const coll: Sample[] = [];
     const prog: Sample[] = [];
@@ -140,7 +141,7 @@ export class NcclMetrics {
     const hang = new Max();
     const behind = new Max();
     const evidence = new Max();
-    const strag: Sample[] = [];
+    const strag = new Max();
     const mism: Sample[] = [];
     const thr = new Max();
     const sig: Sample[] = [];
@@ -152,7 +153,7 @@ export class NcclMetrics {
       thr.set({ comm_id: v.commKey }, v.thresholdMs / 1000);
       for (const r of comm.ranks.keys()) {
         behind.set({ comm_id: v.commKey, rank: String(r) }, v.behind.includes(r) ? 1 : 0);
-        strag.push({ labels: { comm_id: v.commKey, rank: String(r) }, value: v.stragglers.includes(r) ? 1 : 0 });
+        strag.set({ comm_id: v.commKey, rank: String(r) }, v.stragglers.includes(r) ? 1 : 0);
       }
       if (v.hangSuspected) {
         evidence.set({ comm_id: v.commKey, source: "coll_log" }, 1);
@@ -172,7 +173,9 @@ export class NcclMetrics {
     publishGauge(this.hang, hang.samples());
     publishGauge(this.behind, behind.samples());
     publishGauge(this.evidence, evidence.samples());
-    publishGauge(this.straggler, strag);
+    // NCCL Inspector's GPU timings name stragglers too, while the communicator is active.
+    for (const c of inspector?.comms ?? []) if (c.active) for (const r of c.ranks) strag.set({ comm_id: c.commId, rank: String(r.rank) }, r.straggler ? 1 : 0);
+    publishGauge(this.straggler, strag.samples());
     publishGauge(this.mismatch, mism);
     publishGauge(this.threshold, thr.samples());
     publishGauge(this.signature, dedupe(sig));

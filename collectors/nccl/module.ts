@@ -33,6 +33,12 @@ const FLAGS = [
     default: "",
     help: "The job's TORCH_NCCL_DEBUG_INFO_PIPE_FILE, as a path prefix: when a hang is suspected, each rank here is asked through <prefix><rank>.pipe to dump its Flight Recorder (needs --collector.nccl.flight-recorder.dump; empty: only dumps PyTorch writes by itself are read).",
   },
+  {
+    name: "collector.nccl.inspector.path",
+    kind: "list",
+    default: "",
+    help: "Directory or glob of NCCL Inspector output, the job's NCCL_INSPECTOR_DUMP_DIR (its <hostname>-pid<pid>.log JSON files are followed: completed collectives, GPU-timed execution and bus bandwidth per rank, stragglers, bandwidth drops); repeat for more; empty: off.",
+  },
   { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
 ] as const;
 
@@ -50,7 +56,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
   uses: ["path.procfs"],
   poll: false,
   // reconfigure() applies every one of its settings without losing state.
-  reloadable: [...FLAGS.map((f) => f.name), "path.procfs"],
+  reloadable: [...FLAGS.filter((f) => f.name !== "collector.nccl.inspector.path").map((f) => f.name), "path.procfs"],
   read(r) {
     const paths = r.list("collector.nccl.path");
     if (paths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
@@ -69,6 +75,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       checkPids: r.bool("collector.nccl.check-pids"),
       polling: polling === "auto" ? "auto" : polling === "true",
       ras,
+      inspectorPaths: r.list("collector.nccl.inspector.path"),
       flightRecorder: frDump === "" ? undefined : { dumpPrefix: frDump, ...(frPipe !== "" ? { pipePrefix: frPipe } : {}) },
     };
   },
@@ -85,6 +92,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       ...(isGpuReadings(gpu) ? { gpu } : {}),
       ...(n.ras !== undefined ? { ras: n.ras } : {}),
       ...(n.flightRecorder !== undefined ? { flightRecorder: n.flightRecorder } : {}),
+      ...(n.inspectorPaths.length > 0 ? { inspectorPaths: n.inspectorPaths } : {}),
     });
   },
 };

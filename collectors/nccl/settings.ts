@@ -14,4 +14,6 @@ export interface NcclSettings {
   ras: { address: RasAddress; intervalMs: number } | undefined;
   /** PyTorch Flight Recorder dumps; undefined when --collector.nccl.flight-recorder.dump is empty. */
   flightRecorder: FlightRecorderOptions | undefined;
+  /** NCCL Inspector output directories or globs; empty: off. */
+  inspectorPaths: string[];
 }

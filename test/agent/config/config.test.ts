@@ -69,7 +69,12 @@ describe("parseCli", () => {
       checkPids: true,
       polling: "auto",
       ras: { address: { host: "localhost", port: 28028 }, intervalMs: 30_000 },
+      inspectorPaths: [],
+      flightRecorder: undefined,
     });
+    const on = config(["--collector.nccl.flight-recorder.dump=/fr/nccl_trace_rank_", "--collector.nccl.flight-recorder.pipe=/fr/pipe_", "--collector.nccl.inspector.path=/a,/b"]);
+    expect(on.collectors.nccl.flightRecorder).toEqual({ dumpPrefix: "/fr/nccl_trace_rank_", pipePrefix: "/fr/pipe_" });
+    expect(on.collectors.nccl.inspectorPaths).toEqual(["/a", "/b"]);
     // Off: its address is not looked at.
     const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});
     expect(off.kind === "run" && off.config.collectors.nccl.ras).toBeUndefined();
@@ -168,6 +173,7 @@ describe("parseCli", () => {
     [["--collector.nccl.max-communicators=0"], /expected a whole number >= 1/],
     [["--collector.nccl.polling=sometimes"], /expected one of auto, true, false/],
     [["--collector.nccl.path="], /at least one directory or glob/],
+    [["--collector.nccl.flight-recorder.pipe=/tmp/fr/pipe_"], /--collector.nccl.flight-recorder.pipe needs --collector.nccl.flight-recorder.dump/],
   ])("rejects %j with one clear line", (argv, message) => {
     let err: unknown;
     try {

@@ -1,0 +1,50 @@
+/**
+ * NCCL Inspector, end to end: the built agent follows a directory of Inspector files
+ * (`<host>-pid<pid>.log`, records rendered as NCCL 2.30's writer prints them) of a four-rank job
+ * on this node whose rank 2 arrives 50 ms late, and a second communicator whose bandwidth halves
+ * and halves again; /metrics names the straggler with its delay, the drop, and the per-rank series.
+ */
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { simulateInspectorJob } from "../helpers/inspector-job.js";
+import { tempDir } from "./env.js";
+
+let agent: RunningAgent | undefined;
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+});
+
+function write(dir: string, files: Map<string, string[]>): void {
+  for (const [name, lines] of files) appendFileSync(join(dir, name), lines.map((l) => `${l}\n`).join(""));
+}
+
+describe("NCCL Inspector, end to end", () => {
+  it("a 50 ms straggler and a bandwidth drop, from the Inspector's files alone", async () => {
+    const dir = join(tempDir(), "nccl-inspector-unknown-jobid");
+    mkdirSync(dir);
+    const startUs = Date.now() * 1000 - 60_000_000;
+    const slow = simulateInspectorJob({ seed: 7, nranks: 4, count: 120, commId: "0x1111aaaa2222bbbb", format: "2.30", straggler: { rank: 2, delayMs: 50 }, startUs, pidBase: 7000, hostname: "gpu-a" });
+    const drop = simulateInspectorJob({ seed: 8, nranks: 4, count: 200, commId: "0x3333cccc4444dddd", format: "2.30", slowdown: { from: 160, factor: 0.25 }, startUs, pidBase: 7100, hostname: "gpu-a" });
+    write(dir, slow.files);
+    write(dir, drop.files);
+    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl.ras", `--collector.nccl.path=${join(dir, "..", "logs")}`, `--collector.nccl.inspector.path=${dir}`]);
+    const a = agent;
+    const text = await eventually(async () => {
+      const t = await a.scrape();
+      return sample(t, 'ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="2"}') === 1 ? t : undefined;
+    }, 20_000);
+    for (const r of ["0", "1", "3"]) expect(sample(text, `ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="${r}"}`)).toBe(0);
+    const delay = sample(text, 'ringwatch_nccl_straggler_delay_seconds{comm_id="0x1111aaaa2222bbbb",rank="2"}') ?? NaN;
+    expect(delay).toBeGreaterThan(0.045);
+    expect(delay).toBeLessThan(0.055);
+    expect(sample(text, 'ringwatch_nccl_inspector_collectives_total{comm_id="0x1111aaaa2222bbbb",rank="0"}')).toBe(120);
+    expect(sample(text, 'ringwatch_nccl_bandwidth_drop{comm_id="0x3333cccc4444dddd"}')).toBe(1);
+    expect(sample(text, 'ringwatch_nccl_bandwidth_drop{comm_id="0x1111aaaa2222bbbb"}')).toBe(0);
+    expect(samplesOf(text, "ringwatch_nccl_inspector_busbw_bytes_per_second").length).toBeGreaterThanOrEqual(8);
+    expect(sample(text, 'ringwatch_nccl_inspector_records_skipped_total{reason="garbage"}')).toBe(0);
+    await eventually(() => (a.logs().some((l) => l.includes("nccl: NCCL Inspector: rank 2 (gpu-a:7002) of communicator 0x1111aaaa2222bbbb arrives about")) ? true : undefined), 10_000);
+  });
+});
