@@ -206,8 +206,21 @@ export class FlightRecorderWatch {
     if (top === undefined || key === this.loggedVerdict) return;
     this.loggedVerdict = key;
     const frames = top.stacks?.[0]?.frames.slice(0, 6).map((fr) => `${fr.file}:${fr.line} ${fr.function}`);
+    // The rank behind's own last collective, and where its Python code called it.
+    const last = this.analysis.groups.find((g) => g.behind !== undefined)?.behind?.last[0];
+    const behindFrames = last?.frames.slice(0, 6).map((fr) => `${fr.file}:${fr.line} ${fr.name}`) ?? [];
     this.opts.log.warn(
-      { kind: top.kind, process_group: top.process_group ?? null, ranks: top.ranks, seq: top.seq ?? null, op: top.op ?? null, dumps: episode.length, frames: frames ?? [] },
+      {
+        kind: top.kind,
+        process_group: top.process_group ?? null,
+        ranks: top.ranks,
+        seq: top.seq ?? null,
+        op: top.op ?? null,
+        dumps: episode.length,
+        frames: frames ?? [],
+        behind_last: last !== undefined ? { rank: last.rank, seq: last.seq, op: last.op, state: last.state ?? null } : null,
+        behind_frames: behindFrames,
+      },
       `nccl: Flight Recorder: ${top.summary}`,
     );
   }

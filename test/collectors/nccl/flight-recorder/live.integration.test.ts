@@ -68,6 +68,9 @@ describe("Flight Recorder, live", () => {
     expect(warn).toHaveLength(1);
     expect(warn[0]?.msg).toContain("rank 1 never enqueued collective #82 (all_reduce), which rank 0 waits in");
     expect(warn[0]?.frames).toContain("/opt/job/job.py:20 <module>");
+    // Rank 1's own last collective (#81, completed) and the frames it was called from.
+    expect(warn[0]?.behind_last).toEqual({ rank: 1, seq: 81, op: "all_reduce", state: "completed" });
+    expect(warn[0]?.behind_frames).toContain("/opt/job/job.py:20 <module>");
 
     const registry = new Registry();
     new FlightRecorderMetrics(registry).publish(snap);
