@@ -32,6 +32,7 @@ export class NcclMetrics {
   private readonly transport: Gauge<"comm_id" | "rank" | "net" | "gdr">;
   private readonly warnings: Counter<"kind">;
   private readonly watchdog: Counter<"rank" | "op_type">;
+  private readonly hangSigns: Counter<"rank" | "sign">;
   private readonly signature: Gauge<"gpu" | "signature">;
   private readonly files: Gauge;
   private readonly lines: Counter;
@@ -73,6 +74,7 @@ export class NcclMetrics {
     this.transport = gauge(registry, "ringwatch_nccl_transport_info", "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).", ["comm_id", "rank", "net", "gdr"]);
     this.warnings = counter(registry, "ringwatch_nccl_warnings_total", "NCCL WARN lines by class.", ["kind"]);
     this.watchdog = counter(registry, "ringwatch_pytorch_watchdog_timeouts_total", "PyTorch ProcessGroupNCCL watchdog collective timeouts by rank and op type.", ["rank", "op_type"]);
+    this.hangSigns = counter(registry, "ringwatch_pytorch_hang_signs_total", "PyTorch ProcessGroupNCCL hang signs by rank and sign: heartbeat_timeout (Heartbeat monitor timed out), watchdog_stuck (watchdog got stuck for N seconds), dump_signal (a Flight Recorder dump signal received).", ["rank", "sign"]);
     this.signature = gauge(registry, "ringwatch_gpu_hang_signature", "1 for the GPU of a rank of a hung communicator, labelled with what it reads: spin (~100 % SM at low power) or idle (~0 %).", ["gpu", "signature"]);
     this.files = gauge(registry, "ringwatch_nccl_log_files", "Log files followed.", []);
     this.lines = counter(registry, "ringwatch_nccl_log_lines_total", "Log lines read.", []);
@@ -181,6 +183,7 @@ export class NcclMetrics {
     publishGauge(this.signature, dedupe(sig));
     publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
     publishCounter(this.watchdog, [...t.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
+    publishCounter(this.hangSigns, [...t.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })));
     publishCounter(this.commsDropped, [{ labels: {}, value: t.droppedComms }]);
     let unresolved = 0;
     for (const p of t.processes.values()) unresolved += p.unresolvedColl;

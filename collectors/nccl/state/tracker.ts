@@ -41,9 +41,23 @@ const GAP_WINDOW = 128;
 const WARN_WINDOW = 32;
 const MAX_UNRESOLVED = 16;
 
+/** Which PyTorch process group a line speaks for: its GUID, else its id; the default group when absent. */
+export function pgKeyOf(ev: { pgGuid?: string; pgId?: number }): string {
+  return ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
+}
+
+/** `PG 5`, `PG 0 (default_pg)`. */
+export function pgLabelOf(ev: { pgGuid?: string; pgId?: number; pgName?: string }): string {
+  const id = ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
+  return ev.pgName !== undefined && ev.pgName !== id ? `PG ${id} (${ev.pgName})` : `PG ${id}`;
+}
+
 export interface WatchdogRecord {
   rank?: number;
   pgRank?: number;
+  /** pgKeyOf, pgLabelOf. */
+  pg: string;
+  pgLabel: string;
   opType?: string;
   seq?: number;
   timeoutMs?: number;
@@ -54,12 +68,33 @@ export interface WatchdogRecord {
 
 export interface WorkStatusRecord {
   rank?: number;
+  pg: string;
+  pgLabel: string;
+  /** A watchdog's status line, or the last-work numbers of a dump-signal line. */
+  from: "status" | "dump_signal";
   lastEnqueued?: number;
   lastCompleted?: number;
   failedSeq?: number;
   processKey?: string;
   where: string;
 }
+
+/** `Heartbeat monitor timed out`, `watchdog got stuck for N seconds`, and dump signals from another rank. */
+export interface HangSignRecord {
+  what: "monitor_timeout" | "watchdog_stuck" | "dump_signal";
+  rank?: number;
+  pg: string;
+  pgLabel: string;
+  stuckSeconds?: number;
+  workMetaListSize?: number;
+  /** dump_signal: the rank whose timeout raised it (undefined: this local rank). */
+  fromRank?: number;
+  processKey?: string;
+  where: string;
+}
+
+/** PyTorch records kept per kind: enough for every rank of a large job's burst of timeouts. */
+const PT_WINDOW = 4096;
 
 export class Tracker {
   readonly processes = new Map<string, ProcessState>();
@@ -68,8 +103,11 @@ export class Tracker {
   readonly warningCounts = new Map<string, number>();
   /** PyTorch watchdog timeouts by (rank, op type) since start. */
   readonly watchdogCounts = new Map<string, { rank: string; opType: string; count: number }>();
+  /** PyTorch hang signs by (rank, sign) since start: heartbeat_timeout, watchdog_stuck, dump_signal. */
+  readonly hangSignCounts = new Map<string, { rank: string; sign: string; count: number }>();
   readonly watchdogs: WatchdogRecord[] = [];
   readonly workStatus: WorkStatusRecord[] = [];
+  readonly hangSigns: HangSignRecord[] = [];
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
   readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
   droppedComms = 0;
@@ -141,12 +179,26 @@ export class Tracker {
         const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
         c.count++;
         this.watchdogCounts.set(key, c);
-        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, WARN_WINDOW);
+        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, PT_WINDOW);
         return;
       }
       case "pt_work_status":
-        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, WARN_WINDOW);
+        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), from: "status", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, PT_WINDOW);
         return;
+      case "pt_heartbeat":
+        this.countSign(ev.launcherRank ?? ev.pgRank, ev.what === "monitor_timeout" ? "heartbeat_timeout" : "watchdog_stuck");
+        pushBounded(this.hangSigns, { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), stuckSeconds: ev.stuckSeconds, workMetaListSize: ev.workMetaListSize, processKey: proc?.key, where }, PT_WINDOW);
+        return;
+      case "pt_dump": {
+        if (ev.what !== "dump_signal") return;
+        const rank = ev.launcherRank ?? ev.pgRank;
+        const pg = pgKeyOf(ev);
+        const pgLabel = pgLabelOf(ev);
+        if (ev.lastEnqueued !== undefined) pushBounded(this.workStatus, { rank, pg, pgLabel, from: "dump_signal", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, processKey: proc?.key, where }, PT_WINDOW);
+        this.countSign(rank, "dump_signal");
+        if (ev.fromRank !== undefined || ev.fromLocal === true) pushBounded(this.hangSigns, { what: "dump_signal", rank, pg, pgLabel, fromRank: ev.fromLocal === true ? rank : ev.fromRank, processKey: proc?.key, where }, PT_WINDOW);
+        return;
+      }
       case "pt_error":
         pushBounded(
           this.ptErrors,
@@ -161,6 +213,13 @@ export class Tracker {
       default:
         return;
     }
+  }
+
+  private countSign(rank: number | undefined, sign: string): void {
+    const key = `${rank ?? ""}|${sign}`;
+    const c = this.hangSignCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), sign, count: 0 };
+    c.count++;
+    if (this.hangSignCounts.size < 4096 || this.hangSignCounts.has(key)) this.hangSignCounts.set(key, c);
   }
 
   /**

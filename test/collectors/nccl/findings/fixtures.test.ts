@@ -30,14 +30,44 @@ describe("analyze on real captures", () => {
     expect(find(r, "watchdog_timeout")).toMatchObject({ ranks: [0], seq: 241, op: "ALLREDUCE", timeout_ms: 600000 });
   });
 
-  it("93: ranks 1,2 timed out at SeqNum 532339 (BROADCAST), rank 0 at 532341: diverged", () => {
+  it("93: ranks 1,2 still wait in SeqNum 532339 (BROADCAST), which rank 0 got past (532341, _ALLGATHER_BASE): ranks 1,2 behind, first", () => {
     const r = analyze("93-hang-watchdog-rank0-ahead-allgather-vs-broadcast.log");
+    expect(r.findings[0]).toMatchObject({ kind: "rank_behind", ranks: [1, 2], seq: 532340, process_group: "PG 0" });
+    expect(r.findings[0]?.summary).toContain("ranks 1,2 still wait in work SeqNum=532339 (BROADCAST), which rank 0 got past: it waits in SeqNum=532341 (_ALLGATHER_BASE)");
+    expect(r.findings[0]?.summary).toContain("different collectives (BROADCAST vs _ALLGATHER_BASE)");
     const wd = r.findings.filter((f) => f.kind === "watchdog_timeout");
     expect(wd.map((f) => [f.ranks, f.seq, f.op])).toEqual([
       [[1, 2], 532339, "BROADCAST"],
       [[0], 532341, "_ALLGATHER_BASE"],
     ]);
-    expect(wd[0]?.summary).toContain("diverged");
+  });
+
+  it("77: a heartbeat monitor timeout on rank 144 (watchdog stuck 600 s, 1 collective pending) is a hang, not 'nothing wrong'", () => {
+    const r = analyze("77-watchdog-heartbeat-monitor-timed-out-rank144.log");
+    expect(r.findings[0]).toMatchObject({ kind: "hang_suspected", ranks: [144], process_group: "PG 0" });
+    expect(r.findings[0]?.summary).toContain("watchdog got stuck for 600 s with 1 collective pending");
+  });
+
+  it("79: heartbeat timeouts of a subgroup name the group (PG 5) and the global ranks 0 and 4", () => {
+    const r = analyze("79-watchdog-heartbeat-subgroup-pg5.log");
+    expect(r.findings[0]).toMatchObject({ kind: "hang_suspected", ranks: [0, 4], process_group: "PG 5" });
+  });
+
+  it("82: ranks 0-2 all time out in #808 with work enqueued to #811: the collective itself hangs; rank 2's cut status line makes no rank behind", () => {
+    const r = analyze("82-watchdog-pt2.6-pg-guid-format.log");
+    expect(r.findings.filter((f) => f.kind === "rank_behind")).toEqual([]);
+    expect(r.findings[0]).toMatchObject({ kind: "hang_suspected", ranks: [0, 1, 2], seq: 808, process_group: "PG 0 (default_pg)" });
+  });
+
+  it("85: a dump signal from rank 2 names rank 2's watchdog first; rank 5, with nothing pending, is not made the culprit", () => {
+    const r = analyze("85-watchdog-dump-signal-from-remote-rank.log");
+    expect(r.findings.filter((f) => f.kind === "rank_behind")).toEqual([]);
+    expect(r.findings[0]).toMatchObject({ kind: "watchdog_timeout", ranks: [2], process_group: "PG 0 (default_pg)" });
+  });
+
+  it("89: a dump raised by rank 1's own timeout with work #3750-3755 pending: rank 1's watchdog timed out at #3750", () => {
+    const r = analyze("89-watchdog-first-pg-to-signal-dumping.log");
+    expect(r.findings[0]).toMatchObject({ kind: "watchdog_timeout", ranks: [1], seq: 3750 });
   });
 
   it("96: Flight Recorder names ranks 3-7 missing from collective #31117", () => {

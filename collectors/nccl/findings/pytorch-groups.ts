@@ -1,0 +1,315 @@
+/**
+ * PyTorch's lines from many ranks of one process group, read as one picture: watchdog timeouts
+ * (`WorkNCCL(SeqNum=N, OpType=X)`: the rank's oldest unfinished work), status lines (`last
+ * enqueued work: E, last completed work: C`, from the watchdog or from a dump signal), heartbeat
+ * timeouts and dump signals. Per group (PG GUID, else PG id, else the default group):
+ * - ranks at the same SeqNum in different OpTypes: collective_mismatch;
+ * - the ranks at the lowest enqueued sequence (or, when every rank enqueued the same, the lowest
+ *   completed one) while others got further: rank_behind, with how far behind;
+ * - every rank at the same point with work pending: hang_suspected (the collective itself hangs);
+ * - a heartbeat timeout or a stuck watchdog: hang_suspected; a dump signal from another rank
+ *   names the rank whose watchdog fired first.
+ * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
+ */
+import type { HangSignRecord, Tracker, WatchdogRecord, WorkStatusRecord } from "../state/tracker.js";
+import { rankList, type Finding } from "./report.js";
+
+/** A rank this many collectives behind is in another phase of the job, not one collective late. */
+const FAR_BEHIND = 1000;
+
+interface RankView {
+  rank: number;
+  /** Its oldest unfinished work, from a watchdog timeout. */
+  pending?: { seq: number; op?: string };
+  enq?: number;
+  done?: number;
+  where: string[];
+  proc?: string;
+}
+
+interface Group {
+  key: string;
+  label: string;
+  ranks: Map<number, RankView>;
+  watchdogs: WatchdogRecord[];
+  signs: HangSignRecord[];
+}
+
+const uniq = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
+const who = (ranks: readonly number[]): string => `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
+
+function groupsOf(t: Tracker): Group[] {
+  const groups = new Map<string, Group>();
+  const group = (r: { pg: string; pgLabel: string }): Group => {
+    let g = groups.get(r.pg);
+    if (g === undefined) {
+      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], signs: [] };
+      groups.set(r.pg, g);
+    }
+    // The longest label carries the name (`PG 0 (default_pg)` over `PG 0`).
+    if (r.pgLabel.length > g.label.length) g.label = r.pgLabel;
+    return g;
+  };
+  const view = (g: Group, rank: number): RankView => {
+    let v = g.ranks.get(rank);
+    if (v === undefined) {
+      v = { rank, where: [] };
+      g.ranks.set(rank, v);
+    }
+    return v;
+  };
+  for (const w of t.watchdogs) {
+    const g = group(w);
+    g.watchdogs.push(w);
+    if (w.rank === undefined || w.seq === undefined) continue;
+    const v = view(g, w.rank);
+    if (v.pending === undefined || w.seq < v.pending.seq) v.pending = { seq: w.seq, ...(w.opType !== undefined ? { op: w.opType } : {}) };
+    v.where.push(w.where);
+    v.proc ??= w.processKey;
+  }
+  for (const s of t.workStatus as readonly WorkStatusRecord[]) {
+    if (s.rank === undefined) continue;
+    const v = view(group(s), s.rank);
+    if (s.lastEnqueued !== undefined) v.enq = Math.max(v.enq ?? -1, s.lastEnqueued);
+    if (s.lastCompleted !== undefined) v.done = Math.max(v.done ?? -1, s.lastCompleted);
+    if (s.failedSeq !== undefined && v.pending === undefined) v.pending = { seq: s.failedSeq };
+    v.where.push(s.where);
+    v.proc ??= s.processKey;
+  }
+  for (const h of t.hangSigns) group(h).signs.push(h);
+  return [...groups.values()];
+}
+
+/** The highest work the rank is known to have enqueued. */
+const enqueued = (v: RankView): number | undefined => v.enq ?? v.pending?.seq;
+/** The highest work the rank is known to have completed. */
+const completed = (v: RankView): number | undefined => v.done ?? (v.pending !== undefined ? v.pending.seq - 1 : undefined);
+
+function base(g: Group, views: readonly RankView[]): Pick<Finding, "processes" | "comm_id" | "evidence" | "process_group"> {
+  return {
+    processes: uniq(views.map((v) => v.proc).filter((p): p is string => p !== undefined)),
+    comm_id: null,
+    evidence: uniq(views.flatMap((v) => v.where)).slice(0, 5),
+    process_group: g.label,
+  };
+}
+
+function watchdogFindings(g: Group, out: Finding[]): void {
+  const bySeqOp = new Map<string, WatchdogRecord[]>();
+  for (const w of g.watchdogs) {
+    const k = `${w.seq ?? "?"}|${w.opType ?? "?"}`;
+    bySeqOp.set(k, [...(bySeqOp.get(k) ?? []), w]);
+  }
+  for (const ws of bySeqOp.values()) {
+    const w0 = ws[0];
+    if (w0 === undefined) continue;
+    const ranks = uniq(ws.map((w) => w.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary:
+        `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"})` +
+        `${ran ? ` after ${ran} ms` : ""}${w0.timeoutMs ? ` (timeout ${w0.timeoutMs} ms)` : ""}.`,
+      ranks,
+      processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
+      comm_id: null,
+      evidence: ws.map((w) => w.where).slice(0, 5),
+      process_group: g.label,
+      ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+      ...(w0.opType ? { op: w0.opType } : {}),
+      ...(w0.timeoutMs !== undefined ? { timeout_ms: w0.timeoutMs } : {}),
+    });
+  }
+  // The same work, different collectives: the ranks' code diverged.
+  const bySeq = new Map<number, Map<string, number[]>>();
+  for (const v of g.ranks.values()) {
+    if (v.pending?.op === undefined) continue;
+    const ops = bySeq.get(v.pending.seq) ?? new Map<string, number[]>();
+    ops.set(v.pending.op, [...(ops.get(v.pending.op) ?? []), v.rank]);
+    bySeq.set(v.pending.seq, ops);
+  }
+  for (const [seq, ops] of bySeq) {
+    if (ops.size < 2) continue;
+    const parts = [...ops].map(([op, ranks]) => `${who(ranks.sort((a, b) => a - b))} in ${op}`);
+    const ranks = [...ops.values()].flat().sort((a, b) => a - b);
+    const [first, second] = [...ops.keys()];
+    out.push({
+      kind: "collective_mismatch",
+      severity: "critical",
+      summary: `The ranks of ${g.label} wait in the same work SeqNum=${seq} but in different collectives: ${parts.join(", ")}. Their code issued different collectives (one in a data-dependent branch, or a rank that skipped one); the job cannot go on.`,
+      ranks,
+      ...base(g, ranks.map((r) => g.ranks.get(r)).filter((v): v is RankView => v !== undefined)),
+      seq,
+      ...(first !== undefined ? { op: first } : {}),
+      ...(second !== undefined ? { other_op: second } : {}),
+    });
+  }
+}
+
+/**
+ * Every rank that spoke timed out in the same work: a rank the logs' communicators know (at most a
+ * quarter of them) that printed no timeout never enqueued it.
+ */
+function silentFinding(g: Group, known: ReadonlySet<number>): Finding | undefined {
+  const w0 = g.watchdogs[0];
+  if (w0 === undefined || known.size === 0) return undefined;
+  if (g.watchdogs.some((w) => w.seq !== w0.seq || w.opType !== w0.opType)) return undefined;
+  const reported = new Set(g.watchdogs.map((w) => w.rank).filter((r): r is number => r !== undefined));
+  const silent = [...known].filter((r) => !reported.has(r)).sort((a, b) => a - b);
+  if (reported.size === 0 || silent.length === 0 || silent.length > Math.max(1, Math.floor(known.size / 4))) return undefined;
+  return {
+    kind: "rank_behind",
+    severity: "critical",
+    summary:
+      `Rank ${rankList(silent)} printed no watchdog timeout while ${who([...reported].sort((a, b) => a - b))} of ${g.label} timed out in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"}): ` +
+      `it never enqueued that collective. Look at what rank ${rankList(silent)} was doing (py-spy dump of its process).`,
+    ranks: silent,
+    processes: [],
+    comm_id: null,
+    evidence: g.watchdogs.map((w) => w.where).slice(0, 3),
+    process_group: g.label,
+    ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+    ...(w0.opType ? { op: w0.opType } : {}),
+  };
+}
+
+/** The ranks behind, or a hang that every rank is in. */
+function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]): void {
+  const views = [...g.ranks.values()].sort((a, b) => a.rank - b.rank);
+  const withEnq = views.filter((v) => enqueued(v) !== undefined);
+  if (withEnq.length < 2) {
+    const silent = silentFinding(g, known);
+    if (silent !== undefined) out.push(silent);
+    return;
+  }
+  // A watchdog timeout alone gives a lower bound of what the rank enqueued (its oldest pending
+  // work): such a rank is compared only when no rank of the group printed its status.
+  const exact = withEnq.filter((v) => v.enq !== undefined);
+  const candidates = exact.length > 0 ? exact : withEnq;
+  const max = Math.max(...withEnq.map((v) => enqueued(v) ?? 0));
+  const min = Math.min(...candidates.map((v) => enqueued(v) ?? 0));
+  if (min < max) {
+    const behind = candidates.filter((v) => enqueued(v) === min);
+    const ahead = withEnq.filter((v) => enqueued(v) === max);
+    const behindRanks = behind.map((v) => v.rank);
+    const aheadRanks = ahead.map((v) => v.rank);
+    const far = max - min >= FAR_BEHIND ? ` That is ${max - min} collectives: ${behindRanks.length === 1 ? "it" : "they"} stopped long before the others, or ${behindRanks.length === 1 ? "is" : "are"} in another phase of the job.` : "";
+    // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past.
+    const pendingOnly = behind.every((v) => v.enq === undefined && v.pending !== undefined);
+    let summary: string;
+    if (pendingOnly) {
+      const op = behind[0]?.pending?.op;
+      const aheadOp = ahead[0]?.pending?.op;
+      const differ = op !== undefined && aheadOp !== undefined && op !== aheadOp ? ` The ranks wait in different collectives (${op} vs ${aheadOp}): the ones behind never reached the others' collective.` : "";
+      summary =
+        `In ${g.label}, ${who(behindRanks)} still ${behindRanks.length === 1 ? "waits" : "wait"} in work SeqNum=${min}${op ? ` (${op})` : ""}, which ${who(aheadRanks)} got past: ${aheadRanks.length === 1 ? "it waits" : "they wait"} in SeqNum=${max}${aheadOp ? ` (${aheadOp})` : ""}. ` +
+        `${behindRanks.length === 1 ? "Rank" : "Ranks"} ${rankList(behindRanks)} ${behindRanks.length === 1 ? "is" : "are"} behind.${differ}${far}`;
+    } else {
+      summary =
+        `In ${g.label}, ${who(behindRanks)} enqueued NCCL work only up to #${min} while ${who(aheadRanks)} reached #${max}: ${behindRanks.length === 1 ? "it" : "they"} never enqueued #${min + 1}, which the others wait in. ` +
+        `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`;
+    }
+    out.push({ kind: "rank_behind", severity: "critical", summary, ranks: behindRanks, ...base(g, behind), seq: min + 1 });
+    return;
+  }
+  // Every rank enqueued the same work: who did not complete it.
+  const withDone = withEnq.filter((v) => completed(v) !== undefined);
+  const pending = withDone.filter((v) => (completed(v) ?? 0) < max);
+  if (pending.length === 0) return; // nothing pending anywhere: no culprit to invent
+  // Not the collective's fault when a rank stayed silent: the others wait for it.
+  const silent = silentFinding(g, known);
+  if (silent !== undefined) {
+    out.push(silent);
+    return;
+  }
+  const dones = withDone.map((v) => completed(v) ?? 0);
+  const dmin = Math.min(...dones);
+  const dmax = Math.max(...dones);
+  if (dmin < dmax && withDone.every((v) => v.done !== undefined)) {
+    const behind = withDone.filter((v) => completed(v) === dmin);
+    out.push({
+      kind: "rank_behind",
+      severity: "critical",
+      summary: `In ${g.label}, every rank enqueued work #${max}, but ${who(behind.map((v) => v.rank))} completed only up to #${dmin} while others completed #${dmax}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`,
+      ranks: behind.map((v) => v.rank),
+      ...base(g, behind),
+      seq: dmin + 1,
+    });
+    return;
+  }
+  out.push({
+    kind: "hang_suspected",
+    severity: "critical",
+    summary: `In ${g.label}, ${who(pending.map((v) => v.rank))} entered work #${dmin + 1} and none completed it (enqueued up to #${max}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
+    ranks: pending.map((v) => v.rank),
+    ...base(g, pending),
+    seq: dmin + 1,
+  });
+}
+
+function signFindings(g: Group, out: Finding[]): void {
+  const stuck = g.signs.filter((s) => s.what !== "dump_signal");
+  if (stuck.length > 0) {
+    const ranks = uniq(stuck.map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    const seconds = Math.max(0, ...stuck.map((s) => s.stuckSeconds ?? 0));
+    const pending = Math.max(0, ...stuck.map((s) => s.workMetaListSize ?? 0));
+    out.push({
+      kind: "hang_suspected",
+      severity: "critical",
+      summary:
+        `PyTorch's heartbeat monitor timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label}${seconds ? `: its watchdog got stuck for ${seconds} s` : ""}${pending ? ` with ${pending} collective${pending === 1 ? "" : "s"} pending` : ""}. ` +
+        "A NCCL or CUDA call blocks the watchdog: a collective that never completes (a rank that never joined it, a dead peer, the network) or a GPU fault. " +
+        "The process is killed after it dumps its Flight Recorder: give the dumps to ringwatch analyze.",
+      ranks,
+      processes: uniq(stuck.map((s) => s.processKey).filter((p): p is string => p !== undefined)),
+      comm_id: null,
+      evidence: stuck.map((s) => s.where).slice(0, 5),
+      process_group: g.label,
+    });
+  }
+  // A rank whose own timeout raised the dump, and that printed no watchdog line here: its status says where.
+  const timedOutHere = new Set(g.watchdogs.map((w) => w.rank));
+  for (const s of g.signs) {
+    if (s.what !== "dump_signal" || s.rank === undefined || s.fromRank !== s.rank || timedOutHere.has(s.rank)) continue;
+    const v = g.ranks.get(s.rank);
+    if (v?.enq === undefined || v.done === undefined || v.done >= v.enq) continue;
+    timedOutHere.add(s.rank);
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `Rank ${s.rank}'s watchdog timed out in ${g.label}: it enqueued NCCL work up to #${v.enq} and completed only up to #${v.done}, so work #${v.done + 1} never finished. The other ranks' logs say whether they enqueued it.`,
+      ranks: [s.rank],
+      ...base(g, [v]),
+      seq: v.done + 1,
+    });
+  }
+  // Ranks that dumped on another rank's signal: that rank's watchdog fired first.
+  const signals = g.signs.filter((s) => s.what === "dump_signal" && s.fromRank !== undefined && s.fromRank !== s.rank);
+  const timedOut = new Set(g.watchdogs.map((w) => w.rank));
+  for (const from of uniq(signals.map((s) => s.fromRank as number))) {
+    if (timedOut.has(from)) continue;
+    const receivers = uniq(signals.filter((s) => s.fromRank === from).map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `Rank ${from}'s watchdog timed out first in ${g.label}: ${receivers.length ? who(receivers) : "other ranks"} dumped on its signal. Rank ${from}'s own log says in which collective; the ranks with nothing pending did not enqueue it.`,
+      ranks: [from],
+      processes: [],
+      comm_id: null,
+      evidence: signals.filter((s) => s.fromRank === from).map((s) => s.where).slice(0, 5),
+      process_group: g.label,
+    });
+  }
+}
+
+/** Findings from PyTorch's per-process-group lines; `known`: every rank the logs' communicators name. */
+export function processGroupFindings(t: Tracker, known: ReadonlySet<number>): Finding[] {
+  const out: Finding[] = [];
+  for (const g of groupsOf(t)) {
+    watchdogFindings(g, out);
+    progressFindings(g, known, out);
+    signFindings(g, out);
+  }
+  return out;
+}
