@@ -23,7 +23,8 @@ function ranksOf(state: TrackedState, procs: ProcessState[]): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
-export function transportFindings(state: TrackedState): Finding[] {
+/** `orphans`: WARN lines that name no process (quoted alone); they still count, with no host:pid. */
+export function transportFindings(state: TrackedState, orphans: readonly WarningRecord[] = []): Finding[] {
   const out: Finding[] = [];
   const procs = [...state.processes.values()];
   const socket = procs.filter((p) => transportOf(p).net === "Socket");
@@ -59,14 +60,14 @@ export function transportFindings(state: TrackedState): Finding[] {
     });
   }
   // Network errors, grouped by the peer they point at.
-  const byPeer = new Map<string, { w: WarningRecord; p: ProcessState }[]>();
-  for (const p of procs) {
-    for (const w of p.warnings) {
-      if (!NETWORK_KINDS.has(w.kind)) continue;
-      const k = w.peer ?? "unknown peer";
-      byPeer.set(k, [...(byPeer.get(k) ?? []), { w, p }]);
-    }
+  const byPeer = new Map<string, { w: WarningRecord; p?: ProcessState }[]>();
+  const all: { w: WarningRecord; p?: ProcessState }[] = [...procs.flatMap((p) => p.warnings.map((w) => ({ w, p }))), ...orphans.map((w) => ({ w }))];
+  for (const x of all) {
+    if (!NETWORK_KINDS.has(x.w.kind)) continue;
+    const k = x.w.peer ?? "unknown peer";
+    byPeer.set(k, [...(byPeer.get(k) ?? []), x]);
   }
+  const procsOf = (list: readonly { p?: ProcessState }[]): ProcessState[] => [...new Set(list.map((x) => x.p).filter((p): p is ProcessState => p !== undefined))];
   for (const [peer, list] of byPeer) {
     const first = list[0]?.w;
     if (!first) continue;
@@ -77,25 +78,25 @@ export function transportFindings(state: TrackedState): Finding[] {
       kind: "network_error",
       severity: "critical",
       summary: `${list.length} network error(s) (${kinds}) point at peer ${peer}.${ibText} Check that node's processes, its HCA port (ringwatch_infiniband_*) and the link between.`,
-      ranks: ranksOf(state, [...new Set(list.map((x) => x.p))]),
-      processes: [...new Set(list.map((x) => x.p.key))],
+      ranks: ranksOf(state, procsOf(list)),
+      processes: procsOf(list).map((p) => p.key),
       comm_id: null,
       evidence: list.map((x) => x.w.where).slice(0, 5),
       ...(peer !== "unknown peer" ? { peer } : {}),
       count: list.length,
     });
   }
-  const errors = procs.flatMap((p) => p.warnings.filter((w) => ERROR_KINDS.has(w.kind) || w.kind === "collective_mismatch").map((w) => ({ w, p })));
+  const errors = all.filter((x) => ERROR_KINDS.has(x.w.kind) || x.w.kind === "collective_mismatch");
   for (const { w, p } of errors.slice(0, 10)) {
     const mismatch = w.kind === "collective_mismatch";
     out.push({
       kind: mismatch ? "collective_mismatch" : "nccl_error",
       severity: "critical",
       summary: mismatch
-        ? `NCCL detected mismatched collectives${w.mismatchRank !== undefined ? ` at and around rank ${w.mismatchRank}` : ""}: "${w.message}"`
-        : `NCCL ${w.kind.replace("_", " ")} in ${p.key}: "${w.message}"`,
-      ranks: w.mismatchRank !== undefined ? [w.mismatchRank] : ranksOf(state, [p]),
-      processes: [p.key],
+        ? `NCCL detected mismatched collectives${w.mismatchRank !== undefined ? ` at and around rank ${w.mismatchRank}` : ""}: "${w.message}". The ranks' code issued different collectives (or sizes); look at the collective calls of rank ${w.mismatchRank ?? "?"} and its neighbours.`
+        : `NCCL ${w.kind.replace("_", " ")}${p ? ` in ${p.key}` : ""}: "${w.message}"`,
+      ranks: w.mismatchRank !== undefined ? [w.mismatchRank] : p ? ranksOf(state, [p]) : [],
+      processes: p ? [p.key] : [],
       comm_id: null,
       evidence: [w.where],
     });

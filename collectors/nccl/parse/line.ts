@@ -184,6 +184,24 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
   if (s.indexOf("NCCL") >= 0 || s.indexOf("nccl") >= 0) {
     const ev = parsePyTorch(s, end);
     if (ev !== undefined) return ev;
+    const w = headerlessWarn(s, end);
+    if (w !== undefined) return w;
   }
   return parseHeaderless(s, end);
+}
+
+/**
+ * `NCCL WARN <message>` with no `host:pid:tid [dev]` before it: a line quoted alone, or a prefix
+ * NCCL did not write (`host [dev]`, a wrapper's). A warning all the same, of no known process.
+ */
+function headerlessWarn(s: string, end: number): WarnEvent | undefined {
+  const k = s.indexOf("NCCL WARN ");
+  if (k < 0 || k >= end) return undefined;
+  if (k > 0 && s.charCodeAt(k - 1) !== 32 && s.charCodeAt(k - 1) !== 93) return undefined; // "...]NCCL WARN" or " NCCL WARN"
+  const start = k + 10;
+  const e = trimEnd(s, start, end);
+  if (e <= start) return undefined;
+  const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(start, e) };
+  classifyWarn(s, start, e, ev);
+  return ev;
 }

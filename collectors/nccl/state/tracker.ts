@@ -5,7 +5,7 @@
  */
 import { splitCommKey } from "../parse/init.js";
 import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
-import type { CommState, ProcessState, RankState } from "./model.js";
+import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
 
@@ -108,6 +108,8 @@ export class Tracker {
   readonly watchdogs: WatchdogRecord[] = [];
   readonly workStatus: WorkStatusRecord[] = [];
   readonly hangSigns: HangSignRecord[] = [];
+  /** WARN lines that name no process (a line quoted alone, or a prefix without host:pid). */
+  readonly orphanWarnings: WarningRecord[] = [];
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
   readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
   droppedComms = 0;
@@ -497,9 +499,8 @@ export class Tracker {
 
   private onWarn(proc: ProcessState | undefined, ev: WarnEvent, ctx: LineContext, where: string): void {
     this.warningCounts.set(ev.warnKind, (this.warningCounts.get(ev.warnKind) ?? 0) + 1);
-    if (!proc) return;
     pushBounded(
-      proc.warnings,
+      proc?.warnings ?? this.orphanWarnings,
       {
         kind: ev.warnKind,
         message: ev.message.slice(0, 300),
