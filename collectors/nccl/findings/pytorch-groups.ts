@@ -23,6 +23,8 @@ interface RankView {
   pending?: { seq: number; op?: string };
   enq?: number;
   done?: number;
+  /** The work a watchdog status line says failed. */
+  failedSeq?: number;
   where: string[];
   proc?: string;
 }
@@ -72,7 +74,10 @@ function groupsOf(t: Tracker): Group[] {
     const v = view(group(s), s.rank);
     if (s.lastEnqueued !== undefined) v.enq = Math.max(v.enq ?? -1, s.lastEnqueued);
     if (s.lastCompleted !== undefined) v.done = Math.max(v.done ?? -1, s.lastCompleted);
-    if (s.failedSeq !== undefined && v.pending === undefined) v.pending = { seq: s.failedSeq };
+    if (s.failedSeq !== undefined) {
+      v.failedSeq ??= s.failedSeq;
+      if (v.pending === undefined) v.pending = { seq: s.failedSeq };
+    }
     v.where.push(s.where);
     v.proc ??= s.processKey;
   }
@@ -119,6 +124,26 @@ function watchdogFindings(g: Group, out: Finding[]): void {
       ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
       ...(w0.opType ? { op: w0.opType } : {}),
       ...(w0.timeoutMs !== undefined ? { timeout_ms: w0.timeoutMs } : {}),
+    });
+  }
+  // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
+  const timedOut = new Set(g.watchdogs.map((w) => w.rank));
+  const bySeq0 = new Map<number, RankView[]>();
+  for (const v of g.ranks.values()) {
+    if (v.failedSeq === undefined || timedOut.has(v.rank)) continue;
+    bySeq0.set(v.failedSeq, [...(bySeq0.get(v.failedSeq) ?? []), v]);
+  }
+  for (const [seq, vs] of bySeq0) {
+    const ranks = vs.map((v) => v.rank).sort((a, b) => a - b);
+    const v0 = vs[0];
+    const status = v0?.enq !== undefined ? ` (${ranks.length === 1 ? "it" : `rank ${v0.rank}`} enqueued up to #${v0.enq}${v0.done !== undefined ? `, completed up to #${v0.done}` : ""})` : "";
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `PyTorch's watchdog detected a failure (an error or a timeout) on ${who(ranks)} of ${g.label} at work #${seq}${status}.`,
+      ranks,
+      ...base(g, vs),
+      seq,
     });
   }
   // The same work, different collectives: the ranks' code diverged.

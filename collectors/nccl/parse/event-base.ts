@@ -59,6 +59,7 @@ export type WarnKind =
   | "system_error"
   | "internal_error"
   | "timeout"
+  | "cuda_error"
   | "other";
 
 /** Classified details of a NCCL WARN message (also used for PyTorch's embedded `Last error:`). */

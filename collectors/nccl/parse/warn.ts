@@ -133,6 +133,12 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
   } else if ((k = find(s, "closed by remote peer", i, end)) >= 0) {
     kind = "connection_closed";
     peerAt(s, skipSpaces(s, k + 21, end), end, d);
+  } else if ((k = find(s, "Cuda failure ", i, end)) >= 0 || (k = find(s, "CUDA failure ", i, end)) >= 0) {
+    // `Cuda failure 'out of memory'`, `Cuda failure 700 'an illegal memory access was encountered'`
+    kind = "cuda_error";
+    const q = s.indexOf("'", k + 13);
+    const q2 = q >= 0 && q < end ? s.indexOf("'", q + 1) : -1;
+    if (q2 > q && q2 <= end) d.error = s.slice(q + 1, q2);
   } else if (find(s, "Connect to ", i, end) >= 0) {
     kind = "connect_failed";
     socketFailure(s, i, end, d);

@@ -110,6 +110,8 @@ export class Tracker {
   readonly hangSigns: HangSignRecord[] = [];
   /** WARN lines that name no process (a line quoted alone, or a prefix without host:pid). */
   readonly orphanWarnings: WarningRecord[] = [];
+  /** `GPU Direct RDMA Disabled for GPU ...` lines that name no process: where each was. */
+  readonly orphanGdrDisabled: string[] = [];
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
   readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
   droppedComms = 0;
@@ -152,7 +154,10 @@ export class Tracker {
         }
         return;
       case "gdr":
-        if (!proc) return;
+        if (!proc) {
+          if (!ev.enabled) pushBounded(this.orphanGdrDisabled, where, WARN_WINDOW);
+          return;
+        }
         if (ev.enabled) proc.gdrEnabled++;
         else {
           proc.gdrDisabled++;

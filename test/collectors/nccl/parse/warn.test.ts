@@ -32,7 +32,9 @@ describe("WARN kinds", () => {
     ["Call to ibv_modify_qp failed with error Connection timed out", { warnKind: "timeout", call: "ibv_modify_qp", error: "Connection timed out" }],
     ["Call to ibv_create_qp failed", { warnKind: "system_error", call: "ibv_create_qp" }],
     ["[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3", { warnKind: "internal_error" }],
-    ["Cuda failure 'out of memory'", { warnKind: "other" }],
+    ["Cuda failure 'out of memory'", { warnKind: "cuda_error", error: "out of memory" }],
+    ["Cuda failure 700 'an illegal memory access was encountered'", { warnKind: "cuda_error", error: "an illegal memory access was encountered" }],
+    ["Cuda failure 'invalid argument'", { warnKind: "cuda_error", error: "invalid argument" }],
   ])("%s", (msg, fields) => {
     expect(parseLine(`${W}${msg}`)).toMatchObject({ kind: "warn", message: msg, ...fields });
   });
