@@ -35,7 +35,7 @@ export function transportFindings(state: TrackedState, orphans: OrphanLines = { 
   const procs = [...state.processes.values()];
   const socket = procs.filter((p) => transportOf(p).net === "Socket");
   if (socket.length > 0) {
-    const why = socket.some((p) => p.evidence.has("no_ib")) ? " (NET/IB : No device found, or libibverbs missing)" : "";
+    const why = socket.some((p) => p.evidence.has("no_ib")) ? " (NET/IB : No device found, NCCL_IB_DISABLE set, or libibverbs missing)" : "";
     out.push({
       kind: "socket_transport",
       severity: "warning",

@@ -146,6 +146,11 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
       return s.startsWith("Trees ", m) ? parseTrees(s, m, end) : undefined;
     case 78: // N
       if (s.startsWith("NCCL version ", m)) return parseVersion(s, m, end);
+      // `NCCL_IB_DISABLE set by environment to 1.`: no IB, whatever else the log shows.
+      if (s.startsWith("NCCL_IB_DISABLE set by environment to ", m)) {
+        const v = s.charCodeAt(m + 38);
+        return v >= 49 && v <= 57 ? { kind: "net", net: "IB", what: "no_device" } : undefined;
+      }
       return s.startsWith("NET", m) ? parseNetMsg(s, m, end) : undefined;
     case 71: // G
       return s.startsWith("GPU Direct RDMA ", m) ? parseGdr(s, m, end) : undefined;
@@ -197,7 +202,16 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
 function headerlessWarn(s: string, end: number): WarnEvent | undefined {
   const k = s.indexOf("NCCL WARN ");
   if (k < 0 || k >= end) return undefined;
-  if (k > 0 && s.charCodeAt(k - 1) !== 32 && s.charCodeAt(k - 1) !== 93) return undefined; // "...]NCCL WARN" or " NCCL WARN"
+  // At the line's start (after blanks), or after a tag: `[0] NCCL WARN`, `<stderr>: NCCL WARN`; not in prose.
+  let b = k - 1;
+  while (b >= 0 && s.charCodeAt(b) === 32) b--;
+  if (b >= 0) {
+    const c = s.charCodeAt(b);
+    // ] : > |, or NCCL's own `init.cc:1247` left from a header cut before it.
+    const token = s.slice(s.lastIndexOf(" ", b) + 1, b + 1);
+    const sourceRef = token.includes(".cc:") || token.includes(".h:") || token.includes(".cu:");
+    if (c !== 93 && c !== 58 && c !== 62 && c !== 124 && !sourceRef) return undefined;
+  }
   const start = k + 10;
   const e = trimEnd(s, start, end);
   if (e <= start) return undefined;

@@ -132,6 +132,20 @@ describe("robustness", () => {
     expect(parseLine(`h:1:2 [0] NCCL INFO AllReduce: opCount ${"f".repeat(1 << 20)}`)).toBeUndefined();
   });
 
+  it("NCCL_IB_DISABLE set by environment to 1 means no IB (as 'No device found'); to 0 means nothing", () => {
+    expect(parseLine(`${H}NCCL_IB_DISABLE set by environment to 1.`)).toMatchObject({ kind: "net", net: "IB", what: "no_device" });
+    expect(parseLine(`${H}NCCL_IB_DISABLE set by environment to 0.`)).toBeUndefined();
+  });
+
+  it("NCCL WARN with no host:pid:tid header (a line quoted alone, a `host [dev]` prefix) is a warning of no known process", () => {
+    const ev = parseLine("NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 3.");
+    expect(ev).toMatchObject({ kind: "warn", warnKind: "collective_mismatch", mismatchRank: 3 });
+    expect(ev?.pid).toBeUndefined();
+    expect(parseLine("node-a [0] NCCL WARN Cuda failure 'out of memory'")).toMatchObject({ kind: "warn", warnKind: "cuda_error", error: "out of memory" });
+    expect(parseLine("init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.")).toMatchObject({ warnKind: "collective_mismatch", mismatchRank: 39 });
+    expect(parseLine("the NCCL WARN lines were many")).toBeUndefined();
+  });
+
   it("unknown NCCL INFO lines and ordinary output give nothing", () => {
     expect(parseText(`${H}P2P Chunksize set to 131072\nEpoch 3 loss 1.2\n${H}cudaDriverVersion 12040\n`)).toEqual([]);
   });
