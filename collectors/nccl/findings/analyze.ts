@@ -14,6 +14,7 @@ import { Tracker } from "../state/tracker.js";
 import { commFindings } from "./comm.js";
 import { flightRecorderFindings, processGroupSummaries } from "./flight-recorder.js";
 import { pytorchFindings } from "./pytorch.js";
+import { pytorchDebugFindings } from "./pytorch-debug.js";
 import { rasFindings, type RasSource } from "./ras.js";
 import { transportFindings } from "./transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "./report.js";
@@ -151,6 +152,6 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
 
 function reportOf(t: Tracker, ras: readonly RasSource[] = [], dumps: readonly FrRead[] = []): Report {
   const fr = analyzeFrDumps(dumps);
-  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
+  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
   return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

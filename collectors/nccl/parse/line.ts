@@ -26,6 +26,7 @@ import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwo
 import { type NcclHeader, parseHeaderAt } from "./header.js";
 import { parsePrefix } from "./prefix.js";
 import { parsePyTorch } from "./pytorch.js";
+import { parsePyTorchDebug } from "./pytorch-debug.js";
 import { parseChannelMsg, parseConnected, parseTrees } from "./topo.js";
 import { classifyWarn, parseRetcode } from "./warn.js";
 import { find, trimEnd } from "./scan.js";
@@ -191,6 +192,10 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
     if (ev !== undefined) return ev;
     const w = headerlessWarn(s, end);
     if (w !== undefined) return w;
+  }
+  if (s.indexOf("mismatch between collectives") >= 0 || s.indexOf("monitoredBarrier") >= 0) {
+    const ev = parsePyTorchDebug(s, end);
+    if (ev !== undefined) return ev;
   }
   return parseHeaderless(s, end);
 }

@@ -97,3 +97,29 @@ export interface PtErrorEvent extends PtBase {
   /** Classified `Last error:` when it is on the same line. */
   lastError?: WarnDetail;
 }
+
+/** One side of a TORCH_DISTRIBUTED_DEBUG=DETAIL `CollectiveFingerPrint(...)`; what the paste kept. */
+export interface PtFingerprint {
+  seq?: number;
+  op?: string;
+  shape?: string;
+  dtype?: string;
+}
+
+/** `Detected mismatch between collectives on ranks. Rank A is running collective: ..., but Rank B is running collective: ...` */
+export interface PtMismatchEvent extends PtBase {
+  kind: "pt_mismatch";
+  rankA?: number;
+  a?: PtFingerprint;
+  rankB?: number;
+  b?: PtFingerprint;
+}
+
+/** `[Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000 ms` */
+export interface PtBarrierEvent extends PtBase {
+  kind: "pt_barrier";
+  ranks: number[];
+  /** The rank that ran the barrier and reports. */
+  reporter?: number;
+  timeoutMs?: number;
+}

@@ -228,7 +228,7 @@ export interface TeardownEvent extends EventBase {
 }
 
 import type {
-  PtDesyncEvent, PtDumpEvent, PtErrorEvent, PtFlightRecorderEvent, PtHeartbeatEvent, PtWatchdogTimeoutEvent,
+  PtBarrierEvent, PtDesyncEvent, PtDumpEvent, PtErrorEvent, PtFlightRecorderEvent, PtHeartbeatEvent, PtMismatchEvent, PtWatchdogTimeoutEvent,
   PtWorkStatusEvent,
 } from "./types-pytorch.js";
 
@@ -255,6 +255,8 @@ export type NcclEvent =
   | PtDumpEvent
   | PtDesyncEvent
   | PtFlightRecorderEvent
-  | PtErrorEvent;
+  | PtErrorEvent
+  | PtMismatchEvent
+  | PtBarrierEvent;
 
 export type NcclEventKind = NcclEvent["kind"];

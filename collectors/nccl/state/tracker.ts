@@ -4,7 +4,7 @@
  * counted), per-communicator windows keep the last SEQ_WINDOW indexes, warnings the last few.
  */
 import { splitCommKey } from "../parse/init.js";
-import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
+import type { CollEvent, InitEvent, NcclEvent, PtBarrierEvent, PtMismatchEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
@@ -108,6 +108,8 @@ export class Tracker {
   readonly watchdogs: WatchdogRecord[] = [];
   readonly workStatus: WorkStatusRecord[] = [];
   readonly hangSigns: HangSignRecord[] = [];
+  /** TORCH_DISTRIBUTED_DEBUG=DETAIL mismatches and monitoredBarrier failures. */
+  readonly ptDebug: ((PtMismatchEvent | PtBarrierEvent) & { where: string })[] = [];
   /** WARN lines that name no process (a line quoted alone, or a prefix without host:pid). */
   readonly orphanWarnings: WarningRecord[] = [];
   /** `GPU Direct RDMA Disabled for GPU ...` lines that name no process: where each was. */
@@ -212,6 +214,10 @@ export class Tracker {
           { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, processKey: proc?.key, where },
           WARN_WINDOW,
         );
+        return;
+      case "pt_mismatch":
+      case "pt_barrier":
+        pushBounded(this.ptDebug, { ...ev, where }, WARN_WINDOW);
         return;
       case "pt_desync":
       case "pt_flight_recorder":
