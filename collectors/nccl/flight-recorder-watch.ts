@@ -173,7 +173,7 @@ export class FlightRecorderWatch {
     const name = f.path.slice(f.path.lastIndexOf("/") + 1);
     let r: FrRead;
     if (f.size > MAX_LIVE_DUMP_BYTES) {
-      r = { ok: false, source: f.path, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)` };
+      r = { ok: false, source: name, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)` };
       this.count("too_large");
     } else {
       try {

@@ -12,7 +12,7 @@
  * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
  */
 import type { HangSignRecord, Tracker, WatchdogRecord, WorkStatusRecord } from "../state/tracker.js";
-import { rankList, type Finding } from "./report.js";
+import { rankList, uniq, type Finding } from "./report.js";
 
 /** A rank this many collectives behind is in another phase of the job, not one collective late. */
 const FAR_BEHIND = 1000;
@@ -34,10 +34,11 @@ interface Group {
   label: string;
   ranks: Map<number, RankView>;
   watchdogs: WatchdogRecord[];
+  /** Ranks that printed a watchdog timeout in this group. */
+  timedOut: Set<number | undefined>;
   signs: HangSignRecord[];
 }
 
-const uniq = <T>(xs: Iterable<T>): T[] => [...new Set(xs)];
 const who = (ranks: readonly number[]): string => `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
 
 function groupsOf(t: Tracker): Group[] {
@@ -45,7 +46,7 @@ function groupsOf(t: Tracker): Group[] {
   const group = (r: { pg: string; pgLabel: string }): Group => {
     let g = groups.get(r.pg);
     if (g === undefined) {
-      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], signs: [] };
+      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], timedOut: new Set(), signs: [] };
       groups.set(r.pg, g);
     }
     // The longest label carries the name (`PG 0 (default_pg)` over `PG 0`).
@@ -63,6 +64,7 @@ function groupsOf(t: Tracker): Group[] {
   for (const w of t.watchdogs) {
     const g = group(w);
     g.watchdogs.push(w);
+    g.timedOut.add(w.rank);
     if (w.rank === undefined || w.seq === undefined) continue;
     const v = view(g, w.rank);
     if (v.pending === undefined || w.seq < v.pending.seq) v.pending = { seq: w.seq, ...(w.opType !== undefined ? { op: w.opType } : {}) };
@@ -127,10 +129,9 @@ function watchdogFindings(g: Group, out: Finding[]): void {
     });
   }
   // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
-  const timedOut = new Set(g.watchdogs.map((w) => w.rank));
   const bySeq0 = new Map<number, RankView[]>();
   for (const v of g.ranks.values()) {
-    if (v.failedSeq === undefined || timedOut.has(v.rank)) continue;
+    if (v.failedSeq === undefined || g.timedOut.has(v.rank)) continue;
     bySeq0.set(v.failedSeq, [...(bySeq0.get(v.failedSeq) ?? []), v]);
   }
   for (const [seq, vs] of bySeq0) {
@@ -294,7 +295,7 @@ function signFindings(g: Group, out: Finding[]): void {
     });
   }
   // A rank whose own timeout raised the dump, and that printed no watchdog line here: its status says where.
-  const timedOutHere = new Set(g.watchdogs.map((w) => w.rank));
+  const timedOutHere = new Set(g.timedOut);
   for (const s of g.signs) {
     if (s.what !== "dump_signal" || s.rank === undefined || s.fromRank !== s.rank || timedOutHere.has(s.rank)) continue;
     const v = g.ranks.get(s.rank);
@@ -311,9 +312,8 @@ function signFindings(g: Group, out: Finding[]): void {
   }
   // Ranks that dumped on another rank's signal: that rank's watchdog fired first.
   const signals = g.signs.filter((s) => s.what === "dump_signal" && s.fromRank !== undefined && s.fromRank !== s.rank);
-  const timedOut = new Set(g.watchdogs.map((w) => w.rank));
   for (const from of uniq(signals.map((s) => s.fromRank as number))) {
-    if (timedOut.has(from)) continue;
+    if (g.timedOut.has(from)) continue;
     const receivers = uniq(signals.filter((s) => s.fromRank === from).map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
     out.push({
       kind: "watchdog_timeout",

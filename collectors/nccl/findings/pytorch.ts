@@ -1,11 +1,8 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
 import type { Tracker } from "../state/tracker.js";
 import { processGroupFindings } from "./pytorch-groups.js";
-import { rankList, type Finding } from "./report.js";
+import { rankList, uniq, type Finding } from "./report.js";
 
-function uniq<T>(xs: Iterable<T>): T[] {
-  return [...new Set(xs)];
-}
 
 /** Every rank the logs' communicators name (for "which rank did not report"). */
 function knownRanks(t: Tracker): Set<number> {

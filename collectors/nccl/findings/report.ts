@@ -111,6 +111,11 @@ export function sortFindings(f: Finding[]): Finding[] {
 }
 
 /** `0-6,9` */
+/** The distinct items, in first-seen order. */
+export function uniq<T>(xs: Iterable<T>): T[] {
+  return [...new Set(xs)];
+}
+
 export function rankList(ranks: readonly number[]): string {
   const s = [...new Set(ranks)].sort((a, b) => a - b);
   const parts: string[] = [];

@@ -125,12 +125,18 @@ function withHeader(s: string, ev: NcclEvent, h: NcclHeader, torn: boolean): Ncc
 }
 
 function warn(s: string, h: NcclHeader, end: number): WarnEvent {
-  const e = trimEnd(s, h.msgStart, end);
-  const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(h.msgStart, e) };
+  const ev = warnMessage(s, h.msgStart, end);
   if (h.file !== undefined) ev.file = h.file;
   if (h.line !== undefined) ev.line = h.line;
   if (h.func !== undefined) ev.func = h.func;
-  classifyWarn(s, h.msgStart, e, ev);
+  return ev;
+}
+
+/** The WARN message in [start, end), classified. */
+function warnMessage(s: string, start: number, end: number): WarnEvent {
+  const e = trimEnd(s, start, end);
+  const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(start, e) };
+  classifyWarn(s, start, e, ev);
   return ev;
 }
 
@@ -217,10 +223,6 @@ function headerlessWarn(s: string, end: number): WarnEvent | undefined {
     const sourceRef = token.includes(".cc:") || token.includes(".h:") || token.includes(".cu:");
     if (c !== 93 && c !== 58 && c !== 62 && c !== 124 && !sourceRef) return undefined;
   }
-  const start = k + 10;
-  const e = trimEnd(s, start, end);
-  if (e <= start) return undefined;
-  const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(start, e) };
-  classifyWarn(s, start, e, ev);
-  return ev;
+  if (trimEnd(s, k + 10, end) <= k + 10) return undefined;
+  return warnMessage(s, k + 10, end);
 }

@@ -27,7 +27,7 @@ function fingerprint(s: string, k: number, end: number): PtFingerprint {
   const ok = find(s, "OpType=", k, stop);
   if (ok >= 0) {
     let e = ok + 7;
-    while (e < stop && /[A-Z_0-9]/.test(s[e] ?? "")) e++;
+    for (let c = s.charCodeAt(e); e < stop && ((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95); c = s.charCodeAt(++e));
     if (e > ok + 7) fp.op = s.slice(ok + 7, e);
   }
   const tk = find(s, "TensorShape=[", k, stop);
