@@ -7,6 +7,7 @@ import { analyzeFrDumps } from "../flight-recorder/analyze.js";
 import { readFrDump } from "../flight-recorder/read.js";
 import type { FrRead } from "../flight-recorder/types.js";
 import { parseLine } from "../parse/line.js";
+import { LineUnwrapper } from "../parse/unwrap.js";
 import { RasReader } from "../ras/parse-text.js";
 import { looksLikeJson, rasReportFromJson } from "../ras/parse-json.js";
 import { transportOf } from "../state/transport.js";
@@ -47,18 +48,26 @@ export class LogAnalysis {
   private readonly tracker = new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
   private readonly ras: RasSource[] = [];
   private readonly dumps: FrRead[] = [];
+  private readonly unwrappers: LineUnwrapper[] = [];
 
-  /** A log read as lines, its name used in evidence (`name:line`). */
+  /**
+   * A log read as lines, its name used in evidence (`name:line`). Lines as pasted are first put
+   * back together (parse/unwrap.ts: an error glued to a progress bar, rows of a wrapped line).
+   */
   lines(name: string): LogLines {
     const reader = new RasReader();
     this.ras.push({ source: name, reports: reader.reports() });
     const t = this.tracker;
+    const unwrapper = new LineUnwrapper((text, lineNo) => {
+      const ev = parseLine(text);
+      if (ev) t.ingest(ev, { source: name, lineNo });
+    });
+    this.unwrappers.push(unwrapper);
     let lineNo = 0;
     return {
       line(text: string): void {
         lineNo++;
-        const ev = parseLine(text);
-        if (ev) t.ingest(ev, { source: name, lineNo });
+        unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
       },
       skip(n: number): void {
@@ -95,6 +104,7 @@ export class LogAnalysis {
   }
 
   report(): Report {
+    for (const u of this.unwrappers) u.end();
     return reportOf(this.tracker, this.ras, this.dumps);
   }
 }

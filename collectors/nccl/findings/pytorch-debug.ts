@@ -7,7 +7,7 @@
  */
 import type { PtFingerprint } from "../parse/types-pytorch.js";
 import type { Tracker } from "../state/tracker.js";
-import { rankList, type Finding } from "./report.js";
+import { rankList, uniq, type Finding } from "./report.js";
 
 const fpText = (f: PtFingerprint | undefined): string =>
   f === undefined ? "?" : [f.seq !== undefined ? `#${f.seq}` : undefined, f.op, f.shape !== undefined ? `shape [${f.shape}]` : undefined, f.dtype].filter((x) => x !== undefined).join(" ");
@@ -55,6 +55,21 @@ export function pytorchDebugFindings(t: Tracker): Finding[] {
           seq: loSeq + 1,
         });
       }
+    } else if (ev.form === "errors") {
+      const key = `e|${ev.ranks.join(",")}|${ev.reporter ?? "?"}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push({
+        kind: "hang_suspected",
+        severity: "critical",
+        summary:
+          `Rank ${rankList(ev.ranks)} failed or died: ${ev.reporter !== undefined ? `rank ${ev.reporter}` : "a rank"} reached monitoredBarrier but got errors waiting for it. ` +
+          `The job stops there; rank ${rankList(ev.ranks)}'s own log has the first error.`,
+        ranks: uniq([...ev.ranks, ...(ev.reporter !== undefined ? [ev.reporter] : [])]),
+        processes: [],
+        comm_id: null,
+        evidence: [ev.where],
+      });
     } else {
       const key = `b|${ev.ranks.join(",")}|${ev.reporter ?? "?"}`;
       if (seen.has(key)) continue;
@@ -80,5 +95,38 @@ export function pytorchDebugFindings(t: Tracker): Finding[] {
       });
     }
   }
+  const behind = runningBehind(t);
+  if (behind !== undefined) out.push(behind);
   return out;
+}
+
+/**
+ * The last `Running collective` of each rank (DETAIL logs every collective): where the log stops,
+ * the ranks at a lower sequence number have not reached the collective the others run. Ranks one
+ * collective apart are normal while the job runs; at the end of a log of a job that stopped, the
+ * lowest are the ones behind.
+ */
+function runningBehind(t: Tracker): Finding | undefined {
+  const last = [...t.running].filter(([, r]) => r.fp.seq !== undefined);
+  if (last.length < 2) return undefined;
+  const seqs = last.map(([, r]) => r.fp.seq as number);
+  const min = Math.min(...seqs);
+  const max = Math.max(...seqs);
+  if (min === max) return undefined;
+  const behind = last.filter(([, r]) => r.fp.seq === min).map(([rank]) => rank).sort((a, b) => a - b);
+  const ahead = last.filter(([, r]) => r.fp.seq === max).map(([rank]) => rank).sort((a, b) => a - b);
+  const op = last.find(([, r]) => r.fp.seq === max)?.[1].fp.op;
+  return {
+    kind: "rank_behind",
+    severity: "warning",
+    summary:
+      `Where the log stops, rank ${rankList(behind)} last ran collective #${min} while rank ${rankList(ahead)} already ran #${max}${op ? ` (${op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +
+      `if the job hung here, rank ${rankList(behind)} never reached #${min + 1} and the others wait for it (py-spy dump its process).`,
+    ranks: behind,
+    processes: [],
+    comm_id: null,
+    evidence: last.filter(([, r]) => r.fp.seq === min || r.fp.seq === max).map(([, r]) => r.where).slice(0, 5),
+    seq: min + 1,
+    ...(op !== undefined ? { op } : {}),
+  };
 }

@@ -41,6 +41,30 @@ interface Group {
 
 const who = (ranks: readonly number[]): string => `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
 
+/**
+ * A watchdog timeout line that names no group (`[Rank 1] Watchdog caught ...`, PyTorch 2.4-2.6)
+ * belongs to the group of the same rank's status line about the same work (`[PG ID 11 PG GUID 119
+ * Rank 1] Exception ... detected by watchdog at work: 216`), else to the one group that rank's
+ * status lines name.
+ */
+function withNamedGroup(w: WatchdogRecord, status: readonly WorkStatusRecord[]): WatchdogRecord {
+  if (w.pgNamed || w.rank === undefined) return w;
+  const mine = status.filter((s) => s.pgNamed && s.rank === w.rank);
+  const same = mine.find((s) => s.failedSeq !== undefined && s.failedSeq === w.seq);
+  const only = uniq(mine.map((s) => s.pg)).length === 1 ? mine[0] : undefined;
+  const s = same ?? only;
+  return s === undefined ? w : { ...w, pg: s.pg, pgLabel: s.pgLabel, pgNamed: true };
+}
+
+/** Else, the one named group whose ranks time out in the same work (SeqNum and OpType). */
+function withSameWork(w: WatchdogRecord, all: readonly WatchdogRecord[]): WatchdogRecord {
+  if (w.pgNamed || w.seq === undefined) return w;
+  const same = all.filter((o) => o.pgNamed && o.seq === w.seq && o.opType === w.opType);
+  if (same.length === 0 || uniq(same.map((o) => o.pg)).length !== 1) return w;
+  const o = same[0] as WatchdogRecord;
+  return { ...w, pg: o.pg, pgLabel: o.pgLabel, pgNamed: true };
+}
+
 function groupsOf(t: Tracker): Group[] {
   const groups = new Map<string, Group>();
   const group = (r: { pg: string; pgLabel: string }): Group => {
@@ -61,7 +85,9 @@ function groupsOf(t: Tracker): Group[] {
     }
     return v;
   };
-  for (const w of t.watchdogs) {
+  const placed = t.watchdogs.map((w) => withNamedGroup(w, t.workStatus));
+  for (const w0 of placed) {
+    const w = withSameWork(w0, placed);
     const g = group(w);
     g.watchdogs.push(w);
     g.timedOut.add(w.rank);
@@ -116,7 +142,7 @@ function watchdogFindings(g: Group, out: Finding[]): void {
       kind: "watchdog_timeout",
       severity: "critical",
       summary:
-        `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"})` +
+        `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} ${w0.seq !== undefined ? `in work SeqNum=${w0.seq} (${w0.opType ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
         `${ran ? ` after ${ran} ms` : ""}${w0.timeoutMs ? ` (timeout ${w0.timeoutMs} ms)` : ""}.`,
       ranks,
       processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
@@ -200,77 +226,83 @@ function silentFinding(g: Group, known: ReadonlySet<number>): Finding | undefine
   };
 }
 
-/** The ranks behind, or a hang that every rank is in. */
+/**
+ * The ranks behind, or a hang that every rank is in. S is the oldest work some rank has not
+ * completed. A rank that completed everything it enqueued and never enqueued S is behind (its
+ * Python went elsewhere); a rank that enqueued S but did not complete it while others completed it
+ * is behind below Python (its GPU or network); when every rank enqueued S and none completed it,
+ * the collective itself hangs.
+ */
 function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]): void {
   const views = [...g.ranks.values()].sort((a, b) => a.rank - b.rank);
-  const withEnq = views.filter((v) => enqueued(v) !== undefined);
+  const withEnq = views.filter((v) => enqueued(v) !== undefined && completed(v) !== undefined);
   if (withEnq.length < 2) {
     const silent = silentFinding(g, known);
     if (silent !== undefined) out.push(silent);
     return;
   }
-  // A watchdog timeout alone gives a lower bound of what the rank enqueued (its oldest pending
-  // work): such a rank is compared only when no rank of the group printed its status.
-  const exact = withEnq.filter((v) => v.enq !== undefined);
-  const candidates = exact.length > 0 ? exact : withEnq;
-  const max = Math.max(...withEnq.map((v) => enqueued(v) ?? 0));
-  const min = Math.min(...candidates.map((v) => enqueued(v) ?? 0));
-  if (min < max) {
-    const behind = candidates.filter((v) => enqueued(v) === min);
-    const ahead = withEnq.filter((v) => enqueued(v) === max);
-    const behindRanks = behind.map((v) => v.rank);
-    const aheadRanks = ahead.map((v) => v.rank);
-    const far = max - min >= FAR_BEHIND ? ` That is ${max - min} collectives: ${behindRanks.length === 1 ? "it" : "they"} stopped long before the others, or ${behindRanks.length === 1 ? "is" : "are"} in another phase of the job.` : "";
-    // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past.
-    const pendingOnly = behind.every((v) => v.enq === undefined && v.pending !== undefined);
-    let summary: string;
-    if (pendingOnly) {
-      const op = behind[0]?.pending?.op;
-      const aheadOp = ahead[0]?.pending?.op;
-      const differ = op !== undefined && aheadOp !== undefined && op !== aheadOp ? ` The ranks wait in different collectives (${op} vs ${aheadOp}): the ones behind never reached the others' collective.` : "";
-      summary =
-        `In ${g.label}, ${who(behindRanks)} still ${behindRanks.length === 1 ? "waits" : "wait"} in work SeqNum=${min}${op ? ` (${op})` : ""}, which ${who(aheadRanks)} got past: ${aheadRanks.length === 1 ? "it waits" : "they wait"} in SeqNum=${max}${aheadOp ? ` (${aheadOp})` : ""}. ` +
-        `${behindRanks.length === 1 ? "Rank" : "Ranks"} ${rankList(behindRanks)} ${behindRanks.length === 1 ? "is" : "are"} behind.${differ}${far}`;
-    } else {
-      summary =
-        `In ${g.label}, ${who(behindRanks)} enqueued NCCL work only up to #${min} while ${who(aheadRanks)} reached #${max}: ${behindRanks.length === 1 ? "it" : "they"} never enqueued #${min + 1}, which the others wait in. ` +
-        `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`;
-    }
-    out.push({ kind: "rank_behind", severity: "critical", summary, ranks: behindRanks, ...base(g, behind), seq: min + 1 });
+  const enq = (v: RankView): number => enqueued(v) ?? 0;
+  const done = (v: RankView): number => completed(v) ?? 0;
+  const S = Math.min(...withEnq.map((v) => done(v) + 1));
+  const maxEnq = Math.max(...withEnq.map(enq));
+  if (maxEnq < S) return; // nothing pending anywhere: no culprit to invent
+  const stuck = withEnq.filter((v) => done(v) + 1 === S);
+  // Never enqueued S (nothing pending; a watchdog line alone is only a lower bound, never this).
+  const idle = stuck.filter((v) => v.enq !== undefined && enq(v) < S);
+  if (idle.length > 0) {
+    const behindRanks = idle.map((v) => v.rank);
+    const waiting = withEnq.filter((v) => enq(v) > done(v));
+    const waits = uniq(waiting.map((v) => done(v) + 1)).sort((a, b) => a - b);
+    const far = maxEnq - (S - 1) >= FAR_BEHIND ? ` That is ${maxEnq - (S - 1)} collectives: ${behindRanks.length === 1 ? "it" : "they"} stopped long before the others, or ${behindRanks.length === 1 ? "is" : "are"} in another phase of the job.` : "";
+    const waitText = waiting.length > 0 ? `, which ${who(waiting.map((v) => v.rank))} ${waits.length === 1 && waits[0] === S ? (waiting.length === 1 ? "waits in" : "wait in") : `got to (${waiting.length === 1 ? "it waits" : "they wait"} in #${rankList(waits)})`}` : "";
+    out.push({
+      kind: "rank_behind",
+      severity: "critical",
+      summary:
+        `In ${g.label}, ${who(behindRanks)} enqueued NCCL work only up to #${S - 1} and completed all of it while others reached #${maxEnq}: ${behindRanks.length === 1 ? "it" : "they"} never enqueued #${S}${waitText}. ` +
+        `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`,
+      ranks: behindRanks,
+      ...base(g, idle),
+      seq: S,
+    });
     return;
   }
-  // Every rank enqueued the same work: who did not complete it.
-  const withDone = withEnq.filter((v) => completed(v) !== undefined);
-  const pending = withDone.filter((v) => (completed(v) ?? 0) < max);
-  if (pending.length === 0) return; // nothing pending anywhere: no culprit to invent
-  // Not the collective's fault when a rank stayed silent: the others wait for it.
+  const past = withEnq.filter((v) => done(v) >= S);
+  if (past.length > 0) {
+    const behindRanks = stuck.map((v) => v.rank);
+    const aheadRanks = past.map((v) => v.rank);
+    const dmax = Math.max(...past.map(done));
+    let summary: string;
+    // The first work the ranks behind are not known to have enqueued: S + 1 when only their watchdog spoke.
+    let seq = S;
+    if (stuck.every((v) => v.enq === undefined && v.pending !== undefined)) {
+      seq = S + 1;
+      // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past.
+      const op = stuck[0]?.pending?.op;
+      const aheadOp = past.find((v) => v.pending !== undefined)?.pending;
+      const differ = op !== undefined && aheadOp?.op !== undefined && op !== aheadOp.op ? ` The ranks wait in different collectives (${op} vs ${aheadOp.op}): the ones behind never reached the others' collective.` : "";
+      summary =
+        `In ${g.label}, ${who(behindRanks)} still ${behindRanks.length === 1 ? "waits" : "wait"} in work SeqNum=${S}${op ? ` (${op})` : ""}, which ${who(aheadRanks)} got past${aheadOp ? `: ${aheadRanks.length === 1 ? "it waits" : "they wait"} in SeqNum=${aheadOp.seq}${aheadOp.op ? ` (${aheadOp.op})` : ""}` : ""}. ` +
+        `${behindRanks.length === 1 ? "Rank" : "Ranks"} ${rankList(behindRanks)} ${behindRanks.length === 1 ? "is" : "are"} behind.${differ}`;
+    } else {
+      summary = `In ${g.label}, ${who(behindRanks)} enqueued work #${S} but completed only up to #${S - 1} while ${who(aheadRanks)} completed up to #${dmax}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`;
+    }
+    out.push({ kind: "rank_behind", severity: "critical", summary, ranks: behindRanks, ...base(g, stuck), seq });
+    return;
+  }
+  // Every rank enqueued S and none completed it. Not the collective's fault when a rank stayed silent.
   const silent = silentFinding(g, known);
   if (silent !== undefined) {
     out.push(silent);
     return;
   }
-  const dones = withDone.map((v) => completed(v) ?? 0);
-  const dmin = Math.min(...dones);
-  const dmax = Math.max(...dones);
-  if (dmin < dmax && withDone.every((v) => v.done !== undefined)) {
-    const behind = withDone.filter((v) => completed(v) === dmin);
-    out.push({
-      kind: "rank_behind",
-      severity: "critical",
-      summary: `In ${g.label}, every rank enqueued work #${max}, but ${who(behind.map((v) => v.rank))} completed only up to #${dmin} while others completed #${dmax}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`,
-      ranks: behind.map((v) => v.rank),
-      ...base(g, behind),
-      seq: dmin + 1,
-    });
-    return;
-  }
   out.push({
     kind: "hang_suspected",
     severity: "critical",
-    summary: `In ${g.label}, ${who(pending.map((v) => v.rank))} entered work #${dmin + 1} and none completed it (enqueued up to #${max}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
-    ranks: pending.map((v) => v.rank),
-    ...base(g, pending),
-    seq: dmin + 1,
+    summary: `In ${g.label}, ${who(stuck.map((v) => v.rank))} entered work #${S} and none completed it (enqueued up to #${maxEnq}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
+    ranks: stuck.map((v) => v.rank),
+    ...base(g, stuck),
+    seq: S,
   });
 }
 

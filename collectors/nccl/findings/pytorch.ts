@@ -1,8 +1,8 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
 import type { Tracker } from "../state/tracker.js";
+import { pytorchErrorFindings } from "./pytorch-errors.js";
 import { processGroupFindings } from "./pytorch-groups.js";
-import { rankList, uniq, type Finding } from "./report.js";
-
+import { rankList, type Finding } from "./report.js";
 
 /** Every rank the logs' communicators name (for "which rank did not report"). */
 function knownRanks(t: Tracker): Set<number> {
@@ -43,22 +43,6 @@ export function pytorchFindings(t: Tracker): Finding[] {
       });
     }
   }
-  // PyTorch error lines come in bursts (DistBackendError, its reason, the NCCL error): one finding per rank.
-  const byRank = new Map<string, typeof t.ptErrors>();
-  for (const e of t.ptErrors) byRank.set(String(e.rank ?? "?"), [...(byRank.get(String(e.rank ?? "?")) ?? []), e]);
-  for (const [rank, es] of byRank) {
-    const texts = uniq(es.map((e) => e.text ?? e.what.replace(/_/g, " ")));
-    const peer = es.find((e) => e.peer)?.peer;
-    out.push({
-      kind: peer ? "network_error" : "nccl_error",
-      severity: "critical",
-      summary: `PyTorch reported an NCCL failure${rank !== "?" ? ` on rank ${rank}` : ""}: ${texts.join("; ")}${peer ? ` (the last error points at peer ${peer})` : ""}.`,
-      ranks: rank !== "?" ? [Number(rank)] : [],
-      processes: uniq(es.map((e) => e.processKey).filter((p): p is string => p !== undefined)),
-      comm_id: null,
-      evidence: es.map((e) => e.where).slice(0, 5),
-      ...(peer ? { peer } : {}),
-    });
-  }
+  out.push(...pytorchErrorFindings(t));
   return out;
 }

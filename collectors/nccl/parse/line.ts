@@ -193,13 +193,13 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
       }
     }
   }
-  if (s.indexOf("NCCL") >= 0 || s.indexOf("nccl") >= 0) {
+  if (s.indexOf("NCCL") >= 0 || s.indexOf("nccl") >= 0 || s.indexOf("Last error:") >= 0) {
     const ev = parsePyTorch(s, end);
     if (ev !== undefined) return ev;
     const w = headerlessWarn(s, end);
     if (w !== undefined) return w;
   }
-  if (s.indexOf("mismatch between collectives") >= 0 || s.indexOf("monitoredBarrier") >= 0) {
+  if (s.indexOf("CollectiveFingerPrint(") >= 0 || s.indexOf("mismatch between collectives") >= 0 || s.indexOf("monitoredBarrier") >= 0) {
     const ev = parsePyTorchDebug(s, end);
     if (ev !== undefined) return ev;
   }

@@ -1,9 +1,11 @@
 /**
  * Line prefixes: what launchers and log collectors put in front of a log line (OpenMPI
  * `[1,0]<stdout>:`, PyTorch `[rank7]:`, torchrun `[default3]:`, Ray `(RayTrainWorker pid=.., ip=..) `,
- * pdsh `host: `, srun `12: `, `[155] ` tags, markdown `> `, log-viewer `│`, ANSI colour codes) and
- * NCCL's own `[YYYY-MM-DD HH:MM:SS] ` timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add
- * sub-seconds). Only the text before the host name is decoded, and only when there is some.
+ * pdsh `host: `, srun `12: `, `[155] ` tags, a runner's `name [stderr] `, markdown `> `, log-viewer
+ * `│` and `|`, ANSI colour codes), a log collector's wall clock (`2025-02-18 12:54 `, Docker and
+ * Kubernetes RFC 3339 `2025-05-16T16:39:55.216-07:00 `) and NCCL's own `[YYYY-MM-DD HH:MM:SS] `
+ * timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add sub-seconds). Only the text before the
+ * host name is decoded, and only when there is some.
  */
 import type { LauncherPrefix } from "./types.js";
 import { find, isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
@@ -132,10 +134,12 @@ export function parsePrefix(s: string, start: number, end: number, strict = fals
     const c = s.charCodeAt(i);
     let next = -1;
     if (c === 27) next = find(s, "m", i, end) + 1 || -1; // ESC[...m
-    else if (c === 0x2502 || c === 0x2503 || c === 62 /* > */) next = i + 1;
+    else if (c === 0x2502 || c === 0x2503 || c === 62 /* > */ || c === 124 /* | */) next = i + 1;
     else if (c === 91 /* [ */) next = bracket(s, i, end, p);
     else if (c === 40 /* ( */) next = rayPrefix(s, i, end, p);
-    else next = wordColon(s, i, end, p, strict);
+    else if (isDigit(c) && (next = wallClock(s, i, end)) > i) {
+      // a collector's date and time
+    } else next = wordColon(s, i, end, p, strict);
     if (next <= i) break;
     i = next;
   }
@@ -143,10 +147,43 @@ export function parsePrefix(s: string, start: number, end: number, strict = fals
   return p;
 }
 
-/** pdsh `host: ` or srun `12: ` */
+/** `YYYY-MM-DD` at i: the index after it, else -1. */
+function date(s: string, i: number, end: number): number {
+  if (i + 10 > end || s.charCodeAt(i + 4) !== 45 || s.charCodeAt(i + 7) !== 45) return -1;
+  for (const k of [0, 1, 2, 3, 5, 6, 8, 9]) if (!isDigit(s.charCodeAt(i + k))) return -1;
+  return i + 10;
+}
+
+/**
+ * A log collector's timestamp before the line: `2025-02-18 12:54`, `2025-02-18 12:54:22,080`,
+ * `2025-05-16T16:39:55.216-07:00`, `2024-01-02T03:04:05.123456789Z`, followed by a blank. Returns
+ * the index after it, or -1 (a date alone, or digits that are not a date, are not a prefix).
+ */
+function wallClock(s: string, i: number, end: number): number {
+  let k = date(s, i, end);
+  if (k < 0 || k + 6 > end) return -1;
+  const sep = s.charCodeAt(k);
+  if (sep !== 84 /* T */ && sep !== 32) return -1;
+  k++;
+  if (!isDigit(s.charCodeAt(k)) || !isDigit(s.charCodeAt(k + 1)) || s.charCodeAt(k + 2) !== 58) return -1;
+  // hh:mm[:ss][.,fraction][Z|+hh:mm|-hh:mm]: digits and these signs up to the blank
+  let e = k + 3;
+  while (e < end && e - k < 40) {
+    const c = s.charCodeAt(e);
+    if (isDigit(c) || c === 58 || c === 46 || c === 44 || c === 43 || c === 45 || c === 90) e++;
+    else break;
+  }
+  return e < end && isSpace(s.charCodeAt(e)) ? e + 1 : -1;
+}
+
+/** pdsh `host: `, srun `12: `, or a runner's `name [stderr] ` / `name [stdout] ` */
 function wordColon(s: string, i: number, end: number, p: PrefixInfo, strict: boolean): number {
   let k = i;
   while (k < end && k - i < MAX_HOST && hostChar(s.charCodeAt(k))) k++;
+  if (k > i && (s.startsWith(" [stderr] ", k) || s.startsWith(" [stdout] ", k))) {
+    launcherRank(p, { kind: "pdsh", host: s.slice(i, k), stream: s.charCodeAt(k + 5) === 101 ? "stderr" : "stdout" });
+    return k + 10;
+  }
   if (k === i || k + 1 >= end || s.charCodeAt(k) !== 58 || !isSpace(s.charCodeAt(k + 1))) return -1;
   if (strict) {
     const c = s.charCodeAt(skipSpaces(s, k + 1, end));

@@ -7,12 +7,15 @@
  *     TensorDtypes=BFloat16, ...), but Rank 0 is running collective: CollectiveFingerPrint(...)
  *   (older: `CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER)`, no separator)
  *   RuntimeError: [Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000 ms
+ *   [E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors
+ *     while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.
+ *   [I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(...)
  *
  * The second fingerprint is often cut by the paste; what is there is kept.
  */
 import { parsePrefix } from "./prefix.js";
 import { find, readInt } from "./scan.js";
-import type { PtBarrierEvent, PtFingerprint, PtMismatchEvent } from "./types-pytorch.js";
+import type { PtBarrierEvent, PtFingerprint, PtMismatchEvent, PtRunningEvent } from "./types-pytorch.js";
 
 /** `CollectiveFingerPrint(` ... up to its `)` or the end. */
 function fingerprint(s: string, k: number, end: number): PtFingerprint {
@@ -44,9 +47,40 @@ function fingerprint(s: string, k: number, end: number): PtFingerprint {
   return fp;
 }
 
-/** A DETAIL mismatch or a monitoredBarrier failure in [0, end); undefined when the line is neither. */
-export function parsePyTorchDebug(s: string, end: number): PtMismatchEvent | PtBarrierEvent | undefined {
-  let k = find(s, "Detected mismatch between collectives on ranks", 0, end);
+/** `[Rank 2] Running collective: CollectiveFingerPrint(...)` from k = index of `Running collective:`. */
+function running(s: string, k: number, end: number): PtRunningEvent | undefined {
+  const rk = s.lastIndexOf("[Rank ", k);
+  const fk = find(s, "CollectiveFingerPrint(", k, end);
+  if (rk < 0 || fk < 0) return undefined;
+  const rank = readInt(s, rk + 6, k);
+  if (rank === undefined) return undefined;
+  const ev: PtRunningEvent = { kind: "pt_running", rank, fp: fingerprint(s, fk + 22, end) };
+  const pre = parsePrefix(s, 0, end, true);
+  if (pre.launcher?.rank !== undefined) ev.launcherRank = pre.launcher.rank;
+  return ev.fp.seq === undefined ? undefined : ev;
+}
+
+/** `Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0` */
+function barrierErrors(s: string, k: number, end: number): PtBarrierEvent | undefined {
+  const fk = find(s, "from rank ", k, end);
+  const from = fk >= 0 ? readInt(s, fk + 10, end) : undefined;
+  if (from === undefined) return undefined;
+  const ev: PtBarrierEvent = { kind: "pt_barrier", form: "errors", ranks: [from] };
+  const rk = s.lastIndexOf("Rank ", k);
+  if (rk >= 0) {
+    const r = readInt(s, rk + 5, k);
+    if (r !== undefined) ev.reporter = r;
+  }
+  return ev;
+}
+
+/** A DETAIL mismatch or running collective, or a monitoredBarrier failure in [0, end); undefined when the line is none. */
+export function parsePyTorchDebug(s: string, end: number): PtMismatchEvent | PtBarrierEvent | PtRunningEvent | undefined {
+  let k = find(s, "Running collective: ", 0, end);
+  if (k >= 0) return running(s, k, end);
+  k = find(s, " successfully reached monitoredBarrier, but received errors", 0, end);
+  if (k >= 0) return barrierErrors(s, k, end);
+  k = find(s, "Detected mismatch between collectives on ranks", 0, end);
   if (k >= 0) {
     const ev: PtMismatchEvent = { kind: "pt_mismatch" };
     const pre = parsePrefix(s, 0, end, true);
@@ -76,7 +110,7 @@ export function parsePyTorchDebug(s: string, end: number): PtMismatchEvent | PtB
       if (part.trim() !== "" && Number.isInteger(n) && n >= 0) ranks.push(n);
     }
     if (ranks.length === 0) return undefined;
-    const ev: PtBarrierEvent = { kind: "pt_barrier", ranks };
+    const ev: PtBarrierEvent = { kind: "pt_barrier", form: "failed", ranks };
     const by = s.lastIndexOf("[Rank ", rk);
     if (by >= 0) {
       const r = readInt(s, by + 6, rk);

@@ -173,6 +173,8 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
     workNccl(s, k, end, ev);
     return ev;
   }
+  // A paste cut the line before its WorkNCCL(...): `Watchdog caught collective operati`.
+  if (b.src !== undefined && find(s, "Watchdog caught coll", m, end) >= 0) return { ...b, kind: "pt_watchdog_timeout", via: "watchdog" };
   if ((k = find(s, "detected by watchdog at work", m, end)) >= 0) {
     const ev: PtWorkStatusEvent = { ...b, kind: "pt_work_status" };
     const seq = s.startsWith(": ", k + 28) ? readInt(s, k + 30, end) : intAfter(s, "sequence id:", k, end);
@@ -223,6 +225,20 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
   if ((k = find(s, "Stack trace of the failed collective", m, end)) >= 0) {
     const nf = find(s, "not found", k, end) >= 0;
     return { ...b, kind: "pt_dump", what: nf ? "trace_not_found" : "stack_trace" };
+  }
+  if ((k = find(s, "watchdog thread terminated with exception:", m, end)) >= 0) {
+    const ev: PtErrorEvent = { ...b, kind: "pt_error", what: "watchdog_exception" };
+    const rs = skipSpaces(s, k + 42, end);
+    if (rs < end) ev.reason = s.slice(rs, end);
+    errorExtras(s, rs, end, ev);
+    return ev;
+  }
+  if (s.startsWith("Last error:", m) && trimEnd(s, m + 11, end) === m + 11) return { ...b, kind: "pt_error", what: "last_error" };
+  if (s.startsWith("Last error:", m)) {
+    const ev: PtErrorEvent = { ...b, kind: "pt_error", what: "last_error" };
+    errorExtras(s, m, end, ev);
+    ev.reason = s.slice(skipSpaces(s, m + 11, end), end);
+    return ev;
   }
   let what: PtErrorEvent["what"] | undefined;
   if (find(s, "Some NCCL operations have failed", m, end) >= 0) what = "ops_failed";

@@ -85,10 +85,15 @@ export interface PtFlightRecorderEvent extends PtBase {
   ranks?: number[];
 }
 
-/** PyTorch error lines: `Some NCCL operations have failed`, `DistBackendError: NCCL error in: ...`, `ncclRemoteError: ...`. */
+/**
+ * PyTorch error lines: `Some NCCL operations have failed`, `DistBackendError: NCCL error in: ...`,
+ * `ncclRemoteError: ...`, `[rank3]: Last error:` on a row of its own (last_error: the error is on
+ * the next row, which analyze joins), `(Process group|NCCL) watchdog thread terminated with
+ * exception: CUDA error: ...` (watchdog_exception: reason is the exception).
+ */
 export interface PtErrorEvent extends PtBase {
   kind: "pt_error";
-  what: "ops_failed" | "taking_down" | "dist_backend_error" | "nccl_error";
+  what: "ops_failed" | "taking_down" | "dist_backend_error" | "nccl_error" | "last_error" | "watchdog_exception";
   ncclVersion?: string;
   /** ncclRemoteError, ncclSystemError, ... */
   ncclError?: string;
@@ -96,6 +101,13 @@ export interface PtErrorEvent extends PtBase {
   reason?: string;
   /** Classified `Last error:` when it is on the same line. */
   lastError?: WarnDetail;
+}
+
+/** TORCH_DISTRIBUTED_DEBUG=DETAIL (INFO) `[Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=1276, ...)` */
+export interface PtRunningEvent extends PtBase {
+  kind: "pt_running";
+  rank: number;
+  fp: PtFingerprint;
 }
 
 /** One side of a TORCH_DISTRIBUTED_DEBUG=DETAIL `CollectiveFingerPrint(...)`; what the paste kept. */
@@ -115,9 +127,14 @@ export interface PtMismatchEvent extends PtBase {
   b?: PtFingerprint;
 }
 
-/** `[Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000 ms` */
+/**
+ * `[Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000 ms` (failed: the ranks never came),
+ * or gloo's `Rank 3 successfully reached monitoredBarrier, but received errors while waiting for
+ * send/recv from rank 0` (errors: the rank failed or died).
+ */
 export interface PtBarrierEvent extends PtBase {
   kind: "pt_barrier";
+  form: "failed" | "errors";
   ranks: number[];
   /** The rank that ran the barrier and reports. */
   reporter?: number;

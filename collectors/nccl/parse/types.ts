@@ -228,7 +228,7 @@ export interface TeardownEvent extends EventBase {
 }
 
 import type {
-  PtBarrierEvent, PtDesyncEvent, PtDumpEvent, PtErrorEvent, PtFlightRecorderEvent, PtHeartbeatEvent, PtMismatchEvent, PtWatchdogTimeoutEvent,
+  PtBarrierEvent, PtDesyncEvent, PtDumpEvent, PtErrorEvent, PtFlightRecorderEvent, PtHeartbeatEvent, PtMismatchEvent, PtRunningEvent, PtWatchdogTimeoutEvent,
   PtWorkStatusEvent,
 } from "./types-pytorch.js";
 
@@ -257,6 +257,7 @@ export type NcclEvent =
   | PtFlightRecorderEvent
   | PtErrorEvent
   | PtMismatchEvent
+  | PtRunningEvent
   | PtBarrierEvent;
 
 export type NcclEventKind = NcclEvent["kind"];

@@ -4,7 +4,7 @@
  * counted), per-communicator windows keep the last SEQ_WINDOW indexes, warnings the last few.
  */
 import { splitCommKey } from "../parse/init.js";
-import type { CollEvent, InitEvent, NcclEvent, PtBarrierEvent, PtMismatchEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
+import type { CollEvent, InitEvent, NcclEvent, PtBarrierEvent, PtFingerprint, PtMismatchEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
@@ -46,6 +46,11 @@ export function pgKeyOf(ev: { pgGuid?: string; pgId?: number }): string {
   return ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
 }
 
+/** Whether the line named its process group at all. */
+export function pgNamed(ev: { pgGuid?: string; pgId?: number; pgName?: string }): boolean {
+  return ev.pgGuid !== undefined || ev.pgId !== undefined || ev.pgName !== undefined;
+}
+
 /** `PG 5`, `PG 0 (default_pg)`. */
 export function pgLabelOf(ev: { pgGuid?: string; pgId?: number; pgName?: string }): string {
   const id = ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
@@ -58,6 +63,8 @@ export interface WatchdogRecord {
   /** pgKeyOf, pgLabelOf. */
   pg: string;
   pgLabel: string;
+  /** The line named its group (`PG ID 11 PG GUID 119`); else pg is the default group's, a guess. */
+  pgNamed: boolean;
   opType?: string;
   seq?: number;
   timeoutMs?: number;
@@ -70,6 +77,8 @@ export interface WorkStatusRecord {
   rank?: number;
   pg: string;
   pgLabel: string;
+  /** As in WatchdogRecord. */
+  pgNamed: boolean;
   /** A watchdog's status line, or the last-work numbers of a dump-signal line. */
   from: "status" | "dump_signal";
   lastEnqueued?: number;
@@ -95,6 +104,8 @@ export interface HangSignRecord {
 
 /** PyTorch records kept per kind: enough for every rank of a large job's burst of timeouts. */
 const PT_WINDOW = 4096;
+/** Ranks whose DETAIL `Running collective` is kept. */
+const MAX_RUNNING = 65536;
 
 export class Tracker {
   readonly processes = new Map<string, ProcessState>();
@@ -115,7 +126,9 @@ export class Tracker {
   /** `GPU Direct RDMA Disabled for GPU ...` lines that name no process: where each was. */
   readonly orphanGdrDisabled: string[] = [];
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
-  readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; processKey?: string; where: string }[] = [];
+  readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; pgLabel?: string; processKey?: string; where: string }[] = [];
+  /** TORCH_DISTRIBUTED_DEBUG=DETAIL: the last collective each rank said it runs (at most MAX_RUNNING ranks). */
+  readonly running = new Map<number, { fp: PtFingerprint; where: string }>();
   droppedComms = 0;
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
   epoch = 0;
@@ -188,11 +201,11 @@ export class Tracker {
         const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
         c.count++;
         this.watchdogCounts.set(key, c);
-        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, PT_WINDOW);
+        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, PT_WINDOW);
         return;
       }
       case "pt_work_status":
-        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), from: "status", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, PT_WINDOW);
+        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), from: "status", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, PT_WINDOW);
         return;
       case "pt_heartbeat":
         this.countSign(ev.launcherRank ?? ev.pgRank, ev.what === "monitor_timeout" ? "heartbeat_timeout" : "watchdog_stuck");
@@ -203,7 +216,7 @@ export class Tracker {
         const rank = ev.launcherRank ?? ev.pgRank;
         const pg = pgKeyOf(ev);
         const pgLabel = pgLabelOf(ev);
-        if (ev.lastEnqueued !== undefined) pushBounded(this.workStatus, { rank, pg, pgLabel, from: "dump_signal", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, processKey: proc?.key, where }, PT_WINDOW);
+        if (ev.lastEnqueued !== undefined) pushBounded(this.workStatus, { rank, pg, pgLabel, pgNamed: pgNamed(ev), from: "dump_signal", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, processKey: proc?.key, where }, PT_WINDOW);
         this.countSign(rank, "dump_signal");
         if (ev.fromRank !== undefined || ev.fromLocal === true) pushBounded(this.hangSigns, { what: "dump_signal", rank, pg, pgLabel, fromRank: ev.fromLocal === true ? rank : ev.fromRank, processKey: proc?.key, where }, PT_WINDOW);
         return;
@@ -211,9 +224,12 @@ export class Tracker {
       case "pt_error":
         pushBounded(
           this.ptErrors,
-          { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, processKey: proc?.key, where },
+          { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}), processKey: proc?.key, where },
           WARN_WINDOW,
         );
+        return;
+      case "pt_running":
+        if (this.running.size < MAX_RUNNING || this.running.has(ev.rank)) this.running.set(ev.rank, { fp: ev.fp, where });
         return;
       case "pt_mismatch":
       case "pt_barrier":

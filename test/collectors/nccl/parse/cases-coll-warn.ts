@@ -118,7 +118,9 @@ export const COLL_WARN_CASES: Record<string, Check> = {
     expect(w[0]).toMatchObject({ peer: "172.36.143.59", peerPort: 44206, localGid: "::ffff:29.87.88.182", remoteGid: "::ffff:29.87.4.221" });
   },
   "73": (evs) => {
-    expect(ofKind(evs, "pt_error").map((e) => e.what)).toEqual(["dist_backend_error", "nccl_error"]);
+    // `Last error:` alone on its row: the error is on the next row (analyze joins them; parse/unwrap.ts).
+    expect(ofKind(evs, "pt_error").map((e) => e.what)).toEqual(["dist_backend_error", "nccl_error", "last_error"]);
+    expect(ofKind(evs, "pt_error")[2]?.reason).toBeUndefined();
     expect(ofKind(evs, "pt_error")[0]).toMatchObject({
       ncclVersion: "2.21.5", reason: "remote process exited or there was a network error",
     });

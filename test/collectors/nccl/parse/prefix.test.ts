@@ -125,3 +125,30 @@ describe("torn lines: what is kept of the first writer", () => {
     expect(parseLine(line)).toBeUndefined();
   });
 });
+
+describe("what log collectors and runners put before a line (pasted corpus 03, 07, 43)", () => {
+  const WD = "[rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.";
+
+  it("a collector's wall clock `2025-02-18 12:54 ` and RFC 3339 times do not hide the [rankN]: after them", () => {
+    for (const ts of [" 2025-02-18 12:54 ", "2025-05-16T16:39:55.216-07:00 ", "2024-01-02T03:04:05.123456789Z ", "2024-04-16 00:03:25,080 "]) {
+      expect(parseLine(ts + WD)).toMatchObject({ kind: "pt_watchdog_timeout", launcherRank: 13, pgRank: 1, seq: 216 });
+    }
+  });
+
+  it("a date alone or digits that are no time are not a prefix", () => {
+    expect(parseLine(`2025-02-18 ${WD}`)).not.toHaveProperty("launcherRank");
+    expect(parseLine(`2025-02-18T1x ${WD}`)).not.toHaveProperty("launcherRank");
+  });
+
+  it("`  | 2025-05-16T16:39:55.216-07:00 | ` (a log viewer's columns) before a NCCL header", () => {
+    const ev = parseLine("  | 2025-05-16T16:39:55.216-07:00 | ip-10-36-29-253:84:2553 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0");
+    expect(ev === undefined || ev.host === "ip-10-36-29-253").toBe(true);
+    expect(parseLine(`  | 2025-05-16T16:39:55.216-07:00 | ${WD}`)).toMatchObject({ launcherRank: 13 });
+  });
+
+  it("a runner's `name [stderr] ` gives the name and the stream", () => {
+    expect(parseLine(`dinov2-giant-nodes.cn-d004 [stderr] ${WD}`)).toMatchObject({
+      launcherRank: 13, launcher: { kind: "rank", rank: 13, host: "dinov2-giant-nodes.cn-d004", stream: "stderr" },
+    });
+  });
+});

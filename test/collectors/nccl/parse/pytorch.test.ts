@@ -107,3 +107,45 @@ describe("desync report (TORCH_NCCL_DESYNC_DEBUG) and fr_trace lines", () => {
     expect(parseLine("missing ranks: {3, 4, 5, 6, 7}")).toMatchObject({ what: "missing_ranks", ranks: [3, 4, 5, 6, 7] });
   });
 });
+
+describe("forms the pasted corpus added (12, 22, 11, 30, 38, 54)", () => {
+  it("12: a watchdog line cut before WorkNCCL( is still a watchdog timeout, of no known work", () => {
+    const ev = parseLine("[rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati");
+    expect(ev).toMatchObject({ kind: "pt_watchdog_timeout", via: "watchdog", launcherRank: 5 });
+    expect(ev).not.toHaveProperty("seq");
+    // Prose that quotes the words without a c10 log header is not one.
+    expect(parseLine("the NCCL Watchdog caught collective operation timeout again")).toBeUndefined();
+  });
+
+  it("38, 54: the watchdog thread died on a CUDA error (both wordings), the exception kept", () => {
+    expect(parseLine("[rank0]:[E219 12:14:43.351647859 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")).toMatchObject({
+      kind: "pt_error", what: "watchdog_exception", launcherRank: 0, pgId: 2, pgGuid: "3", reason: "CUDA error: an illegal memory access was encountered",
+    });
+    expect(parseLine("[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered")).toMatchObject({
+      kind: "pt_error", what: "watchdog_exception", pgRank: 0, reason: "CUDA error: an illegal memory access was encountered",
+    });
+  });
+
+  it("30: `Last error:` with its error (as analyze joins it) is classified; alone it has no reason", () => {
+    expect(parseLine("[rank3]: Last error: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0")).toMatchObject({
+      kind: "pt_error", what: "last_error", launcherRank: 3, reason: "NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0",
+    });
+    const alone = parseLine("[rank3]: Last error:");
+    expect(alone).toMatchObject({ kind: "pt_error", what: "last_error" });
+    expect(alone).not.toHaveProperty("reason");
+  });
+
+  it("22: gloo's monitoredBarrier errors name the rank that failed and the one that reports", () => {
+    expect(parseLine("[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.")).toMatchObject({
+      kind: "pt_barrier", form: "errors", ranks: [0], reporter: 3,
+    });
+  });
+
+  it("11: DETAIL's Running collective gives the rank and its fingerprint", () => {
+    expect(parseLine("[I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=1276, OpType=ALLREDUCE, TensorShape=[], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda))")).toMatchObject({
+      kind: "pt_running", rank: 2, fp: { seq: 1276, op: "ALLREDUCE", shape: "", dtype: "Float" },
+    });
+    // Cut before its sequence number: nothing to compare.
+    expect(parseLine("[I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(Seq")).toBeUndefined();
+  });
+});

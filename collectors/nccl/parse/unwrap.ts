@@ -1,0 +1,178 @@
+/**
+ * Logical lines out of physical lines as people paste them (offline only: `ringwatch analyze`).
+ * Two things break PyTorch's lines on the way to an issue thread:
+ *
+ * - Glued: a progress bar redraws with `\r`, so the error that follows lands on the bar's line:
+ *   `24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.18 ProcessGroupNCCL.cpp:632] ...`.
+ *   A PyTorch line start (`[rankN]:`, or a c10 log header `[E0602 11:17:52.18 X.cpp:N]` /
+ *   `[E X.cpp:N]`) found after text that is not a prefix starts a new line there.
+ * - Wrapped: a terminal, tmux or a job runner breaks long lines at a fixed width (mid-word, the
+ *   last row padded with blanks) or at a blank, and the rows after the first have no prefix. The
+ *   rows after a PyTorch c10 log line are joined back to it while they have no line start of
+ *   their own, up to the end of its sentence. A row ending in `Last error:` is joined to the
+ *   next row when that row carries the same prefix (`[rank3]: Last error:` / `[rank3]: NET/OFI ...`).
+ *
+ * NCCL's own lines need neither: the header is found anywhere in a line (line.ts). A joined row
+ * gets a blank unless one is already at the joint, so a word cut by a fixed-width wrap becomes two
+ * words: numbers stay whole or are not read at all (`SeqNum=20 70` is no field).
+ */
+import { parsePrefix } from "./prefix.js";
+import { isDigit, skipSpaces } from "./scan.js";
+
+/** Rows joined into one logical line at most, and its length. */
+const MAX_ROWS = 24;
+const MAX_JOINED = 8192;
+/** `[` positions tried per physical line when looking for a glued start. */
+const MAX_TRIES = 64;
+
+/** Rows that begin something of their own (after blanks), never a wrapped row. */
+const OWN_STARTS = [
+  "frame #",
+  "Exception raised from",
+  "Traceback",
+  'File "',
+  "CUDA kernel errors",
+  "For debugging consider",
+  "Compile with",
+  "terminate called",
+  "what():",
+  "RuntimeError",
+  "torch.",
+  "#",
+  "[",
+  "(",
+];
+
+/** Index just after `]` of a c10 log header `[E0602 11:17:52.185 File.cpp:632]` / `[E File.cpp:138]` at i, else -1. */
+export function c10HeaderEnd(s: string, i: number, end: number): number {
+  if (s.charCodeAt(i) !== 91) return -1;
+  const lv = s.charCodeAt(i + 1);
+  if (lv !== 69 && lv !== 87 && lv !== 73 && lv !== 70) return -1; // E W I F
+  const c2 = s.charCodeAt(i + 2);
+  if (c2 !== 32 && !isDigit(c2)) return -1;
+  const close = s.indexOf("]", i + 2);
+  if (close < 0 || close >= end || close - i > 80) return -1;
+  const dot = s.indexOf(".cpp:", i + 2);
+  return dot > 0 && dot < close ? close + 1 : -1;
+}
+
+/** `[rankN]:` at i. */
+function rankTagAt(s: string, i: number): boolean {
+  if (!s.startsWith("[rank", i)) return false;
+  let k = i + 5;
+  if (!isDigit(s.charCodeAt(k))) return false;
+  while (isDigit(s.charCodeAt(k))) k++;
+  return s.charCodeAt(k) === 93 && s.charCodeAt(k + 1) === 58;
+}
+
+/** Where a PyTorch line glued to other text starts in s (after index 0), or -1. */
+function gluedStart(s: string): number {
+  let k = s.indexOf("[", 1);
+  for (let tries = 0; k > 0 && tries < MAX_TRIES; tries++) {
+    if (rankTagAt(s, k) || c10HeaderEnd(s, k, s.length) > 0) {
+      // Only prefixes before it (`[1,0]<stdout>:`, a timestamp, `[rank3]:` before `[E...]`): not glued.
+      if (parsePrefix(s, 0, k).end < k) return k;
+    }
+    k = s.indexOf("[", k + 1);
+  }
+  return -1;
+}
+
+/** The text after the line's prefixes, and the prefix text itself. */
+function splitPrefix(s: string): { prefix: string; body: number } {
+  const p = parsePrefix(s, 0, s.length, true);
+  return { prefix: s.slice(0, p.end).trimEnd(), body: p.end };
+}
+
+/** A row that may be the continuation of a wrapped line: no prefix, no start of its own, not blank. */
+function isBareRow(s: string): boolean {
+  const i = skipSpaces(s, 0, s.length);
+  if (i >= s.length) return false;
+  for (const start of OWN_STARTS) if (s.startsWith(start, i)) return false;
+  if (parsePrefix(s, 0, s.length, true).end > 0) return false;
+  // A NCCL line (`host:pid:tid [n] NCCL INFO`) is whole.
+  return s.indexOf(" NCCL INFO ") < 0 && s.indexOf(" NCCL WARN ") < 0;
+}
+
+/** A PyTorch c10 log line whose message may go on in the next rows. */
+function mayContinue(s: string): boolean {
+  const { body } = splitPrefix(s);
+  if (c10HeaderEnd(s, body, s.length) < 0) return false;
+  const t = s.trimEnd();
+  return !t.endsWith(".");
+}
+
+/**
+ * Feeds physical lines, emits logical ones with the number of their first physical line. Call
+ * end() after the last line.
+ */
+export class LineUnwrapper {
+  private pending: string | undefined;
+  private pendingNo = 0;
+  private rows = 0;
+  /** The pending line ends in `Last error:`; the next row with this prefix goes on with it. */
+  private lastErrorPrefix: string | undefined;
+
+  constructor(private readonly emit: (text: string, lineNo: number) => void) {}
+
+  push(text: string, lineNo: number): void {
+    if (this.pending !== undefined && this.joins(text)) return;
+    this.end();
+    // Split glued starts; each piece but the last is whole.
+    let rest = text;
+    for (let k = gluedStart(rest); k > 0; k = gluedStart(rest)) {
+      this.emit(rest.slice(0, k), lineNo);
+      rest = rest.slice(k);
+    }
+    this.hold(rest, lineNo);
+  }
+
+  /** Emits the line held back for possible continuation rows. */
+  end(): void {
+    if (this.pending === undefined) return;
+    this.emit(this.pending, this.pendingNo);
+    this.pending = undefined;
+    this.lastErrorPrefix = undefined;
+  }
+
+  private hold(text: string, lineNo: number): void {
+    const le = lastErrorPrefixOf(text);
+    if (le === undefined && !mayContinue(text)) {
+      this.emit(text, lineNo);
+      return;
+    }
+    this.pending = text;
+    this.pendingNo = lineNo;
+    this.rows = 1;
+    this.lastErrorPrefix = le;
+  }
+
+  /** Joins text to the pending line when it continues it; false when it does not. */
+  private joins(text: string): boolean {
+    const p = this.pending as string;
+    if (this.rows >= MAX_ROWS || p.length + text.length > MAX_JOINED) return false;
+    let row: string;
+    if (this.lastErrorPrefix !== undefined) {
+      const { prefix, body } = splitPrefix(text);
+      if (prefix !== this.lastErrorPrefix || body >= text.length) return false;
+      row = text.slice(body);
+      this.lastErrorPrefix = undefined;
+    } else {
+      if (!isBareRow(text)) return false;
+      row = text;
+    }
+    const glue = /\s$/.test(p) || /^\s/.test(row) ? "" : " ";
+    this.pending = p + glue + row;
+    this.rows++;
+    // Go on while the message has no end yet.
+    if (!mayContinue(this.pending)) this.end();
+    return true;
+  }
+}
+
+/** The prefix of a row that ends in `Last error:` (PyTorch prints the error on the next row). */
+function lastErrorPrefixOf(s: string): string | undefined {
+  const t = s.trimEnd();
+  if (!t.endsWith("Last error:")) return undefined;
+  return splitPrefix(s).prefix;
+}
