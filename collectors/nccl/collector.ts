@@ -20,6 +20,9 @@ import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder-watch.js";
 import { FlightRecorderMetrics } from "./fr-metrics.js";
 import { InspectorMetrics } from "./inspector-metrics.js";
+import { knownRanks } from "./findings/pytorch.js";
+import { PytorchMetrics } from "./pytorch-metrics.js";
+import { PytorchVerdicts } from "./pytorch-verdict.js";
 import { InspectorWatch } from "./inspector-watch.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
@@ -135,11 +138,14 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
     if (insp !== undefined) inspectorMetrics.publish(insp);
     frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
+    pytorchMetrics.publish(pytorch.evaluate(tracker.pt, () => knownRanks(tracker)), tracker.pt);
   });
 
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);
   const inspectorMetrics = new InspectorMetrics(deps.registry);
+  const pytorchMetrics = new PytorchMetrics(deps.registry);
+  const pytorch = new PytorchVerdicts({ log, now: deps.now });
 
   function fileKey(f: FollowedFile): string {
     return `${f.dev}:${f.ino}:${f.generation}`;

@@ -182,8 +182,8 @@ export class NcclMetrics {
     publishGauge(this.threshold, thr.samples());
     publishGauge(this.signature, dedupe(sig));
     publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
-    publishCounter(this.watchdog, [...t.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
-    publishCounter(this.hangSigns, [...t.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })));
+    publishCounter(this.watchdog, [...t.pt.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
+    publishCounter(this.hangSigns, [...t.pt.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })));
     publishCounter(this.commsDropped, [{ labels: {}, value: t.droppedComms }]);
     let unresolved = 0;
     for (const p of t.processes.values()) unresolved += p.unresolvedColl;

@@ -162,6 +162,6 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
 
 function reportOf(t: Tracker, ras: readonly RasSource[] = [], dumps: readonly FrRead[] = []): Report {
   const fr = analyzeFrDumps(dumps);
-  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
+  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t.pt), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
   return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

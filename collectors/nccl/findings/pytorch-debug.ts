@@ -6,16 +6,16 @@
  * and the job hangs there.
  */
 import type { PtFingerprint } from "../parse/types-pytorch.js";
-import type { Tracker } from "../state/tracker.js";
+import type { PytorchLog } from "../state/pytorch-log.js";
 import { rankList, uniq, type Finding } from "./report.js";
 
 const fpText = (f: PtFingerprint | undefined): string =>
   f === undefined ? "?" : [f.seq !== undefined ? `#${f.seq}` : undefined, f.op, f.shape !== undefined ? `shape [${f.shape}]` : undefined, f.dtype].filter((x) => x !== undefined).join(" ");
 
-export function pytorchDebugFindings(t: Tracker): Finding[] {
+export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): Finding[] {
   const out: Finding[] = [];
   const seen = new Set<string>();
-  for (const ev of t.ptDebug) {
+  for (const ev of t.debug) {
     if (ev.kind === "pt_mismatch") {
       const { rankA: a, rankB: b } = ev;
       const key = `m|${a ?? "?"}|${b ?? "?"}|${fpText(ev.a)}|${fpText(ev.b)}`;
@@ -106,7 +106,7 @@ export function pytorchDebugFindings(t: Tracker): Finding[] {
  * collective apart are normal while the job runs; at the end of a log of a job that stopped, the
  * lowest are the ones behind.
  */
-function runningBehind(t: Tracker): Finding | undefined {
+function runningBehind(t: Pick<PytorchLog, "running">): Finding | undefined {
   const last = [...t.running].filter(([, r]) => r.fp.seq !== undefined);
   if (last.length < 2) return undefined;
   const seqs = last.map(([, r]) => r.fp.seq as number);

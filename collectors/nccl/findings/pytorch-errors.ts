@@ -6,10 +6,10 @@
  * - nccl_error otherwise, and a watchdog thread that died on a CUDA error says so first: a GPU
  *   fault in that process (an illegal address, a kernel bug), not the network.
  */
-import type { Tracker } from "../state/tracker.js";
+import type { PtErrorRecord, PytorchLog } from "../state/pytorch-log.js";
 import { uniq, type Finding } from "./report.js";
 
-type PtError = Tracker["ptErrors"][number];
+type PtError = PtErrorRecord;
 
 const REMOTE = ["ncclRemoteError", "remote process exited or there was a network error"];
 
@@ -46,8 +46,8 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
   };
 }
 
-export function pytorchErrorFindings(t: Tracker): Finding[] {
+export function pytorchErrorFindings(t: Pick<PytorchLog, "errors">): Finding[] {
   const byRank = new Map<string, PtError[]>();
-  for (const e of t.ptErrors) byRank.set(String(e.rank ?? "?"), [...(byRank.get(String(e.rank ?? "?")) ?? []), e]);
+  for (const e of t.errors) byRank.set(String(e.rank ?? "?"), [...(byRank.get(String(e.rank ?? "?")) ?? []), e]);
   return [...byRank].map(([rank, es]) => oneRank(rank, es));
 }

@@ -11,7 +11,7 @@
  *   names the rank whose watchdog fired first.
  * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
  */
-import type { HangSignRecord, Tracker, WatchdogRecord, WorkStatusRecord } from "../state/tracker.js";
+import type { HangSignRecord, PytorchLog, WatchdogRecord, WorkStatusRecord } from "../state/pytorch-log.js";
 import { rankList, uniq, type Finding } from "./report.js";
 
 /** A rank this many collectives behind is in another phase of the job, not one collective late. */
@@ -65,7 +65,10 @@ function withSameWork(w: WatchdogRecord, all: readonly WatchdogRecord[]): Watchd
   return { ...w, pg: o.pg, pgLabel: o.pgLabel, pgNamed: true };
 }
 
-function groupsOf(t: Tracker): Group[] {
+/** The records the process-group picture reads (a live view may hold only the recent ones). */
+export type PtGroupRecords = Pick<PytorchLog, "watchdogs" | "workStatus" | "hangSigns">;
+
+function groupsOf(t: PtGroupRecords): Group[] {
   const groups = new Map<string, Group>();
   const group = (r: { pg: string; pgLabel: string }): Group => {
     let g = groups.get(r.pg);
@@ -361,7 +364,7 @@ function signFindings(g: Group, out: Finding[]): void {
 }
 
 /** Findings from PyTorch's per-process-group lines; `known`: every rank the logs' communicators name. */
-export function processGroupFindings(t: Tracker, known: ReadonlySet<number>): Finding[] {
+export function processGroupFindings(t: PtGroupRecords, known: ReadonlySet<number>): Finding[] {
   const out: Finding[] = [];
   for (const g of groupsOf(t)) {
     watchdogFindings(g, out);

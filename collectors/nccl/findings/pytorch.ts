@@ -5,17 +5,17 @@ import { processGroupFindings } from "./pytorch-groups.js";
 import { rankList, type Finding } from "./report.js";
 
 /** Every rank the logs' communicators name (for "which rank did not report"). */
-function knownRanks(t: Tracker): Set<number> {
+export function knownRanks(t: Tracker): Set<number> {
   let world: number[] = [];
   for (const c of t.comms.values()) if (c.ranks.size > world.length) world = [...c.ranks.keys()];
   return new Set(world);
 }
 
 export function pytorchFindings(t: Tracker): Finding[] {
-  const out = processGroupFindings(t, knownRanks(t));
+  const out = processGroupFindings(t.pt, knownRanks(t));
   // TORCH_NCCL_DESYNC_DEBUG / Flight Recorder: ranks that never joined collective #N.
   let frSeq: number | undefined; // Flight Recorder prints the sequence and the missing ranks on separate lines
-  for (const d of t.desync) {
+  for (const d of t.pt.desync) {
     if (d.what === "not_all_joined") frSeq = d.seq;
     if (d.what === "missing_ranks" && d.seq === undefined && frSeq !== undefined) d.seq = frSeq;
     if (d.what === "finished_not_joined" && d.ranks && d.ranks.length > 0) {
@@ -43,6 +43,6 @@ export function pytorchFindings(t: Tracker): Finding[] {
       });
     }
   }
-  out.push(...pytorchErrorFindings(t));
+  out.push(...pytorchErrorFindings(t.pt));
   return out;
 }

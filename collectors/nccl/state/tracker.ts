@@ -4,8 +4,10 @@
  * counted), per-communicator windows keep the last SEQ_WINDOW indexes, warnings the last few.
  */
 import { splitCommKey } from "../parse/init.js";
-import type { CollEvent, InitEvent, NcclEvent, PtBarrierEvent, PtFingerprint, PtMismatchEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
+import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
+import { pushBounded } from "./bounded.js";
+import { PytorchLog } from "./pytorch-log.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
 
@@ -41,94 +43,20 @@ const GAP_WINDOW = 128;
 const WARN_WINDOW = 32;
 const MAX_UNRESOLVED = 16;
 
-/** Which PyTorch process group a line speaks for: its GUID, else its id; the default group when absent. */
-export function pgKeyOf(ev: { pgGuid?: string; pgId?: number }): string {
-  return ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
-}
-
-/** Whether the line named its process group at all. */
-export function pgNamed(ev: { pgGuid?: string; pgId?: number; pgName?: string }): boolean {
-  return ev.pgGuid !== undefined || ev.pgId !== undefined || ev.pgName !== undefined;
-}
-
-/** `PG 5`, `PG 0 (default_pg)`. */
-export function pgLabelOf(ev: { pgGuid?: string; pgId?: number; pgName?: string }): string {
-  const id = ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
-  return ev.pgName !== undefined && ev.pgName !== id ? `PG ${id} (${ev.pgName})` : `PG ${id}`;
-}
-
-export interface WatchdogRecord {
-  rank?: number;
-  pgRank?: number;
-  /** pgKeyOf, pgLabelOf. */
-  pg: string;
-  pgLabel: string;
-  /** The line named its group (`PG ID 11 PG GUID 119`); else pg is the default group's, a guess. */
-  pgNamed: boolean;
-  opType?: string;
-  seq?: number;
-  timeoutMs?: number;
-  ranForMs?: number;
-  processKey?: string;
-  where: string;
-}
-
-export interface WorkStatusRecord {
-  rank?: number;
-  pg: string;
-  pgLabel: string;
-  /** As in WatchdogRecord. */
-  pgNamed: boolean;
-  /** A watchdog's status line, or the last-work numbers of a dump-signal line. */
-  from: "status" | "dump_signal";
-  lastEnqueued?: number;
-  lastCompleted?: number;
-  failedSeq?: number;
-  processKey?: string;
-  where: string;
-}
-
-/** `Heartbeat monitor timed out`, `watchdog got stuck for N seconds`, and dump signals from another rank. */
-export interface HangSignRecord {
-  what: "monitor_timeout" | "watchdog_stuck" | "dump_signal";
-  rank?: number;
-  pg: string;
-  pgLabel: string;
-  stuckSeconds?: number;
-  workMetaListSize?: number;
-  /** dump_signal: the rank whose timeout raised it (undefined: this local rank). */
-  fromRank?: number;
-  processKey?: string;
-  where: string;
-}
-
-/** PyTorch records kept per kind: enough for every rank of a large job's burst of timeouts. */
-const PT_WINDOW = 4096;
-/** Ranks whose DETAIL `Running collective` is kept. */
-const MAX_RUNNING = 65536;
+export type { HangSignRecord, WatchdogRecord, WorkStatusRecord } from "./pytorch-log.js";
+export { pgKeyOf, pgLabelOf } from "./pytorch-log.js";
 
 export class Tracker {
   readonly processes = new Map<string, ProcessState>();
   readonly comms = new Map<string, CommState>();
   /** WARN lines by kind since start (for ringwatch_nccl_warnings_total). */
   readonly warningCounts = new Map<string, number>();
-  /** PyTorch watchdog timeouts by (rank, op type) since start. */
-  readonly watchdogCounts = new Map<string, { rank: string; opType: string; count: number }>();
-  /** PyTorch hang signs by (rank, sign) since start: heartbeat_timeout, watchdog_stuck, dump_signal. */
-  readonly hangSignCounts = new Map<string, { rank: string; sign: string; count: number }>();
-  readonly watchdogs: WatchdogRecord[] = [];
-  readonly workStatus: WorkStatusRecord[] = [];
-  readonly hangSigns: HangSignRecord[] = [];
-  /** TORCH_DISTRIBUTED_DEBUG=DETAIL mismatches and monitoredBarrier failures. */
-  readonly ptDebug: ((PtMismatchEvent | PtBarrierEvent) & { where: string })[] = [];
+  /** What PyTorch's lines said (watchdogs, status, hang signs, DETAIL, errors). */
+  readonly pt = new PytorchLog();
   /** WARN lines that name no process (a line quoted alone, or a prefix without host:pid). */
   readonly orphanWarnings: WarningRecord[] = [];
   /** `GPU Direct RDMA Disabled for GPU ...` lines that name no process: where each was. */
   readonly orphanGdrDisabled: string[] = [];
-  readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string }[] = [];
-  readonly ptErrors: { what: string; rank?: number; text?: string; peer?: string; pgLabel?: string; processKey?: string; where: string }[] = [];
-  /** TORCH_DISTRIBUTED_DEBUG=DETAIL: the last collective each rank said it runs (at most MAX_RUNNING ranks). */
-  readonly running = new Map<number, { fp: PtFingerprint; where: string }>();
   droppedComms = 0;
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
   epoch = 0;
@@ -150,6 +78,7 @@ export class Tracker {
       return;
     }
     const where = `${ctx.source}:${ctx.lineNo}`;
+    if (this.pt.ingest(ev, proc?.key, where, ctx.historical === true ? ctx.mtimeMs : ctx.readMs)) return;
     switch (ev.kind) {
       case "version":
         if (proc) proc.version = ev.version;
@@ -194,61 +123,9 @@ export class Tracker {
       case "teardown":
         if (proc && ev.phase === "complete") this.onTeardown(proc, ev, ctx);
         return;
-      case "pt_watchdog_timeout": {
-        const rank = ev.launcherRank ?? ev.pgRank;
-        const opType = ev.opType ?? "unknown";
-        const key = `${rank ?? ""}|${opType}`;
-        const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
-        c.count++;
-        this.watchdogCounts.set(key, c);
-        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey: proc?.key, where }, PT_WINDOW);
-        return;
-      }
-      case "pt_work_status":
-        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), from: "status", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey: proc?.key, where }, PT_WINDOW);
-        return;
-      case "pt_heartbeat":
-        this.countSign(ev.launcherRank ?? ev.pgRank, ev.what === "monitor_timeout" ? "heartbeat_timeout" : "watchdog_stuck");
-        pushBounded(this.hangSigns, { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), stuckSeconds: ev.stuckSeconds, workMetaListSize: ev.workMetaListSize, processKey: proc?.key, where }, PT_WINDOW);
-        return;
-      case "pt_dump": {
-        if (ev.what !== "dump_signal") return;
-        const rank = ev.launcherRank ?? ev.pgRank;
-        const pg = pgKeyOf(ev);
-        const pgLabel = pgLabelOf(ev);
-        if (ev.lastEnqueued !== undefined) pushBounded(this.workStatus, { rank, pg, pgLabel, pgNamed: pgNamed(ev), from: "dump_signal", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, processKey: proc?.key, where }, PT_WINDOW);
-        this.countSign(rank, "dump_signal");
-        if (ev.fromRank !== undefined || ev.fromLocal === true) pushBounded(this.hangSigns, { what: "dump_signal", rank, pg, pgLabel, fromRank: ev.fromLocal === true ? rank : ev.fromRank, processKey: proc?.key, where }, PT_WINDOW);
-        return;
-      }
-      case "pt_error":
-        pushBounded(
-          this.ptErrors,
-          { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}), processKey: proc?.key, where },
-          WARN_WINDOW,
-        );
-        return;
-      case "pt_running":
-        if (this.running.size < MAX_RUNNING || this.running.has(ev.rank)) this.running.set(ev.rank, { fp: ev.fp, where });
-        return;
-      case "pt_mismatch":
-      case "pt_barrier":
-        pushBounded(this.ptDebug, { ...ev, where }, WARN_WINDOW);
-        return;
-      case "pt_desync":
-      case "pt_flight_recorder":
-        pushBounded(this.desync, { what: ev.what, ranks: ev.ranks, seq: ev.seq, nextSeq: ev.kind === "pt_desync" ? ev.nextSeq : undefined, where }, WARN_WINDOW);
-        return;
       default:
         return;
     }
-  }
-
-  private countSign(rank: number | undefined, sign: string): void {
-    const key = `${rank ?? ""}|${sign}`;
-    const c = this.hangSignCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), sign, count: 0 };
-    c.count++;
-    if (this.hangSignCounts.size < 4096 || this.hangSignCounts.has(key)) this.hangSignCounts.set(key, c);
   }
 
   /**
@@ -585,7 +462,3 @@ function note(p: ProcessState, fact: string, where: string): void {
   if (!p.evidence.has(fact)) p.evidence.set(fact, where);
 }
 
-function pushBounded<T>(arr: T[], item: T, max: number): void {
-  arr.push(item);
-  if (arr.length > max) arr.splice(0, arr.length - max);
-}
