@@ -17,7 +17,7 @@
  * words: numbers stay whole or are not read at all (`SeqNum=20 70` is no field).
  */
 import { parsePrefix } from "./prefix.js";
-import { isDigit, skipSpaces } from "./scan.js";
+import { isDigit, skipSpaces, trimEnd } from "./scan.js";
 
 /** Rows joined into one logical line at most, and its length. */
 const MAX_ROWS = 24;
@@ -96,10 +96,10 @@ function isBareRow(s: string): boolean {
 
 /** A PyTorch c10 log line whose message may go on in the next rows. */
 function mayContinue(s: string): boolean {
-  const { body } = splitPrefix(s);
+  if (s.indexOf(".cpp:") < 0) return false; // most lines: not a c10 log line at all
+  const body = parsePrefix(s, 0, s.length, true).end;
   if (c10HeaderEnd(s, body, s.length) < 0) return false;
-  const t = s.trimEnd();
-  return !t.endsWith(".");
+  return s.charCodeAt(trimEnd(s, 0, s.length) - 1) !== 46; // a sentence that ends: whole
 }
 
 /**
@@ -172,7 +172,7 @@ export class LineUnwrapper {
 
 /** The prefix of a row that ends in `Last error:` (PyTorch prints the error on the next row). */
 function lastErrorPrefixOf(s: string): string | undefined {
-  const t = s.trimEnd();
-  if (!t.endsWith("Last error:")) return undefined;
+  const e = trimEnd(s, 0, s.length);
+  if (e < 11 || !s.startsWith("Last error:", e - 11)) return undefined;
   return splitPrefix(s).prefix;
 }
