@@ -276,6 +276,7 @@ export class Follower {
       pathGone: (p) => reg.unlinked(p),
       pathReplaced: (p, st) => reg.added(p, st),
       requeue: (t) => this.queue.add(t),
+      looked: (t) => this.handlers.onLook?.(t.file),
       unlinked: (t) => this.verify(t),
     };
   }

@@ -40,6 +40,8 @@ export interface ReadContext {
   unlinked(t: Tail): void;
   /** More is left after this turn. */
   requeue(t: Tail): void;
+  /** A live look at t found nothing new (optional: the nccl collector dates lines by it). */
+  looked?(t: Tail): void;
   /** A file could not be opened or read (EACCES, EIO...): counted and reported; retried later. */
   readFailed(path: string, code: string): void;
   readonly heads: HeadIndex;
@@ -104,7 +106,10 @@ async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadCo
   const size = st.size;
   const mtime = st.mtimeMs;
   if (t.headPending) return readHead(t, fd, size, mtime, buf, ctx);
-  if (size === t.offset && mtime === t.mtimeMs) return;
+  if (size === t.offset && mtime === t.mtimeMs) {
+    ctx.looked?.(t);
+    return;
+  }
   if (size <= t.offset && t.offset > 0) {
     if (await unchanged(t, fd, buf, size === t.offset)) {
       if (size === t.offset) t.mtimeMs = mtime;

@@ -31,6 +31,11 @@ export interface FollowerHandlers {
   openSink?(file: FollowedFile, meta: { historical: boolean; mtimeMs: number }): LineSink;
   /** Extension: a file or directory could not be read (EACCES...); the follower retries it on its sweeps. */
   onReadError?(path: string, code: string): void;
+  /**
+   * Extension: a look at the file (after the head was read) found nothing new; nothing written
+   * before this call is unread. Lets a handler bracket when a later line was written.
+   */
+  onLook?(file: FollowedFile): void;
   onFileAdded?(file: FollowedFile): void;
   onFileRemoved?(file: FollowedFile): void;
   onTruncated?(file: FollowedFile): void;

@@ -300,6 +300,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       {
         openSink,
         onReadError,
+        onLook: (f) => sinks.get(fileKey(f))?.looked(deps.now()),
         onTruncated: (f) => forget(f),
         onFileRemoved: (f) => forget(f),
       },

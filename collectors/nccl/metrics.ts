@@ -64,7 +64,7 @@ export class NcclMetrics {
     });
     this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).", ["comm_id", "rank"]);
     this.evidence = gauge(registry, "ringwatch_nccl_hang_evidence", "1 for each source that holds a hang verdict: coll_log (COLL lines went silent), ras (NCCL RAS counts stood still), gpu (the local GPUs spin in NCCL).", ["comm_id", "source"]);
-    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank that arrives last at >= 80 % of the communicator's recent collectives while the job still moves (from COLL lines, or from NCCL Inspector's GPU times: ringwatch_nccl_straggler_delay_seconds).", ["comm_id", "rank"]);
+    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank surely last, by a delay that matters against the interval between collectives, at >= 80 % of the communicator's recent collectives while the job still moves (from COLL lines, or from NCCL Inspector's GPU times: ringwatch_nccl_straggler_delay_seconds).", ["comm_id", "rank"]);
     this.mismatch = gauge(registry, "ringwatch_nccl_collective_mismatch", "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.", ["comm_id"]);
     this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
     this.collectives = counter(registry, "ringwatch_nccl_rank_collectives_total", "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.", ["comm_id", "rank"]);

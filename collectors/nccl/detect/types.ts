@@ -7,12 +7,18 @@ export interface DetectOptions {
   gapFactor: number;
   /** ...but never beyond this (ms). */
   maxThresholdMs: number;
-  /** Straggler: at least this many finished collectives in the window, */
+  /** Straggler (detect/straggler.ts): at least this many finished collectives in the window, */
   stragglerMinSamples: number;
-  /** with the same rank last in at least this share of them, */
+  /** with the same rank surely last, by at least the lead below, in at least this share of them; */
   stragglerShare: number;
-  /** and a median lead of the first arrival over the last of at least this (ms). */
+  /** the lead: at least this (ms), */
   stragglerMinSpreadMs: number;
+  /** and at least this share of the window's mean interval between collectives. */
+  stragglerMinLeadOfInterval: number;
+  /** Named once the window has named the rank at every evaluation for this long (ms) and stragglerMinSamples more collectives; */
+  stragglerRaiseMs: number;
+  /** no longer named once it has not, likewise (ms). */
+  stragglerClearMs: number;
 }
 
 export const DEFAULT_DETECT: DetectOptions = {
@@ -21,7 +27,10 @@ export const DEFAULT_DETECT: DetectOptions = {
   maxThresholdMs: 30 * 60_000,
   stragglerMinSamples: 20,
   stragglerShare: 0.8,
-  stragglerMinSpreadMs: 50,
+  stragglerMinSpreadMs: 20,
+  stragglerMinLeadOfInterval: 0.1,
+  stragglerRaiseMs: 30_000,
+  stragglerClearMs: 60_000,
 };
 
 export interface GpuObservation {
@@ -38,7 +47,7 @@ export interface CommVerdict {
   thresholdMs: number;
   /** Ranks (local to this node) that never entered the collective the others wait in. */
   behind: number[];
-  /** Ranks that arrive last at most collectives while the job moves. */
+  /** Ranks that arrive last, by a delay that matters, at most collectives while the job moves (held: detect/straggler.ts). */
   stragglers: number[];
   mismatch: boolean;
   /** Local ranks whose process is alive (or not known to be dead) and not torn down. */

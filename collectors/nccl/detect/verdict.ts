@@ -8,12 +8,15 @@
  *   GPUs do not all read "busy" (a busy GPU computes: CUDA-graph replay prints no COLL lines).
  * behind: during a hang, the ranks whose collective count (or opCount, when counting began mid-run)
  *   trails the communicator's maximum: they never entered the collective the others wait in.
- * straggler: while moving, a rank last to arrive at >= 80 % of the last >= 20 collectives.
+ * straggler: while moving, a rank surely last, by a lead that matters against the interval between
+ *   collectives, at >= 80 % of the last >= 20 collectives, held for a while before it is named or
+ *   dropped (straggler.ts).
  * mismatch: two ranks issued different collective types at the same sequence index, or NCCL warned.
  */
 import type { CommState, ProcessState, RankState } from "../state/model.js";
 import { classifyGpu, gpuReleased, type GpuReading } from "./gpu-signature.js";
 import { quantile } from "./percentile.js";
+import { forgetStragglers, holdStragglers, stragglerWindow } from "./straggler.js";
 import type { CommVerdict, DetectOptions, GpuObservation } from "./types.js";
 
 export interface NodeView {
@@ -66,17 +69,9 @@ export function ranksBehind(ranks: readonly RankState[]): number[] {
   return known.filter((o) => o.op < max).map((o) => o.rank).sort((a, b) => a - b);
 }
 
-export function stragglers(comm: CommState, opts: DetectOptions): number[] {
-  const window = comm.arrivals;
-  if (window.length < opts.stragglerMinSamples) return [];
-  const counts = new Map<number, number>();
-  for (const a of window) counts.set(a.lastRank, (counts.get(a.lastRank) ?? 0) + 1);
-  const medianSpread = quantile(window.map((a) => a.spreadMs), 0.5) ?? 0;
-  if (medianSpread < opts.stragglerMinSpreadMs) return [];
-  return [...counts]
-    .filter(([, n]) => n / window.length >= opts.stragglerShare)
-    .map(([rank]) => rank)
-    .sort((a, b) => a - b);
+/** Ranks named stragglers now (window + hysteresis); call once per evaluation of a moving communicator. */
+export function stragglers(comm: CommState, opts: DetectOptions, now: number): number[] {
+  return holdStragglers(comm, stragglerWindow(comm, opts), now, opts);
 }
 
 function mismatchWarned(comm: CommState, procs: ReadonlyMap<string, ProcessState>, ranks: readonly RankState[]): boolean {
@@ -112,14 +107,20 @@ export function evaluateComm(
     gpus: [],
     reason: "",
   };
-  if (live.length === 0) return { ...verdict, reason: ranks.length === 0 ? "torn down" : "no live process" };
-  if (comm.maxCollectives < 1) return { ...verdict, reason: "no collective yet" };
+  // Not moving: no straggler, and one named before starts again from nothing.
+  const still = (reason: string): CommVerdict => {
+    forgetStragglers(comm);
+    return { ...verdict, reason };
+  };
+  if (live.length === 0) return still(ranks.length === 0 ? "torn down" : "no live process");
+  if (comm.maxCollectives < 1) return still("no collective yet");
   const lastMs = Math.max(...live.map((r) => progress.get(r.processKey)?.lastMs ?? -Infinity));
-  if (!Number.isFinite(lastMs)) return { ...verdict, reason: "no progress time known" };
+  if (!Number.isFinite(lastMs)) return still("no progress time known");
   verdict.silentMs = Math.max(0, now - lastMs);
   if (verdict.silentMs < thresholdMs) {
-    return { ...verdict, stragglers: stragglers(comm, opts), reason: "moving" };
+    return { ...verdict, stragglers: stragglers(comm, opts, now), reason: "moving" };
   }
+  forgetStragglers(comm);
   if (!live.some((r) => progress.get(r.processKey)?.currentComm === comm.key)) {
     return { ...verdict, reason: "idle: its processes last worked on another communicator" };
   }

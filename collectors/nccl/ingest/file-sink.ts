@@ -12,10 +12,23 @@ import type { CollTarget, LineContext, Tracker } from "../state/tracker.js";
 /** Comm pointers remembered per file (a process has a handful of communicators). */
 const MAX_TARGETS = 64;
 
+/**
+ * Chunks opened closer together than this are one read pass of the file (a read split into
+ * chunks, or requeued after its byte budget). Passes of a file being written come HOT_MS (500 ms)
+ * apart (collectors/follow/change-watch.ts), polled files further. Taking two passes for one only
+ * makes a line's "not before" time earlier, which is the safe side for arrival times.
+ */
+const PASS_GAP_MS = 250;
+
 export class FileSink implements LineSink {
   /** Lines of this file handed to the tracker so far. */
   lineNo = 0;
-  private readonly ctx: Required<LineContext> = { source: "", lineNo: 0, readMs: 0, historical: false, mtimeMs: 0 };
+  private readonly ctx: Required<LineContext> = { source: "", lineNo: 0, readMs: 0, sinceMs: -Infinity, historical: false, mtimeMs: 0 };
+  /** Everything this file held at this time (ms) has been read: a read pass began, or a look found nothing new. */
+  private readToMs = -Infinity;
+  /** sinceMs of the chunks of the current read pass, and when its last chunk was opened (ms). */
+  private passSinceMs = -Infinity;
+  private lastOpenMs = -Infinity;
   private readonly matcher = new CollByteMatcher();
   private writerPrefix: string | undefined;
   private processKey: string | undefined;
@@ -38,14 +51,29 @@ export class FileSink implements LineSink {
     this.scanned = scanner === undefined ? undefined : new ScannedLines(scanner);
   }
 
-  /** Before each chunk: where it comes from and when it was read. */
+  /**
+   * Before each chunk: where it comes from and when it was read. Its lines were written after the
+   * last time the file had been read to its end (the previous pass began, or a look found nothing
+   * new: sinceMs) and before this chunk was opened (readMs).
+   */
   open(source: string, readMs: number, historical: boolean, mtimeMs: number): this {
     const c = this.ctx;
+    if (readMs - this.lastOpenMs >= PASS_GAP_MS) {
+      this.passSinceMs = this.readToMs;
+      this.readToMs = readMs;
+    }
+    this.lastOpenMs = readMs;
     c.source = source;
     c.readMs = readMs;
+    c.sinceMs = this.passSinceMs;
     c.historical = historical;
     c.mtimeMs = mtimeMs;
     return this;
+  }
+
+  /** A look at the file found nothing new (the follower's onLook). */
+  looked(atMs: number): void {
+    if (atMs > this.readToMs) this.readToMs = atMs;
   }
 
   chunkStart(): void {

@@ -113,17 +113,44 @@ export interface SeqOps {
   mismatch?: { rank: number; op: string };
 }
 
+/**
+ * The ranks' arrivals at one sequence index so far. Each arrival is an interval [lo, hi] of epoch
+ * ms: when the line was written, as far as its clock can tell (a printed timestamp and its
+ * resolution, or the read that found it and the read before: see Tracker.arrivalOf).
+ */
 export interface PendingArrival {
-  firstMs: number;
-  lastMs: number;
+  /** The rank with the latest `lo` (the one most surely last), its lo and hi. */
   lastRank: number;
+  lastLo: number;
+  lastHi: number;
+  /** Latest `hi` of every other rank. */
+  othersHi: number;
+  /** Earliest `hi` of any rank: when the collective had surely begun. */
+  firstHi: number;
   seen: number;
 }
 
 export interface ArrivalRecord {
-  /** Rank that arrived last at this sequence index, and how much later than the first (ms). */
+  /**
+   * The rank surely last to arrive at this sequence index, or -1 when the clocks cannot tell
+   * (the intervals overlap: ranks that wrote in the same ms, or lines read in the same pass).
+   */
   lastRank: number;
-  spreadMs: number;
+  /** How much later than every other local rank it arrived, at least (ms): lo(last) - max hi(others); 0 with lastRank -1. */
+  leadMs: number;
+  /** When the first rank had surely arrived (epoch ms). */
+  atMs: number;
+}
+
+/** What the straggler verdict keeps between evaluations (detect/straggler.ts), per rank. */
+export interface StragglerHold {
+  /** The window named the rank continuously since this evaluation time (ms) and arrival count. */
+  sinceMs: number;
+  sinceCount: number;
+  raised: boolean;
+  /** Raised, and the window has stopped naming it since (ms, arrival count). */
+  offSinceMs?: number;
+  offSinceCount?: number;
 }
 
 /** A communicator: the ranks of one commId (or split key) seen on this node. */
@@ -141,6 +168,10 @@ export interface CommState {
   pendingArrivals: SeqWindow<PendingArrival>;
   /** Finished arrival records, newest last (bounded). */
   arrivals: ArrivalRecord[];
+  /** Arrival records finished since the communicator was first seen (or counting restarted). */
+  arrivalCount: number;
+  /** The straggler verdict's hysteresis, per rank (detect/straggler.ts keeps it). */
+  stragglerHold: Map<number, StragglerHold>;
   /** Gaps (ms) between advances of the communicator's furthest rank, newest last (bounded). */
   gaps: number[];
   /** Every rank was counted from its Init line: sequence indexes line up across ranks. */

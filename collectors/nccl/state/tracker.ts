@@ -18,6 +18,12 @@ export interface LineContext {
   lineNo: number;
   /** When the line was read (live), or undefined (offline: only line timestamps count). */
   readMs?: number;
+  /**
+   * Live: the line was not there yet at this time (ms): the previous read of the file that found
+   * new lines. With readMs it brackets when an untimestamped line was written; unknown (undefined,
+   * -Infinity) for the first read of a file.
+   */
+  sinceMs?: number;
   /** Read from the head of a file that existed before ringwatch started: time unknown. */
   historical?: boolean;
   /** The file's mtime, the latest time a historical line can have been written. */
@@ -172,6 +178,7 @@ export class Tracker {
       c.seqOps.clear();
       c.pendingArrivals.clear();
       c.arrivals.length = 0;
+      c.stragglerHold.clear();
       c.maxCollectives = Math.max(0, ...[...c.ranks.values()].map((r) => r.collectives));
     }
   }
@@ -273,6 +280,8 @@ export class Tracker {
         seqOps: new SeqWindow(SEQ_WINDOW),
         pendingArrivals: new SeqWindow(SEQ_WINDOW),
         arrivals: [],
+        arrivalCount: 0,
+        stragglerHold: new Map(),
         gaps: [],
         allCountedFromInit: true,
         maxCollectives: 0,
@@ -338,7 +347,7 @@ export class Tracker {
     // Sequence indexes line up across ranks only when every rank was counted from its Init line.
     if (!comm.allCountedFromInit) return;
     this.noteOp(comm, seq, st.rank, op, ctx);
-    if (at !== undefined && !ctx.historical) this.noteArrival(comm, seq, st.rank, at);
+    if (!ctx.historical) this.noteArrival(comm, seq, st.rank, ts, ctx);
   }
 
   private noteUnresolved(proc: ProcessState, ev: CollEvent, where: string): void {
@@ -381,22 +390,46 @@ export class Tracker {
     }
   }
 
-  private noteArrival(comm: CommState, seq: number, rank: number, at: number): void {
+  /**
+   * Folds one rank's arrival at `seq` in. Its time is an interval, never a point: what the line
+   * prints (NCCL_DEBUG_TIMESTAMP_LEVELS) to its resolution, else between the read that found it and
+   * the read of the file before. The rank surely last is the one whose earliest possible time is
+   * after every other rank's latest; its lead is the least it can have been late by. Read times
+   * of two files read at different moments alone never make a lead (docs/nccl.md, "Stragglers").
+   */
+  private noteArrival(comm: CommState, seq: number, rank: number, ts: string | undefined, ctx: LineContext): void {
     const local = comm.ranks.size;
     if (local < 2) return;
+    const printed = ncclTimestampMs(ts);
+    let lo: number;
+    let hi: number;
+    if (printed !== undefined) {
+      lo = printed;
+      hi = printed + timestampResolutionMs(ts as string);
+    } else if (ctx.readMs !== undefined) {
+      lo = ctx.sinceMs ?? -Infinity;
+      hi = ctx.readMs;
+    } else return;
     let a = comm.pendingArrivals.get(seq);
     if (!a) {
-      a = { firstMs: at, lastMs: at, lastRank: rank, seen: 0 };
+      a = { lastRank: rank, lastLo: lo, lastHi: hi, othersHi: -Infinity, firstHi: hi, seen: 1 };
       comm.pendingArrivals.set(seq, a);
       comm.pendingArrivals.delete(seq - SEQ_WINDOW);
-    }
-    a.seen++;
-    if (at >= a.lastMs) {
-      a.lastMs = at;
-      a.lastRank = rank;
+    } else {
+      a.seen++;
+      if (hi < a.firstHi) a.firstHi = hi;
+      if (lo > a.lastLo) {
+        a.othersHi = Math.max(a.othersHi, a.lastHi);
+        a.lastRank = rank;
+        a.lastLo = lo;
+        a.lastHi = hi;
+      } else a.othersHi = Math.max(a.othersHi, hi);
     }
     if (a.seen >= local) {
-      pushBounded(comm.arrivals, { lastRank: a.lastRank, spreadMs: a.lastMs - a.firstMs }, ARRIVAL_WINDOW);
+      const lead = a.lastLo - a.othersHi;
+      const sure = Number.isFinite(lead) && lead > 0;
+      pushBounded(comm.arrivals, { lastRank: sure ? a.lastRank : -1, leadMs: sure ? lead : 0, atMs: a.firstHi }, ARRIVAL_WINDOW);
+      comm.arrivalCount++;
       comm.pendingArrivals.delete(seq);
     }
   }
@@ -449,6 +482,14 @@ function lineTimeOf(printed: string | undefined, ctx: LineContext): number | und
   const ts = ncclTimestampMs(printed);
   if (ctx.historical) return ts ?? ctx.mtimeMs;
   return ctx.readMs ?? ts;
+}
+
+/** How finely a printed timestamp tells time (ms): 1000 for whole seconds, 1 for ms or finer. */
+function timestampResolutionMs(ts: string): number {
+  if (ts.charCodeAt(19) !== 46) return 1000;
+  let digits = 0;
+  while (digits < 3 && ts.charCodeAt(20 + digits) >= 48 && ts.charCodeAt(20 + digits) <= 57) digits++;
+  return 10 ** (3 - digits);
 }
 
 /** opCount as printed (hex) → number; undefined when it is not hex. */

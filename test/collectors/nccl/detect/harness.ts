@@ -60,6 +60,8 @@ export function createHarness(
   const registry = new Registry();
   const metrics = new NcclMetrics(registry, () => metrics.publish(tracker, evaluateAll(tracker, epoch + t, detect, view), undefined));
 
+  /** Every file is looked at every tick: a line read now was not there at the tick before. */
+  let sinceMs: number | undefined;
   function ingest(byFile: Map<string, string[]>, readMs: number): void {
     for (const [file, lines] of byFile) {
       if (host && !file.includes(`-${host}-`)) continue;
@@ -67,7 +69,7 @@ export function createHarness(
       for (const line of lines) {
         n++;
         const ev = parseLine(line);
-        if (ev) tracker.ingest(ev, { source: file, lineNo: n, readMs });
+        if (ev) tracker.ingest(ev, { source: file, lineNo: n, readMs, sinceMs });
       }
       lineNos.set(file, n);
     }
@@ -86,6 +88,7 @@ export function createHarness(
         const r = sim.advance(step);
         t += step;
         ingest(r.byFile, epoch + t);
+        sinceMs = epoch + t;
         out.push({ t, verdicts: evaluateAll(tracker, epoch + t, detect, view) });
       }
       return out;
