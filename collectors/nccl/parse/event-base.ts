@@ -81,6 +81,14 @@ export interface WarnDetail {
   hca?: string;
   /** collective_mismatch: the rank named by NCCL. */
   mismatchRank?: number;
+  /**
+   * A message of another size than the one posted (size-mismatch.ts): on a data connection
+   * (`NET/IB : ... collective mismatch error`, `NET/Socket : ... message truncated`) or in the bootstrap.
+   */
+  sizeMismatch?: "data" | "bootstrap";
+  /** Bytes this process posted or sent, and bytes the peer sent or posted (sizeMismatch). */
+  localSize?: number;
+  remoteSize?: number;
   /** Failing library call (`ibv_modify_qp`, `recv`, `connect`). */
   call?: string;
 }
