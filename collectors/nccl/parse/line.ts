@@ -177,8 +177,10 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
   }
 }
 
-/** Lines without a NCCL header: bare version line, PyTorch, then the headerless forms. */
+/** Lines without a NCCL header: NCCL 2.1/2.2's header, bare version line, PyTorch, then the headerless forms. */
 function noHeader(s: string, end: number): NcclEvent | undefined {
+  const old = oldHeader(s, end);
+  if (old !== undefined) return old;
   const v = s.indexOf("NCCL version ");
   if (v >= 0 && v < end) {
     const p = parsePrefix(s, 0, v, true);
@@ -225,4 +227,18 @@ function headerlessWarn(s: string, end: number): WarnEvent | undefined {
   }
   if (trimEnd(s, k + 10, end) <= k + 10) return undefined;
   return warnMessage(s, k + 10, end);
+}
+
+/**
+ * NCCL 2.1/2.2 wrote the level without `NCCL`: `host:pid:tid [1] INFO NET : Using interface ...`,
+ * `host:pid:tid [1] misc/enqueue.cu:150 WARN Cuda failure 'invalid device function'`. Two indexOf
+ * calls on lines that have no NCCL header; the header itself is checked as strictly as the new one.
+ */
+function oldHeader(s: string, end: number): NcclEvent | undefined {
+  let n = s.indexOf("] INFO ");
+  if (n < 0 || n >= end) n = s.indexOf(" WARN ");
+  else n++;
+  if (n <= 0 || n >= end) return undefined;
+  const h = parseHeaderAt(s, n, 0, end, 1);
+  return h === undefined ? undefined : fromHeader(s, h, end, 0);
 }
