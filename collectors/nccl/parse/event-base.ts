@@ -89,6 +89,8 @@ export interface WarnDetail {
   /** Bytes this process posted or sent, and bytes the peer sent or posted (sizeMismatch). */
   localSize?: number;
   remoteSize?: number;
+  /** A net plugin's WARN that it turned GPUDirect RDMA off (`NET/OFI GDR disabled on GDR-supported instance type ...`). */
+  gdrDisabled?: boolean;
   /** Failing library call (`ibv_modify_qp`, `recv`, `connect`). */
   call?: string;
 }

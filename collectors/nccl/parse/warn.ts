@@ -17,6 +17,7 @@
  *   Call to ibv_modify_qp failed with error Invalid argument
  */
 import type { RetcodeEvent, WarnDetail, WarnKind } from "./types.js";
+import { pluginGdrOff } from "./net.js";
 import { sizeMismatch } from "./size-mismatch.js";
 import { find, isDigit, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
 
@@ -167,6 +168,7 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
     kind = "internal_error";
   }
   d.warnKind = kind;
+  if (kind === "other" && pluginGdrOff(s, i, end)) d.gdrDisabled = true;
 }
 
 /** `misc/socket.cc:564 -> 2 [Async thread]` at m; undefined when the message is not a retcode line. */
