@@ -54,6 +54,7 @@ export type WarnKind =
   | "connection_closed"
   | "connect_failed"
   | "ib_completion_error"
+  | "net_completion_error"
   | "collective_mismatch"
   | "bootstrap_error"
   | "system_error"
@@ -91,6 +92,8 @@ export interface WarnDetail {
   remoteSize?: number;
   /** A net plugin's WARN that it turned GPUDirect RDMA off (`NET/OFI GDR disabled on GDR-supported instance type ...`). */
   gdrDisabled?: boolean;
+  /** net_completion_error: the plugin's error number (`RC: 113`, `err: 113`; libfabric's, 113 = host unreachable). */
+  rc?: number;
   /** Failing library call (`ibv_modify_qp`, `recv`, `connect`). */
   call?: string;
 }

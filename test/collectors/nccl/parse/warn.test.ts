@@ -89,3 +89,21 @@ describe("size mismatches, every form NCCL 2.3-2.30 writes (size-mismatch.ts)", 
       .toMatchObject({ warnKind: "connect_failed", call: "socket", error: "Address family not supported by protocol" });
   });
 });
+
+describe("a net plugin's failed request (net-plugin.ts)", () => {
+  it.each([
+    ["NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0", { rc: 113, error: "UNDELIVERABLE" }],
+    ["NET/OFI Request 0x1 completed with error. RC: 5. Error: Input/output error. Completed length: 0, Request: x", { rc: 5, error: "Input/output error" }],
+    ["NET/OFI Request 0x1 (send) completed with error: err: 113, flags: 0, prov_errno: 2, strerror: UNDELIVERABLE, len: 0", { rc: 113, error: "UNDELIVERABLE" }],
+    ["NET/OFI Remote write completed with error. RC: 12. Flags: 0. Error: 3 (RNR). Completed length: 0", { rc: 12, error: "RNR" }],
+  ])("%s", (msg, fields) => {
+    expect(parseLine(`${W}${msg}`)).toMatchObject({ kind: "warn", warnKind: "net_completion_error", ...fields });
+  });
+
+  it("quoted after PyTorch's `Last error:` with the rank prefix: headerless, the rank kept; prose is not one", () => {
+    expect(parseLine("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"))
+      .toMatchObject({ kind: "warn", headerless: true, warnKind: "net_completion_error", rc: 113, error: "UNDELIVERABLE", launcherRank: 3 });
+    expect(parseLine("we think NET/OFI Request 0x1 completed with error. RC: 1.")).toBeUndefined();
+    expect(parseLine("[rank3]: NET/OFI Setting NCCL_PROTO")).toBeUndefined();
+  });
+});
