@@ -55,6 +55,7 @@ export type WarnKind =
   | "connect_failed"
   | "ib_completion_error"
   | "net_completion_error"
+  | "net_plugin_error"
   | "collective_mismatch"
   | "bootstrap_error"
   | "system_error"

@@ -11,6 +11,7 @@
  *   NET/IB: Got completion from peer 10.1.1.1<1> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 ... hca mlx5_0
  *   NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129          (2.8, no peer)
  *   NET/OFI Request 0x.. completed with error. RC: 113. Error: 2 (UNDELIVERABLE). ...   (net plugins: net-plugin.ts)
+ *   NET/OFI aws-ofi-nccl initialization failed / NET/OFI Initializing plugin failed   (a net plugin that cannot start)
  *   Mismatched collective detected, please check your collective calls at and around rank 39
  *   NET/IB : collective mismatch error local size 1 remote 2 ...   (and every other size mismatch: size-mismatch.ts)
  *   Net : Socket creation failed : Address family not supported by protocol
@@ -125,6 +126,9 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
     ibCompletion(s, i, end, d);
   } else if (netCompletion(s, i, end, d)) {
     return;
+  } else if (s.startsWith("NET/", i) && find(s, "nitializ", i, end) >= 0 && find(s, "failed", i, end) >= 0) {
+    // aws-ofi-nccl `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Initializing plugin failed`
+    kind = "net_plugin_error";
   } else if (sizeMismatch(s, i, end, d)) {
     const pk = find(s, " peer ", i, end);
     if (pk >= 0) peerAt(s, pk + 6, end, d);
