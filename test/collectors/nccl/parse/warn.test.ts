@@ -107,3 +107,11 @@ describe("a net plugin's failed request (net-plugin.ts)", () => {
     expect(parseLine("[rank3]: NET/OFI Setting NCCL_PROTO")).toBeUndefined();
   });
 });
+
+describe("a net plugin that cannot start", () => {
+  it("aws-ofi-nccl's init failures are net_plugin_error; its other WARNs are not", () => {
+    expect(parseLine(`${W}NET/OFI aws-ofi-nccl initialization failed`)).toMatchObject({ warnKind: "net_plugin_error" });
+    expect(parseLine(`${W}NET/OFI Initializing plugin failed`)).toMatchObject({ warnKind: "net_plugin_error" });
+    expect(parseLine(`${W}NET/OFI Creating new endpoint for domain 0x7ef4 failed: Invalid argument`)).toMatchObject({ warnKind: "other" });
+  });
+});
