@@ -13,12 +13,12 @@
  * - Flight Recorder analyzer (fr_trace) text: `Not all ranks joining collective: sequence number: 31117`,
  *   `missing ranks: {3, 4, 5, 6, 7}`.
  * - Continuation lines of PyTorch errors: `socketProgressOpt: Call to recv from 1.2.3.4<5> failed : Connection reset by peer`,
- *   `[rank3]: NET/OFI Request 0x.. completed with error. RC: 113. ...` (net-plugin.ts).
+ *   `[rank3]: NET/OFI Request 0x.. completed with error. RC: 113. ...` (quoted-net.ts).
  * - A COLL line that lost its header in a torn write: `Broadcast: opCount 1 sendbuff ...`.
  */
 import type { NcclEvent, PtDesyncEvent, PtFlightRecorderEvent, WarnEvent } from "./types.js";
 import { parseColl } from "./coll.js";
-import { quotedNetError } from "./net-plugin.js";
+import { quotedNetError } from "./quoted-net.js";
 import { parsePrefix } from "./prefix.js";
 import { classifyWarn } from "./warn.js";
 import { find, isAlpha, isSpace, pos, readInt, readRankList, skipSpaces, tokenEnd, trimEnd } from "./scan.js";

@@ -8,12 +8,10 @@
  *
  * RC is the libfabric error number (113: host unreachable); the provider's words (UNDELIVERABLE)
  * go to `error`. Also read when only the message is quoted, as PyTorch's `Last error:` continuation
- * (`[rank3]: NET/OFI Request ... completed with error ...`): see quotedNetError.
+ * (`[rank3]: NET/OFI Request ... completed with error ...`): see quoted-net.ts.
  */
-import type { WarnDetail, WarnEvent } from "./types.js";
-import { parsePrefix } from "./prefix.js";
-import { classifyWarn } from "./warn.js";
-import { find, readInt, skipSpaces, trimEnd } from "./scan.js";
+import type { WarnDetail } from "./types.js";
+import { find, readInt, skipSpaces } from "./scan.js";
 
 /** Fills d for a plugin request that completed with an error and returns true; false otherwise. */
 export function netCompletion(s: string, i: number, end: number, d: WarnDetail): boolean {
@@ -41,25 +39,4 @@ export function netCompletion(s: string, i: number, end: number, d: WarnDetail):
     d.error = s.slice(skipSpaces(s, ok + 7, stop), stop);
   }
   return true;
-}
-
-/**
- * `NET/...` error text with no NCCL header nor `NCCL` in it (a launcher prefix may come first):
- * a net plugin's WARN quoted by PyTorch after `Last error:`. Only classified failures are taken.
- */
-export function quotedNetError(s: string, end: number): WarnEvent | undefined {
-  const k = s.indexOf("NET/");
-  if (k < 0 || k >= end) return undefined;
-  // Right at the start, or after a launcher prefix (`[rank3]: `), never inside prose.
-  const p = parsePrefix(s, 0, k, true);
-  if (skipSpaces(s, p.end, k) !== k) return undefined;
-  const e = trimEnd(s, k, end);
-  const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(k, e), headerless: true };
-  classifyWarn(s, k, e, ev);
-  if (ev.warnKind === "other") return undefined;
-  if (p.launcher !== undefined) {
-    ev.launcher = p.launcher;
-    if (p.launcher.rank !== undefined) ev.launcherRank = p.launcher.rank;
-  }
-  return ev;
 }
