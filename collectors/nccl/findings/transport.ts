@@ -1,27 +1,13 @@
-/** Offline findings about the fabric: sockets instead of IB, GPUDirect RDMA off, network errors, NCCL errors. */
+/**
+ * Offline findings about the fabric: sockets instead of IB, GPUDirect RDMA off; and (errors.ts)
+ * network errors and NCCL errors, which analyze asks for through transportFindings.
+ */
 import type { ProcessState, WarningRecord } from "../state/model.js";
 import { transportOf } from "../state/transport.js";
 import type { TrackedState } from "../detect/verdict.js";
-import { type Finding } from "./report.js";
-
-const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error"]);
-const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error"]);
-
-/** IB work-completion status numbers (ibv_wc_status) that come up in NCCL reports. */
-const IB_STATUS: Record<number, string> = {
-  4: "local protection error",
-  5: "work request flushed (the QP went to error state earlier)",
-  10: "remote access error",
-  12: "transport retry counter exceeded: the peer stopped answering (link down, peer crashed, or a fabric problem)",
-  13: "RNR retry counter exceeded",
-};
-
-function ranksOf(state: TrackedState, procs: ProcessState[]): number[] {
-  const keys = new Set(procs.map((p) => p.key));
-  const out = new Set<number>();
-  for (const c of state.comms.values()) for (const r of c.ranks.values()) if (keys.has(r.processKey)) out.add(r.rank);
-  return [...out].sort((a, b) => a - b);
-}
+import { errorFindings } from "./errors.js";
+import { ranksOf } from "./procs.js";
+import { type Finding, uniq } from "./report.js";
 
 /** Lines that name no process (quoted alone, or behind a prefix NCCL did not write): they still count, with no host:pid. */
 export interface OrphanLines {
@@ -30,95 +16,73 @@ export interface OrphanLines {
   gdrDisabled: readonly string[];
 }
 
-export function transportFindings(state: TrackedState, orphans: OrphanLines = { warnings: [], gdrDisabled: [] }): Finding[] {
-  const out: Finding[] = [];
+/** The tracker, as transportFindings reads it: what each orphan GDR line said, when it kept that. */
+export type FabricState = TrackedState & { readonly orphanGdrWhy?: ReadonlyMap<string, string> };
+
+export function transportFindings(state: FabricState, orphans: OrphanLines = { warnings: [], gdrDisabled: [] }): Finding[] {
   const procs = [...state.processes.values()];
+  return [...socketFindings(state, procs, orphans), ...gdrFindings(state, procs, orphans), ...errorFindings(state, orphans.warnings)];
+}
+
+function names(procs: readonly ProcessState[]): string {
+  return procs.length > 4 ? `${procs.slice(0, 4).map((p) => p.key).join(", ")} and ${procs.length - 4} more` : procs.map((p) => p.key).join(", ");
+}
+
+function socketFindings(state: TrackedState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
   const socket = procs.filter((p) => transportOf(p).net === "Socket");
-  if (socket.length > 0) {
-    const why = socket.some((p) => p.evidence.has("no_ib")) ? " (NET/IB : No device found, NCCL_IB_DISABLE set, or libibverbs missing)" : "";
-    out.push({
-      kind: "socket_transport",
-      severity: "warning",
-      summary:
-        `NCCL moved data between nodes over TCP sockets, not InfiniBand/RoCE, on ${socket.length} process(es)${why}. ` +
-        `Sockets reach a small fraction of IB bandwidth and load the CPUs. Check that the IB devices and libibverbs are visible to the job (NCCL_IB_HCA, container device mounts).`,
-      ranks: ranksOf(state, socket),
-      processes: socket.map((p) => p.key),
-      comm_id: null,
-      evidence: socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link")]).filter((w): w is string => w !== undefined).slice(0, 5),
-    });
-  }
-  // Off on an IB/RoCE path; or said outright ("GPU Direct RDMA Disabled for GPU x / HCA y") where
-  // the excerpt does not show which network the process uses.
+  // A WARN of the NET/Socket plugin that names no process: the process that logged it used sockets.
+  const orphan = orphans.warnings.filter((w) => w.message.startsWith("NET/Socket"));
+  if (socket.length === 0 && orphan.length === 0) return [];
+  const why = socket.some((p) => p.evidence.has("no_ib")) ? " (NET/IB : No device found, NCCL_IB_DISABLE set, or libibverbs missing)" : "";
+  const ifs = uniq(socket.map((p) => p.socketIfs).filter((x): x is string => x !== undefined));
+  const loopback = ifs.some((x) => x.startsWith("lo:") || x.includes(" lo:"));
+  const on = socket.length > 0 ? names(socket) : "the process that logged the NET/Socket warning";
+  // Every process of the logs on one host: the sockets join ranks of that host (a test rig, or P2P/SHM turned off).
+  const hosts = uniq(procs.map((p) => p.host));
+  const oneHost = socket.length > 0 && procs.length > 1 && hosts.length === 1 ? hosts[0] : undefined;
+  const via = `${why}${ifs.length > 0 ? `, NET/Socket on ${ifs.slice(0, 3).join(", ")}` : ""}`;
+  const summary =
+    oneHost !== undefined
+      ? `NCCL moves data between the ranks of ${oneHost} over TCP sockets on ${on}${via}, not over NVLink/PCIe (P2P) or shared memory: P2P and SHM are off (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE) or the ranks share a GPU. ` +
+        "Fine for a test; a real job loses most of its bandwidth this way."
+      : `NCCL moves data between nodes over TCP sockets, not InfiniBand/RoCE, on ${on}${via}. ` +
+        (loopback ? "lo is the loopback interface: other nodes cannot reach it; set NCCL_SOCKET_IFNAME to the interface that joins the nodes. " : "") +
+        `Sockets reach a small fraction of IB bandwidth and load the CPUs. Check that the IB devices and libibverbs are visible to the job (NCCL_IB_HCA, container device mounts).`;
+  return [{
+    kind: "socket_transport",
+    severity: "warning",
+    summary,
+    ranks: ranksOf(state, socket),
+    processes: socket.map((p) => p.key),
+    comm_id: null,
+    evidence: [...socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link") ?? p.evidence.get("socket_warn")]), ...orphan.map((w) => w.where)].filter((w): w is string => w !== undefined).slice(0, 5),
+  }];
+}
+
+function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
+  // Off on an IB/RoCE path; or said outright (`GPU Direct RDMA Disabled for ...`, a plugin disabling
+  // GDR) by a process none of whose links uses GDRDMA, whatever network the excerpt shows.
   const noGdr = procs.filter((p) => {
     const t = transportOf(p);
-    return t.gdr === "disabled" && (t.net === "IB" || t.net === "RoCE" || (t.net === "unknown" && p.evidence.has("gdr_disabled")));
+    if (t.gdr === "disabled" && (t.net === "IB" || t.net === "RoCE")) return true;
+    return p.gdrOff !== undefined && p.gdrLinks === 0 && p.gdrEnabled === 0;
   });
-  if (noGdr.length > 0 || orphans.gdrDisabled.length > 0) {
-    out.push({
-      kind: "gdr_disabled",
-      severity: "warning",
-      summary:
-        `GPUDirect RDMA is off on ${noGdr.length > 0 ? `${noGdr.length} process(es)` : "the process that logged it"}: inter-node traffic is staged through host memory (roughly 10-50 % slower on large messages). ` +
-        `Check that nvidia_peermem is loaded (ringwatch_gdr_peermem_loaded) and the GPU-NIC distance (NCCL_NET_GDR_LEVEL).`,
-      ranks: ranksOf(state, noGdr),
-      processes: noGdr.map((p) => p.key),
-      comm_id: null,
-      evidence: [...noGdr.map((p) => p.evidence.get("gdr_disabled") ?? p.evidence.get("net_link")), ...orphans.gdrDisabled].filter((w): w is string => w !== undefined).slice(0, 5),
-    });
-  }
-  // Network errors, grouped by the peer they point at.
-  const byPeer = new Map<string, { w: WarningRecord; p?: ProcessState }[]>();
-  const all: { w: WarningRecord; p?: ProcessState }[] = [...procs.flatMap((p) => p.warnings.map((w) => ({ w, p }))), ...orphans.warnings.map((w) => ({ w }))];
-  for (const x of all) {
-    if (!NETWORK_KINDS.has(x.w.kind)) continue;
-    const k = x.w.peer ?? "unknown peer";
-    byPeer.set(k, [...(byPeer.get(k) ?? []), x]);
-  }
-  const procsOf = (list: readonly { p?: ProcessState }[]): ProcessState[] => [...new Set(list.map((x) => x.p).filter((p): p is ProcessState => p !== undefined))];
-  for (const [peer, list] of byPeer) {
-    const first = list[0]?.w;
-    if (!first) continue;
-    const kinds = [...new Set(list.map((x) => x.w.kind))].join(", ");
-    const ib = list.find((x) => x.w.ibStatus !== undefined)?.w;
-    const ibText = ib ? ` IB completion status ${ib.ibStatus}${ib.vendorErr !== undefined ? ` vendor err ${ib.vendorErr}` : ""}${IB_STATUS[ib.ibStatus ?? -1] ? `: ${IB_STATUS[ib.ibStatus ?? -1]}` : ""}.` : "";
-    out.push({
-      kind: "network_error",
-      severity: "critical",
-      summary: `${list.length} network error(s) (${kinds}) point at peer ${peer}.${ibText} Check that node's processes, its HCA port (ringwatch_infiniband_*) and the link between.`,
-      ranks: ranksOf(state, procsOf(list)),
-      processes: procsOf(list).map((p) => p.key),
-      comm_id: null,
-      evidence: list.map((x) => x.w.where).slice(0, 5),
-      ...(peer !== "unknown peer" ? { peer } : {}),
-      count: list.length,
-    });
-  }
-  // One finding per process and message: a failure NCCL repeats on every call is one failure.
-  const errors = new Map<string, { w: WarningRecord; p?: ProcessState; wheres: string[] }>();
-  for (const x of all) {
-    if (!ERROR_KINDS.has(x.w.kind) && x.w.kind !== "collective_mismatch") continue;
-    const key = `${x.p?.key ?? ""}|${x.w.kind}|${x.w.message}`;
-    const e = errors.get(key);
-    if (e) e.wheres.push(x.w.where);
-    else if (errors.size < 10) errors.set(key, { ...x, wheres: [x.w.where] });
-  }
-  for (const { w, p, wheres } of errors.values()) {
-    const mismatch = w.kind === "collective_mismatch";
-    out.push({
-      kind: mismatch ? "collective_mismatch" : "nccl_error",
-      severity: "critical",
-      summary: mismatch
-        ? `NCCL detected mismatched collectives${w.mismatchRank !== undefined ? ` at and around rank ${w.mismatchRank}` : ""}: "${w.message}". The ranks' code issued different collectives (or sizes); look at the collective calls of rank ${w.mismatchRank ?? "?"} and its neighbours.`
-        : w.kind === "cuda_error"
-          ? `A CUDA call inside NCCL failed${p ? ` in ${p.key}` : ""}: "${w.message}". This process's GPU is the root cause (${/memory/i.test(w.message) ? "memory exhausted: another process on the GPU, or the job's own allocations" : "a fault or a wrong build"}); network errors of its peers follow from it.`
-          : `NCCL ${w.kind.replace("_", " ")}${p ? ` in ${p.key}` : ""}: "${w.message}"`,
-      ranks: w.mismatchRank !== undefined ? [w.mismatchRank] : p ? ranksOf(state, [p]) : [],
-      processes: p ? [p.key] : [],
-      comm_id: null,
-      evidence: wheres.slice(0, 5),
-      ...(wheres.length > 1 ? { count: wheres.length } : {}),
-    });
-  }
-  return out;
+  if (noGdr.length === 0 && orphans.gdrDisabled.length === 0) return [];
+  const said = uniq([...noGdr.map((p) => p.gdrOff && (noGdr.length > 1 ? `${p.key}: ${p.gdrOff}` : p.gdrOff)), ...orphans.gdrDisabled.map((w) => state.orphanGdrWhy?.get(w))].filter((x): x is string => x !== undefined && x !== ""));
+  const on = noGdr.length > 0 ? names(noGdr) : "the process that logged it";
+  const far = said.some((x) => x.includes("(distance "));
+  const sockets = noGdr.some((p) => transportOf(p).net === "Socket");
+  return [{
+    kind: "gdr_disabled",
+    severity: "warning",
+    summary:
+      `GPUDirect RDMA is off on ${on}${said.length > 0 ? `: ${said.slice(0, 3).join("; ")}` : ""}${noGdr.length === 0 ? " (no host:pid in the line)" : ""}. Inter-node traffic is staged through host memory (roughly 10-50 % slower on large messages). ` +
+      (sockets ? "On the NET/Socket transport GDR cannot work at all: fix the socket transport first. " : "") +
+      (far ? "The GPU and the NIC are further apart in PCIe than NCCL_NET_GDR_LEVEL allows (not under one PCIe switch): place them closer or raise NCCL_NET_GDR_LEVEL if the platform's peer-to-peer path is fast. " : "") +
+      `Check that nvidia_peermem is loaded (ringwatch_gdr_peermem_loaded) and the GPU-NIC distance (NCCL_NET_GDR_LEVEL).`,
+    ranks: ranksOf(state, noGdr),
+    processes: noGdr.map((p) => p.key),
+    comm_id: null,
+    evidence: [...noGdr.map((p) => p.evidence.get("gdr_disabled") ?? p.evidence.get("net_link")), ...orphans.gdrDisabled].filter((w): w is string => w !== undefined).slice(0, 5),
+  }];
 }

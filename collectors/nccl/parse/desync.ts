@@ -12,11 +12,13 @@
  *   preceding `snapshot_seq` event of the same stream.
  * - Flight Recorder analyzer (fr_trace) text: `Not all ranks joining collective: sequence number: 31117`,
  *   `missing ranks: {3, 4, 5, 6, 7}`.
- * - Continuation lines of PyTorch errors: `socketProgressOpt: Call to recv from 1.2.3.4<5> failed : Connection reset by peer`.
+ * - Continuation lines of PyTorch errors: `socketProgressOpt: Call to recv from 1.2.3.4<5> failed : Connection reset by peer`,
+ *   `[rank3]: NET/OFI Request 0x.. completed with error. RC: 113. ...` (quoted-net.ts).
  * - A COLL line that lost its header in a torn write: `Broadcast: opCount 1 sendbuff ...`.
  */
 import type { NcclEvent, PtDesyncEvent, PtFlightRecorderEvent, WarnEvent } from "./types.js";
 import { parseColl } from "./coll.js";
+import { quotedNetError } from "./quoted-net.js";
 import { parsePrefix } from "./prefix.js";
 import { classifyWarn } from "./warn.js";
 import { find, isAlpha, isSpace, pos, readInt, readRankList, skipSpaces, tokenEnd, trimEnd } from "./scan.js";
@@ -137,6 +139,10 @@ export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
     const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(i, end), headerless: true };
     classifyWarn(s, i, end, ev);
     return ev.warnKind === "other" ? undefined : ev;
+  }
+  if (s.indexOf("NET/") >= 0) {
+    const ev = quotedNetError(s, end);
+    if (ev !== undefined) return ev;
   }
   if (s.indexOf("ollective") >= 0 || s.indexOf("ranks") >= 0 || s.indexOf("] started ") >= 0 || s.indexOf("] finished ") >= 0) {
     return desync(s, end);

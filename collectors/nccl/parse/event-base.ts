@@ -54,6 +54,8 @@ export type WarnKind =
   | "connection_closed"
   | "connect_failed"
   | "ib_completion_error"
+  | "net_completion_error"
+  | "net_plugin_error"
   | "collective_mismatch"
   | "bootstrap_error"
   | "system_error"
@@ -81,6 +83,18 @@ export interface WarnDetail {
   hca?: string;
   /** collective_mismatch: the rank named by NCCL. */
   mismatchRank?: number;
+  /**
+   * A message of another size than the one posted (size-mismatch.ts): on a data connection
+   * (`NET/IB : ... collective mismatch error`, `NET/Socket : ... message truncated`) or in the bootstrap.
+   */
+  sizeMismatch?: "data" | "bootstrap";
+  /** Bytes this process posted or sent, and bytes the peer sent or posted (sizeMismatch). */
+  localSize?: number;
+  remoteSize?: number;
+  /** A net plugin's WARN that it turned GPUDirect RDMA off (`NET/OFI GDR disabled on GDR-supported instance type ...`). */
+  gdrDisabled?: boolean;
+  /** net_completion_error: the plugin's error number (`RC: 113`, `err: 113`; libfabric's, 113 = host unreachable). */
+  rc?: number;
   /** Failing library call (`ibv_modify_qp`, `recv`, `connect`). */
   call?: string;
 }

@@ -123,11 +123,13 @@ function levelAt(s: string, i: number): NcclHeader["level"] {
 /**
  * Parses the NCCL header whose ` NCCL ` marker starts at index n (the blank). `min` is the
  * lowest index the header may start at. Returns undefined when the text before the marker is
- * not a header (e.g. "Some NCCL operations").
+ * not a header (e.g. "Some NCCL operations"). NCCL 2.1/2.2 wrote no `NCCL` before the level
+ * (`host:pid:tid [1] INFO ...`, `host:pid:tid [1] misc/enqueue.cu:150 WARN ...`): for those, n is
+ * the blank before the level and `marker` is 1.
  */
-export function parseHeaderAt(s: string, n: number, min: number, end: number): NcclHeader | undefined {
+export function parseHeaderAt(s: string, n: number, min: number, end: number, marker = 6): NcclHeader | undefined {
   const h: NcclHeader = { host: "", pid: 0, tid: 0, cudaDev: undefined, hostStart: 0, level: "OTHER", msgStart: 0 };
-  const after = n + 6;
+  const after = n + marker;
   h.level = levelAt(s, after);
   let m = h.level === "OTHER" ? after : after + h.level.length;
   while (m < end && blank(s.charCodeAt(m))) m++;

@@ -18,7 +18,7 @@
  * the physical line's launcher prefix and timestamp are not given to the second writer.
  * parseLine never throws: any unexpected input yields undefined.
  */
-import type { NcclEvent, WarnEvent } from "./types.js";
+import type { GdrEvent, NcclEvent, WarnEvent } from "./types.js";
 import { anomaly, parseColl } from "./coll.js";
 import { parseHeaderless } from "./desync.js";
 import { parseCommLine, parseVersion } from "./init.js";
@@ -177,8 +177,10 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
   }
 }
 
-/** Lines without a NCCL header: bare version line, PyTorch, then the headerless forms. */
+/** Lines without a NCCL header: NCCL 2.1/2.2's header, bare version line, PyTorch, then the headerless forms. */
 function noHeader(s: string, end: number): NcclEvent | undefined {
+  const old = oldHeader(s, end);
+  if (old !== undefined) return old;
   const v = s.indexOf("NCCL version ");
   if (v >= 0 && v < end) {
     const p = parsePrefix(s, 0, v, true);
@@ -198,6 +200,8 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
     if (ev !== undefined) return ev;
     const w = headerlessWarn(s, end);
     if (w !== undefined) return w;
+    const g = headerlessGdr(s, end);
+    if (g !== undefined) return g;
   }
   if (s.indexOf("CollectiveFingerPrint(") >= 0 || s.indexOf("mismatch between collectives") >= 0 || s.indexOf("monitoredBarrier") >= 0) {
     const ev = parsePyTorchDebug(s, end);
@@ -212,7 +216,35 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
  */
 function headerlessWarn(s: string, end: number): WarnEvent | undefined {
   const k = s.indexOf("NCCL WARN ");
-  if (k < 0 || k >= end) return undefined;
+  if (k < 0 || k >= end || !levelPlace(s, k)) return undefined;
+  if (trimEnd(s, k + 10, end) <= k + 10) return undefined;
+  return warnMessage(s, k + 10, end);
+}
+
+/**
+ * `NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)` quoted alone, or
+ * `[0] NCCL INFO NET/OFI ... disabling GDR` pasted with the device tag only: GPUDirect RDMA off, of
+ * no known process. Only GDR lines are taken; `[n]` right before is the device.
+ */
+function headerlessGdr(s: string, end: number): GdrEvent | undefined {
+  const k = s.indexOf("NCCL INFO ");
+  if (k < 0 || k >= end || !levelPlace(s, k)) return undefined;
+  const m = k + 10;
+  const ev = s.startsWith("GPU Direct RDMA ", m) ? parseGdr(s, m, end) : s.startsWith("NET", m) ? parseNetMsg(s, m, trimEnd(s, m, end)) : undefined;
+  if (ev === undefined || ev.kind !== "gdr") return undefined;
+  ev.headerless = true;
+  let b = k - 1;
+  while (b > 0 && s.charCodeAt(b) === 32) b--;
+  if (s.charCodeAt(b) === 93 /* ] */) {
+    const lb = s.lastIndexOf("[", b);
+    const dev = lb >= 0 && b - lb <= 4 ? Number(s.slice(lb + 1, b)) : NaN;
+    if (Number.isInteger(dev) && dev >= 0 && b > lb + 1) ev.cudaDev = dev;
+  }
+  return ev;
+}
+
+/** `NCCL WARN|INFO` at k where NCCL's level word stands: the line's start (after blanks), or after a tag or NCCL's own file:line. */
+function levelPlace(s: string, k: number): boolean {
   // At the line's start (after blanks), or after a tag: `[0] NCCL WARN`, `<stderr>: NCCL WARN`; not in prose.
   let b = k - 1;
   while (b >= 0 && s.charCodeAt(b) === 32) b--;
@@ -221,8 +253,21 @@ function headerlessWarn(s: string, end: number): WarnEvent | undefined {
     // ] : > |, or NCCL's own `init.cc:1247` left from a header cut before it.
     const token = s.slice(s.lastIndexOf(" ", b) + 1, b + 1);
     const sourceRef = token.includes(".cc:") || token.includes(".h:") || token.includes(".cu:");
-    if (c !== 93 && c !== 58 && c !== 62 && c !== 124 && !sourceRef) return undefined;
+    if (c !== 93 && c !== 58 && c !== 62 && c !== 124 && !sourceRef) return false;
   }
-  if (trimEnd(s, k + 10, end) <= k + 10) return undefined;
-  return warnMessage(s, k + 10, end);
+  return true;
+}
+
+/**
+ * NCCL 2.1/2.2 wrote the level without `NCCL`: `host:pid:tid [1] INFO NET : Using interface ...`,
+ * `host:pid:tid [1] misc/enqueue.cu:150 WARN Cuda failure 'invalid device function'`. Two indexOf
+ * calls on lines that have no NCCL header; the header itself is checked as strictly as the new one.
+ */
+function oldHeader(s: string, end: number): NcclEvent | undefined {
+  let n = s.indexOf("] INFO ");
+  if (n < 0 || n >= end) n = s.indexOf(" WARN ");
+  else n++;
+  if (n <= 0 || n >= end) return undefined;
+  const h = parseHeaderAt(s, n, 0, end, 1);
+  return h === undefined ? undefined : fromHeader(s, h, end, 0);
 }

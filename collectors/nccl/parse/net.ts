@@ -9,7 +9,12 @@
  *   Failed to open libibverbs.so[.1]          (INFO from 2.19; WARN before)
  *   NET/IB : GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0' [(no module)]
  *   GPU Direct RDMA Enabled for GPU 81000 / HCA 1 (distance 6 <= 7), read 0 [mode Default]
- *   GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)
+ *   GPU Direct RDMA Disabled for GPU 18000 / HCA 0 (distance 5 > 4)       (2.7-2.23 busId; 2.24-2.28 the rank)
+ *   NET/IB : GPU Direct RDMA Disabled for GPU 0[0] / HCA 0 'mlx5_0' (no module or not supported by GPU)   (2.4-2.6)
+ *   GPU Direct RDMA Disabled for GPU/0-18000 (rank 3) - NET/0-0 (distance 7 > 4)   (2.29+, ` using PXN via GPU/..., ` before distance)
+ *   NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'  (2.19+: any net's name, NET/IBext_v8, NET/AWS Libfabric, ...)
+ *   NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR   (aws-ofi-nccl INFO; its WARN `NET/OFI GDR disabled
+ *     on GDR-supported instance type p4d.24xlarge` stays a WARN, with gdrDisabled set: see pluginGdrOff)
  */
 import type { GdrEvent, NetDevice, NetEvent } from "./types.js";
 import { find, isDigit, isSpace, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
@@ -102,7 +107,20 @@ export function parseNetMsg(s: string, m: number, end: number): NetEvent | GdrEv
   if (s.startsWith("NET : Using interface ", m)) {
     return bootstrap(s, m + 22, end);
   }
+  // `NET/<any net> : GPU Direct RDMA ...` (the name may hold blanks: `NET/AWS Libfabric`).
+  const g = find(s, " GPU Direct RDMA ", m, Math.min(end, m + 64));
+  if (g >= 0) return parseGdr(s, g + 1, end);
+  if (pluginGdrOff(s, m, end)) return { kind: "gdr", enabled: false, scope: "net", reason: s.slice(m, end) };
   return undefined;
+}
+
+/**
+ * A net plugin saying it turned GPUDirect RDMA off (aws-ofi-nccl: INFO `NET/OFI Could not disable
+ * CUDA API usage for HMEM, disabling GDR`, WARN `NET/OFI GDR disabled on GDR-supported instance type %s`).
+ */
+export function pluginGdrOff(s: string, m: number, end: number): boolean {
+  if (!s.startsWith("NET/", m)) return false;
+  return find(s, "disabling GDR", m, end) >= 0 || find(s, "GDR disabled", m, end) >= 0;
 }
 
 /** `Bootstrap : Using ib0:10.0.0.1<0>` / `Bootstrap: Using [0]ens192f1:10.150.178.134<0>` */
@@ -164,19 +182,21 @@ export function parseGdr(s: string, i: number, end: number): GdrEvent | undefine
     if (lp >= 0 && rp > lp) ev.reason = s.slice(lp + 1, rp);
     return ev;
   }
-  if (!s.startsWith("GPU ", k)) return undefined;
+  if (!s.startsWith("GPU ", k) && !s.startsWith("GPU/", k)) return undefined;
   const ev: GdrEvent = { kind: "gdr", enabled, scope: "gpu" };
   const gs = k + 4;
   const ge = tokenEnd(s, gs, end);
   ev.gpu = s.slice(gs, ge);
+  const rank = s.startsWith(" (rank ", ge) ? readInt(s, ge + 7, end) : undefined;
+  if (rank !== undefined) ev.rank = rank;
   const hk = find(s, "HCA ", ge, end);
   if (hk >= 0) {
     const hca = readInt(s, hk + 4, end);
     if (hca !== undefined) ev.hca = hca;
   }
-  const dk = find(s, "(distance ", ge, end);
+  const dk = find(s, "distance ", ge, end);
   if (dk >= 0) {
-    const d = readInt(s, dk + 10, end);
+    const d = readInt(s, dk + 9, end);
     if (d !== undefined) ev.distance = d;
     let j = skipSpaces(s, pos, end);
     while (j < end && !isDigit(s.charCodeAt(j)) && !isSpace(s.charCodeAt(j))) j++;

@@ -121,11 +121,14 @@ export interface NetEvent extends EventBase {
 export interface GdrEvent extends EventBase {
   kind: "gdr";
   enabled: boolean;
-  scope: "hca" | "gpu";
+  /** net: a net plugin turned GDR off for all its devices (`NET/OFI ... disabling GDR`); reason holds its words. */
+  scope: "hca" | "gpu" | "net";
   hca?: number;
   hcaName?: string;
-  /** GPU as printed: busId hex (`81000`), cudaDev, or `cudaDev[nvmlDev]`. */
+  /** GPU as printed: busId hex (`81000`), cudaDev, `cudaDev[nvmlDev]`, the rank (2.24-2.28), or `0-18000` (2.29+ `GPU/0-18000`). */
   gpu?: string;
+  /** 2.29+: `(rank 3)` after the GPU. */
+  rank?: number;
   distance?: number;
   limit?: number;
   read?: boolean;

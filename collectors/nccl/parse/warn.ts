@@ -10,12 +10,18 @@
  *   NET/IB : Got completion from peer 10.1.1.1<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid .. remoteGids..
  *   NET/IB: Got completion from peer 10.1.1.1<1> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 ... hca mlx5_0
  *   NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129          (2.8, no peer)
+ *   NET/OFI Request 0x.. completed with error. RC: 113. Error: 2 (UNDELIVERABLE). ...   (net plugins: net-plugin.ts)
+ *   NET/OFI aws-ofi-nccl initialization failed / NET/OFI Initializing plugin failed   (a net plugin that cannot start)
  *   Mismatched collective detected, please check your collective calls at and around rank 39
- *   NET/IB : collective mismatch error local size 1 remote 2 ...
+ *   NET/IB : collective mismatch error local size 1 remote 2 ...   (and every other size mismatch: size-mismatch.ts)
+ *   Net : Socket creation failed : Address family not supported by protocol
  *   Bootstrap Root : rank 1 of 8 ranks has already checked in
  *   Call to ibv_modify_qp failed with error Invalid argument
  */
 import type { RetcodeEvent, WarnDetail, WarnKind } from "./types.js";
+import { pluginGdrOff } from "./net.js";
+import { netCompletion } from "./net-plugin.js";
+import { sizeMismatch } from "./size-mismatch.js";
 import { find, isDigit, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
 
 /** `host<port>` at i: fills peer/peerPort. The peer may be an IPv4/IPv6 address or a host name. */
@@ -118,15 +124,20 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
   if (find(s, "Got completion ", i, end) >= 0) {
     kind = "ib_completion_error";
     ibCompletion(s, i, end, d);
+  } else if (netCompletion(s, i, end, d)) {
+    return;
+  } else if (s.startsWith("NET/", i) && find(s, "nitializ", i, end) >= 0 && find(s, "failed", i, end) >= 0) {
+    // aws-ofi-nccl `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Initializing plugin failed`
+    kind = "net_plugin_error";
+  } else if (sizeMismatch(s, i, end, d)) {
+    const pk = find(s, " peer ", i, end);
+    if (pk >= 0) peerAt(s, pk + 6, end, d);
+    return;
   } else if ((k = find(s, "Mismatched collective", i, end)) >= 0) {
     kind = "collective_mismatch";
     const rk = find(s, "around rank ", k, end);
     const r = rk >= 0 ? readInt(s, rk + 12, end) : undefined;
     if (r !== undefined) d.mismatchRank = r;
-  } else if (find(s, "collective mismatch", i, end) >= 0) {
-    kind = "collective_mismatch";
-    const pk = find(s, " peer ", i, end);
-    if (pk >= 0) peerAt(s, pk + 6, end, d);
   } else if (find(s, "Connection reset by peer", i, end) >= 0 || find(s, "Broken pipe", i, end) >= 0) {
     kind = "connection_reset";
     socketFailure(s, i, end, d);
@@ -141,6 +152,12 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
     if (q2 > q && q2 <= end) d.error = s.slice(q + 1, q2);
   } else if (find(s, "Connect to ", i, end) >= 0) {
     kind = "connect_failed";
+    socketFailure(s, i, end, d);
+  } else if (find(s, "Socket creation failed", i, end) >= 0) {
+    // `Net : Socket creation failed : Address family not supported by protocol` (socket.h, 2.3-2.11):
+    // the socket for a peer connection cannot even be made (an IPv6 interface where IPv6 is off, ...).
+    kind = "connect_failed";
+    d.call = "socket";
     socketFailure(s, i, end, d);
   } else if (find(s, "timed out", i, end) >= 0 || find(s, "imeout", i, end) >= 0) {
     kind = "timeout";
@@ -159,6 +176,7 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
     kind = "internal_error";
   }
   d.warnKind = kind;
+  if (kind === "other" && pluginGdrOff(s, i, end)) d.gdrDisabled = true;
 }
 
 /** `misc/socket.cc:564 -> 2 [Async thread]` at m; undefined when the message is not a retcode line. */

@@ -29,8 +29,18 @@ export interface ProcessState {
   /** `GPU Direct RDMA Enabled|Disabled` lines. */
   gdrEnabled: number;
   gdrDisabled: number;
+  /** NET/Socket's interfaces as its `Using` line listed them: `lo:127.0.0.1`. */
+  socketIfs?: string;
+  /** What the first `GPU Direct RDMA Disabled` (or a plugin's GDR-off) line said: `GPU ca000 / HCA 0 (distance 7 > 4)`. */
+  gdrOff?: string;
   warnings: WarningRecord[];
-  /** First `file:line` of a few transport facts: no_ib, socket_link, ib_link, gdr_disabled, gdrdma. */
+  /** NCCL's error-return chains (`misc/socket.cc:47 -> 3`) of this process, oldest first (bounded; failures.ts). */
+  chains: RetcodeChain[];
+  /** What the last event of this process was, to join retcode lines into one chain and tie a chain to its WARN. */
+  lastEvent?: "warn" | "retcode" | "other";
+  /** The global rank a launcher's prefix gave this process's lines (`[1,4]<stdout>:`, `[rank3]:`). */
+  launcherRank?: number;
+  /** First `file:line` of a few transport facts: no_ib, socket_link, socket_warn, ib_link, gdr_disabled, gdrdma. */
   evidence: Map<string, string>;
   /** Last time a line of this process was read (ms). */
   lastSeenMs: number;
@@ -57,14 +67,46 @@ export interface UnresolvedComm {
 export interface WarningRecord {
   kind: WarnKind;
   message: string;
+  /** `[n]` of the line's header. */
+  cudaDev?: number;
+  /** The launcher's global rank, for a line of no known process (`[rank3]: NET/OFI ...`). */
+  rank?: number;
   peer?: string;
   peerPort?: number;
   ibStatus?: number;
   vendorErr?: number;
   mismatchRank?: number;
+  sizeMismatch?: "data" | "bootstrap";
+  localSize?: number;
+  remoteSize?: number;
+  /** The system's or provider's words (`Connection reset by peer`, `UNDELIVERABLE`), and a plugin's error number. */
+  error?: string;
+  rc?: number;
   atMs: number;
   /** `file:line` where it was read. */
   where: string;
+}
+
+/**
+ * One error-return chain: consecutive `file:line -> code` lines of a process, each a frame further
+ * up NCCL's stack (a frame seen again starts a new chain).
+ */
+export interface RetcodeChain {
+  /** ncclResult_t: 1 CUDA, 2 system, 3 internal, 4 invalid argument, 5 invalid usage, 6 remote, 7 in progress. */
+  code: number;
+  /** `misc/socket.cc:47`, ... first (deepest) to last; at most a few kept, `frameCount` counts all. */
+  frames: string[];
+  frameCount: number;
+  cudaDev?: number;
+  /** `[Proxy Thread]`, `[Async thread]` when the last frame has one. */
+  context?: string;
+  /** `file:line` of the log lines: first and last. */
+  firstWhere: string;
+  lastWhere: string;
+  /** `file:line` (of the log) of the WARN of this process right before the chain. */
+  afterWarn?: string;
+  /** The process went on after it (Init COMPLETE, channels, collectives): NCCL handled the error. */
+  recovered: boolean;
 }
 
 /** One rank of one communicator, as seen in one process's log. */

@@ -7,6 +7,7 @@ import { splitCommKey } from "../parse/init.js";
 import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
 import { pushBounded } from "./bounded.js";
+import { gdrOffText, noteFailureFacts } from "./failures.js";
 import { PytorchLog } from "./pytorch-log.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
@@ -63,6 +64,8 @@ export class Tracker {
   readonly orphanWarnings: WarningRecord[] = [];
   /** `GPU Direct RDMA Disabled for GPU ...` lines that name no process: where each was. */
   readonly orphanGdrDisabled: string[] = [];
+  /** What each of those lines said (where → `GPU ca000 / HCA 0 (distance 7 > 4)`). */
+  readonly orphanGdrWhy = new Map<string, string>();
   droppedComms = 0;
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
   epoch = 0;
@@ -80,10 +83,14 @@ export class Tracker {
   ingest(ev: NcclEvent, ctx: LineContext): void {
     const proc = this.processFor(ev, ctx);
     if (ev.kind === "coll") {
-      if (proc) this.onColl(proc, ev, ctx);
+      if (proc) {
+        if (proc.lastEvent !== "other" || proc.chains.length > 0) noteFailureFacts(proc, ev, "");
+        this.onColl(proc, ev, ctx);
+      }
       return;
     }
     const where = `${ctx.source}:${ctx.lineNo}`;
+    if (proc) noteFailureFacts(proc, ev, where);
     if (this.pt.ingest(ev, proc?.key, where, ctx.historical === true ? ctx.mtimeMs : ctx.readMs)) return;
     switch (ev.kind) {
       case "version":
@@ -101,18 +108,13 @@ export class Tracker {
         } else if (ev.what === "using") {
           const ll = ev.devices?.find((d) => d.linkLayer)?.linkLayer;
           proc.nets.add(ev.net === "IB" && ll === "RoCE" ? "RoCE" : ev.net);
+          if (ev.net === "Socket" && ev.devices?.length) proc.socketIfs ??= ev.devices.map((d) => `${d.name}:${d.addr ?? ""}`).join(" ");
         }
         return;
       case "gdr":
-        if (!proc) {
-          if (!ev.enabled) pushBounded(this.orphanGdrDisabled, where, WARN_WINDOW);
-          return;
-        }
-        if (ev.enabled) proc.gdrEnabled++;
-        else {
-          proc.gdrDisabled++;
-          note(proc, "gdr_disabled", where);
-        }
+        if (ev.enabled) {
+          if (proc) proc.gdrEnabled++;
+        } else this.onGdrOff(proc, gdrOffText(ev), where);
         return;
       case "channel":
         if (!proc || (ev.transport !== "NET" && ev.transport !== "COLLNET")) return;
@@ -236,6 +238,7 @@ export class Tracker {
         gdrEnabled: 0,
         gdrDisabled: 0,
         warnings: [],
+        chains: [],
         evidence: new Map(),
         lastSeenMs: ctx.readMs ?? 0,
         unresolvedColl: 0,
@@ -434,13 +437,36 @@ export class Tracker {
     }
   }
 
+  /** GPUDirect RDMA said to be off (`GPU Direct RDMA Disabled ...`, a plugin's GDR-off line), `why` in its words. */
+  private onGdrOff(proc: ProcessState | undefined, why: string, where: string): void {
+    if (!proc) {
+      pushBounded(this.orphanGdrDisabled, where, WARN_WINDOW);
+      if (this.orphanGdrWhy.size < WARN_WINDOW) this.orphanGdrWhy.set(where, why);
+      return;
+    }
+    proc.gdrDisabled++;
+    proc.gdrOff ??= why;
+    note(proc, "gdr_disabled", where);
+  }
+
   private onWarn(proc: ProcessState | undefined, ev: WarnEvent, ctx: LineContext, where: string): void {
     this.warningCounts.set(ev.warnKind, (this.warningCounts.get(ev.warnKind) ?? 0) + 1);
+    if (ev.gdrDisabled === true) this.onGdrOff(proc, ev.message.slice(0, 200), where);
+    // A WARN of the NET/Socket plugin: this process moves data over sockets.
+    if (proc && ev.message.startsWith("NET/Socket")) note(proc, "socket_warn", where);
+    const rank = ev.launcher?.kind === "mpi" || ev.launcher?.kind === "rank" ? ev.launcherRank : undefined;
     pushBounded(
       proc?.warnings ?? this.orphanWarnings,
       {
         kind: ev.warnKind,
         message: ev.message.slice(0, 300),
+        cudaDev: ev.cudaDev,
+        rank,
+        sizeMismatch: ev.sizeMismatch,
+        localSize: ev.localSize,
+        remoteSize: ev.remoteSize,
+        error: ev.error,
+        rc: ev.rc,
         peer: ev.peer,
         peerPort: ev.peerPort,
         ibStatus: ev.ibStatus,

@@ -22,7 +22,8 @@ export function transportOf(p: ProcessState): Transport {
   }
   const ibNamed = p.nets.has("IB") || p.nets.has("RoCE");
   let net: NetKind;
-  if (socketLinks > 0 || (p.noIbDevice && !ibNamed)) net = "Socket";
+  // A WARN of the NET/Socket plugin (`NET/Socket : message truncated`) is a socket data path too.
+  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed)) net = "Socket";
   else if (ibLinks > 0 || ibNamed) net = p.nets.has("RoCE") ? "RoCE" : "IB";
   else if (p.netLinks.size === 0 && p.nets.size === 0 && !p.noIbDevice) net = "unknown";
   else net = "none";

@@ -150,3 +150,21 @@ describe("robustness", () => {
     expect(parseText(`${H}P2P Chunksize set to 131072\nEpoch 3 loss 1.2\n${H}cudaDriverVersion 12040\n`)).toEqual([]);
   });
 });
+
+describe("NCCL 2.1/2.2: the level without `NCCL`", () => {
+  it("WARN and INFO lines keep host:pid:tid, device and the launcher's rank", () => {
+    expect(parseLine("[1,1]<stdout>:g2-nasp:5224:5292 [1] misc/enqueue.cu:150 WARN Cuda failure 'invalid device function'")).toMatchObject({
+      kind: "warn", warnKind: "cuda_error", error: "invalid device function", host: "g2-nasp", pid: 5224, tid: 5292, cudaDev: 1,
+      file: "misc/enqueue.cu", line: 150, launcherRank: 1,
+    });
+    expect(parseLine("[1,1]<stdout>:g2-nasp:5224:5292 [1] INFO misc/enqueue.cu:205 -> 1"))
+      .toMatchObject({ kind: "retcode", file: "misc/enqueue.cu", line: 205, code: 1, host: "g2-nasp", pid: 5224, cudaDev: 1 });
+    expect(parseLine("g2-nasp:5223:5289 [0] INFO Ring 01 :    0   1")).toMatchObject({ kind: "ring", channel: 1, host: "g2-nasp", pid: 5223 });
+  });
+
+  it("other loggers' INFO/WARN words are not a header", () => {
+    expect(parseLine("2019-01-01 10:00:00 [main] INFO Starting job 3")).toBeUndefined();
+    expect(parseLine("I0101 12:00:00.1 train.py:12] WARN learning rate 0.1")).toBeUndefined();
+    expect(parseLine("job:1:2 INFO x -> 2")).toBeUndefined();
+  });
+});
