@@ -141,12 +141,13 @@ function watchdogFindings(g: Group, out: Finding[]): void {
     if (w0 === undefined) continue;
     const ranks = uniq(ws.map((w) => w.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
     const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
+    const timeoutMs = ws.find((w) => w.timeoutMs !== undefined)?.timeoutMs;
     out.push({
       kind: "watchdog_timeout",
       severity: "critical",
       summary:
         `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} ${w0.seq !== undefined ? `in work SeqNum=${w0.seq} (${w0.opType ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
-        `${ran ? ` after ${ran} ms` : ""}${w0.timeoutMs ? ` (timeout ${w0.timeoutMs} ms)` : ""}.`,
+        `${ran ? ` after ${ran} ms` : ""}${timeoutMs ? ` (timeout ${timeoutMs} ms)` : ""}.`,
       ranks,
       processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
       comm_id: null,
@@ -154,7 +155,7 @@ function watchdogFindings(g: Group, out: Finding[]): void {
       process_group: g.label,
       ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
       ...(w0.opType ? { op: w0.opType } : {}),
-      ...(w0.timeoutMs !== undefined ? { timeout_ms: w0.timeoutMs } : {}),
+      ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
     });
   }
   // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.

@@ -22,7 +22,7 @@ function logHeader(s: string, i: number, end: number, b: PtBase): number {
   } else if (isAlpha(c) && isDigit(s.charCodeAt(i + 1)) && isDigit(s.charCodeAt(i + 4)) && isSpace(s.charCodeAt(i + 5))) {
     j = i;
   } else {
-    return i;
+    return cutHeader(s, i, end, b);
   }
   const close = s.indexOf("] ", j);
   if (close < 0 || close > j + 120 || close >= end) return i;
@@ -35,6 +35,17 @@ function logHeader(s: string, i: number, end: number, b: PtBase): number {
     const colon = s.indexOf(":", j + 1);
     if (te < srcStart && colon > j && colon < te) b.ts = s.slice(j + 1, te);
   }
+  return close + 2;
+}
+
+/** The tail of a c10 header whose start a paste cut off: `ProcessGroupNCCL.cpp:629] ` at i. */
+function cutHeader(s: string, i: number, end: number, b: PtBase): number {
+  const close = s.indexOf("] ", i);
+  if (close < 0 || close >= end || close - i > 64) return i;
+  const dot = s.indexOf(".cpp:", i);
+  if (dot < 0 || dot > close || s.indexOf(" ", i) < close) return i;
+  for (let k = dot + 5; k < close; k++) if (!isDigit(s.charCodeAt(k))) return i;
+  b.src = s.slice(i, close);
   return close + 2;
 }
 
@@ -153,9 +164,11 @@ export function parsePyTorch(s: string, end: number): NcclEvent | undefined {
     if (pre.launcher.rank !== undefined) b.launcherRank = pre.launcher.rank;
     if (pre.launcher.pid !== undefined) b.pid = pre.launcher.pid;
   }
-  const hs = logHeader(s, pre.end, end, b);
+  // `terminate called after throwing ...` / `  what():  [PG 1 Rank 1] ...`: the exception's text follows.
+  const at = s.startsWith("what():", pre.end) ? skipSpaces(s, pre.end + 7, end) : pre.end;
+  const hs = logHeader(s, at, end, b);
   const m = pgPrefix(s, hs, end, b);
-  if (hs === pre.end) b.headerless = true;
+  if (hs === at) b.headerless = true;
   return message(s, m, end, b);
 }
 
@@ -175,6 +188,14 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
   }
   // A paste cut the line before its WorkNCCL(...): `Watchdog caught collective operati`.
   if (b.src !== undefined && find(s, "Watchdog caught coll", m, end) >= 0) return { ...b, kind: "pt_watchdog_timeout", via: "watchdog" };
+  // PyTorch 2.4's status line of a rank whose own work timed out: `Timeout at NCCL work: 7753, last enqueued ...`.
+  if ((k = find(s, "Timeout at NCCL work: ", m, end)) >= 0) {
+    const ev: PtWorkStatusEvent = { ...b, kind: "pt_work_status" };
+    const seq = readInt(s, k + 22, end);
+    if (seq !== undefined) ev.failedSeq = seq;
+    lastWork(s, k, end, ev);
+    return ev;
+  }
   if ((k = find(s, "detected by watchdog at work", m, end)) >= 0) {
     const ev: PtWorkStatusEvent = { ...b, kind: "pt_work_status" };
     const seq = s.startsWith(": ", k + 28) ? readInt(s, k + 30, end) : intAfter(s, "sequence id:", k, end);

@@ -12,9 +12,12 @@
  *   their own, up to the end of its sentence. A row ending in `Last error:` is joined to the
  *   next row when that row carries the same prefix (`[rank3]: Last error:` / `[rank3]: NET/OFI ...`).
  *
- * NCCL's own lines need neither: the header is found anywhere in a line (line.ts). A joined row
- * gets a blank unless one is already at the joint, so a word cut by a fixed-width wrap becomes two
- * words: numbers stay whole or are not read at all (`SeqNum=20 70` is no field).
+ * NCCL's own lines need neither: the header is found anywhere in a line (line.ts). A terminal
+ * wraps at a fixed width, mid-word (`OpTy` / `pe=BROADCAST`): the first 2,000 rows of a log are
+ * read before any is passed on, and a width that two or more wrapped rows share (and most of them)
+ * is the terminal's; a row of that width is joined to the next as it is. Any other joined row gets
+ * a blank unless one is already at the joint (a runner that wraps at blanks may drop the blank), so
+ * that at worst a word becomes two: numbers stay whole or are not read at all.
  */
 import { parsePrefix } from "./prefix.js";
 import { isDigit, skipSpaces, trimEnd } from "./scan.js";
@@ -24,6 +27,10 @@ const MAX_ROWS = 24;
 const MAX_JOINED = 8192;
 /** `[` positions tried per physical line when looking for a glued start. */
 const MAX_TRIES = 64;
+/** Rows read before the first is passed on, to learn a terminal's wrap width. */
+const HEAD_ROWS = 2000;
+/** Rows shorter than this are not taken for a terminal's width. */
+const MIN_WIDTH = 60;
 
 /** Rows that begin something of their own (after blanks), never a wrapped row. */
 const OWN_STARTS = [
@@ -103,6 +110,24 @@ function mayContinue(s: string): boolean {
 }
 
 /**
+ * The width a terminal wrapped these rows at: the length (MIN_WIDTH or more) that two or more rows
+ * followed by a bare row share, and most of such rows have; undefined when there is none.
+ */
+function wrapWidth(rows: readonly string[]): number | undefined {
+  const byLen = new Map<number, number>();
+  let wrapped = 0;
+  for (let i = 0; i + 1 < rows.length; i++) {
+    const r = rows[i] as string;
+    if (r.length < MIN_WIDTH || !isBareRow(rows[i + 1] as string)) continue;
+    wrapped++;
+    byLen.set(r.length, (byLen.get(r.length) ?? 0) + 1);
+  }
+  let best: [number, number] | undefined;
+  for (const e of byLen) if (best === undefined || e[1] > best[1]) best = e;
+  return best !== undefined && best[1] >= 2 && best[1] * 2 >= wrapped ? best[0] : undefined;
+}
+
+/**
  * Feeds physical lines, emits logical ones with the number of their first physical line. Call
  * end() after the last line.
  */
@@ -112,12 +137,39 @@ export class LineUnwrapper {
   private rows = 0;
   /** The pending line ends in `Last error:`; the next row with this prefix goes on with it. */
   private lastErrorPrefix: string | undefined;
+  /** Rows held until the terminal's width is known (undefined once they were passed on). */
+  private head: [string, number][] | undefined = [];
+  private width: number | undefined;
+  /** Length of the last row joined to the pending line. */
+  private lastRowLen = 0;
 
   constructor(private readonly emit: (text: string, lineNo: number) => void) {}
 
   push(text: string, lineNo: number): void {
+    if (this.head !== undefined) {
+      this.head.push([text, lineNo]);
+      if (this.head.length >= HEAD_ROWS) this.replayHead();
+      return;
+    }
+    this.feed(text, lineNo);
+  }
+
+  /** After the last line: passes on everything still held. */
+  end(): void {
+    if (this.head !== undefined) this.replayHead();
+    this.flush();
+  }
+
+  private replayHead(): void {
+    const rows = this.head ?? [];
+    this.head = undefined;
+    this.width = wrapWidth(rows.map(([t]) => t));
+    for (const [t, n] of rows) this.feed(t, n);
+  }
+
+  private feed(text: string, lineNo: number): void {
     if (this.pending !== undefined && this.joins(text)) return;
-    this.end();
+    this.flush();
     // Split glued starts; each piece but the last is whole.
     let rest = text;
     for (let k = gluedStart(rest); k > 0; k = gluedStart(rest)) {
@@ -128,7 +180,7 @@ export class LineUnwrapper {
   }
 
   /** Emits the line held back for possible continuation rows. */
-  end(): void {
+  private flush(): void {
     if (this.pending === undefined) return;
     this.emit(this.pending, this.pendingNo);
     this.pending = undefined;
@@ -144,6 +196,7 @@ export class LineUnwrapper {
     this.pending = text;
     this.pendingNo = lineNo;
     this.rows = 1;
+    this.lastRowLen = text.length;
     this.lastErrorPrefix = le;
   }
 
@@ -161,11 +214,12 @@ export class LineUnwrapper {
       if (!isBareRow(text)) return false;
       row = text;
     }
-    const glue = /\s$/.test(p) || /^\s/.test(row) ? "" : " ";
+    const glue = this.lastRowLen === this.width || /\s$/.test(p) || /^\s/.test(row) ? "" : " ";
     this.pending = p + glue + row;
     this.rows++;
+    this.lastRowLen = text.length;
     // Go on while the message has no end yet.
-    if (!mayContinue(this.pending)) this.end();
+    if (!mayContinue(this.pending)) this.flush();
     return true;
   }
 }

@@ -149,3 +149,23 @@ describe("forms the pasted corpus added (12, 22, 11, 30, 38, 54)", () => {
     expect(parseLine("[I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(Seq")).toBeUndefined();
   });
 });
+
+describe("status and exception forms the corpus added (01, 04, 10)", () => {
+  it("01: PyTorch 2.4's `Timeout at NCCL work: N` is the rank's status with the work that failed", () => {
+    expect(parseLine("[rank2]:[E1206 18:44:16.994961143 ProcessGroupNCCL.cpp:1709] [PG 1 Rank 2] Timeout at NCCL work: 7753, last enqueued NCCL work: 7755, last completed NCCL work: 7752.")).toMatchObject({
+      kind: "pt_work_status", launcherRank: 2, pgId: 1, failedSeq: 7753, lastEnqueued: 7755, lastCompleted: 7752,
+    });
+  });
+
+  it("04: a c10 header whose start the paste cut (`ProcessGroupNCCL.cpp:629] [Rank 1] ...`) still gives the rank", () => {
+    expect(parseLine(" ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=BROADCAST, NumelIn=112, Numel")).toMatchObject({
+      kind: "pt_watchdog_timeout", src: "ProcessGroupNCCL.cpp:629", pgRank: 1, seq: 4, opType: "BROADCAST", numelIn: 112,
+    });
+  });
+
+  it("10: `what():  [PG 1 Rank 1] ...` after `terminate called` gives the group and the rank", () => {
+    expect(parseLine("  what():  [PG 1 Rank 1] Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, NumelIn=7098994688, NumelOut=443687168, Timeout(ms)=600000) ra")).toMatchObject({
+      kind: "pt_watchdog_timeout", pgId: 1, pgRank: 1, seq: 199, opType: "_REDUCE_SCATTER_BASE", timeoutMs: 600000,
+    });
+  });
+});

@@ -42,7 +42,7 @@ describe("glued lines", () => {
 });
 
 describe("wrapped lines", () => {
-  it("15: a terminal wrap at 116 columns, mid-word, the last row padded: one line, the number intact", () => {
+  it("15: a terminal wrap at 116 columns, mid-word, the last row padded: one line, the words whole", () => {
     const rows = [
       "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL'",
       "s watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indi",
@@ -52,9 +52,27 @@ describe("wrapped lines", () => {
     ];
     const out = unwrap(rows);
     expect(out.map(([, n]) => n)).toEqual([1, 4]);
-    expect(out[0]?.[0]).toContain("Rank 6] ProcessGroupNCCL' s watchdog got stuck for 480 seconds");
-    expect(out[0]?.[0]).toContain("indi erwise, please attempt to debug the hang.");
+    // Three rows of 116 columns followed by a bare row: the terminal's width, joined as they are.
+    expect(out[0]?.[0]).toContain("Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds");
+    expect(out[0]?.[0]).toContain("indierwise, please attempt to debug the hang.");
     expect(out[1]?.[0]).toContain("ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1");
+  });
+
+  it("04: a terminal width learnt from the log's rows puts a number cut in two back together (OpTy|pe=BROADCAST)", () => {
+    const rows = [
+      "[rank2]:[E424 01:11:21.160832730 ProcessGroupNCCL.cpp:629] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpTy",
+      "pe=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800010 milliseconds before timing out.",
+      "[rank3]:[E424 01:11:21.160815008 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpTy",
+      "pe=BROADCAST, NumelIn=112, NumelOut=112, Timeout(ms)=1800000) ran for 1800011 milliseconds before timing out.",
+    ];
+    expect(rows[0]?.length).toBe(137);
+    const out = unwrap(rows);
+    expect(out.map(([t]) => t.includes("SeqNum=4, OpType=BROADCAST, NumelIn=112"))).toEqual([true, true]);
+  });
+
+  it("one long row before a bare row is no terminal width: a blank goes between", () => {
+    const rows = ["[E ProcessGroupNCCL.cpp:1] " + "x".repeat(100) + " OpTy", "pe=1 done."];
+    expect(unwrap(rows)[0]?.[0]).toContain("OpTy pe=1 done.");
   });
 
   it("07: a runner's wrap at a blank (the blank kept or lost), rows without the runner's prefix", () => {
