@@ -34,7 +34,8 @@ describe("NCCL Inspector, end to end", () => {
     const a = agent;
     const text = await eventually(async () => {
       const t = await a.scrape();
-      return sample(t, 'ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="2"}') === 1 ? t : undefined;
+      // Both communicators' files read (the follower reads files in turns): the straggler and the drop.
+      return sample(t, 'ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="2"}') === 1 && sample(t, 'ringwatch_nccl_bandwidth_drop{comm_id="0x3333cccc4444dddd"}') === 1 ? t : undefined;
     }, 20_000);
     for (const r of ["0", "1", "3"]) expect(sample(text, `ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="${r}"}`)).toBe(0);
     const delay = sample(text, 'ringwatch_nccl_straggler_delay_seconds{comm_id="0x1111aaaa2222bbbb",rank="2"}') ?? NaN;
