@@ -120,7 +120,7 @@ function runningBehind(t: Pick<PytorchLog, "running">): Finding | undefined {
     kind: "rank_behind",
     severity: "warning",
     summary:
-      `Where the log stops, rank ${rankList(behind)} last ran collective #${min} while rank ${rankList(ahead)} already ran #${max}${op ? ` (${op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +
+      `Where the log stops, rank ${rankList(behind)} last ran collective #${min} while ${ahead.length === 1 ? "rank" : "ranks"} ${rankList(ahead)} already ran #${max}${op ? ` (${op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +
       `if the job hung here, rank ${rankList(behind)} never reached #${min + 1} and the others wait for it (py-spy dump its process).`,
     ranks: behind,
     processes: [],

@@ -188,19 +188,15 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
   }
   // A paste cut the line before its WorkNCCL(...): `Watchdog caught collective operati`.
   if (b.src !== undefined && find(s, "Watchdog caught coll", m, end) >= 0) return { ...b, kind: "pt_watchdog_timeout", via: "watchdog" };
-  // PyTorch 2.4's status line of a rank whose own work timed out: `Timeout at NCCL work: 7753, last enqueued ...`.
-  if ((k = find(s, "Timeout at NCCL work: ", m, end)) >= 0) {
+  // The watchdog's status line: `... detected by watchdog at work: N, last enqueued ...`, `failure detected by
+  // watchdog at work sequence id: N`, or PyTorch 2.4's `Timeout at NCCL work: N, last enqueued ...`.
+  const dk = find(s, "detected by watchdog at work", m, end);
+  const tk = dk < 0 ? find(s, "Timeout at NCCL work: ", m, end) : -1;
+  if (dk >= 0 || tk >= 0) {
     const ev: PtWorkStatusEvent = { ...b, kind: "pt_work_status" };
-    const seq = readInt(s, k + 22, end);
+    const seq = tk >= 0 ? readInt(s, tk + 22, end) : s.startsWith(": ", dk + 28) ? readInt(s, dk + 30, end) : intAfter(s, "sequence id:", dk, end);
     if (seq !== undefined) ev.failedSeq = seq;
-    lastWork(s, k, end, ev);
-    return ev;
-  }
-  if ((k = find(s, "detected by watchdog at work", m, end)) >= 0) {
-    const ev: PtWorkStatusEvent = { ...b, kind: "pt_work_status" };
-    const seq = s.startsWith(": ", k + 28) ? readInt(s, k + 30, end) : intAfter(s, "sequence id:", k, end);
-    if (seq !== undefined) ev.failedSeq = seq;
-    lastWork(s, k, end, ev);
+    lastWork(s, Math.max(dk, tk), end, ev);
     return ev;
   }
   if (find(s, "Heartbeat monitor timed out", m, end) >= 0) {
@@ -254,11 +250,14 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
     errorExtras(s, rs, end, ev);
     return ev;
   }
-  if (s.startsWith("Last error:", m) && trimEnd(s, m + 11, end) === m + 11) return { ...b, kind: "pt_error", what: "last_error" };
   if (s.startsWith("Last error:", m)) {
+    // Alone on its row, the error follows on the next (analyze joins them).
     const ev: PtErrorEvent = { ...b, kind: "pt_error", what: "last_error" };
-    errorExtras(s, m, end, ev);
-    ev.reason = s.slice(skipSpaces(s, m + 11, end), end);
+    const rs = skipSpaces(s, m + 11, end);
+    if (rs < end) {
+      errorExtras(s, m, end, ev);
+      ev.reason = s.slice(rs, end);
+    }
     return ev;
   }
   let what: PtErrorEvent["what"] | undefined;

@@ -51,7 +51,7 @@ const OWN_STARTS = [
 ];
 
 /** Index just after `]` of a c10 log header `[E0602 11:17:52.185 File.cpp:632]` / `[E File.cpp:138]` at i, else -1. */
-export function c10HeaderEnd(s: string, i: number, end: number): number {
+function c10HeaderEnd(s: string, i: number, end: number): number {
   if (s.charCodeAt(i) !== 91) return -1;
   const lv = s.charCodeAt(i + 1);
   if (lv !== 69 && lv !== 87 && lv !== 73 && lv !== 70) return -1; // E W I F
