@@ -9,7 +9,7 @@
  * - Wrapped: a terminal, tmux or a job runner breaks long lines at a fixed width (mid-word, the
  *   last row padded with blanks) or at a blank, and the rows after the first have no prefix. The
  *   rows after a PyTorch c10 log line are joined back to it while they have no line start of
- *   their own, up to the end of its sentence. A row ending in `Last error:` is joined to the
+ *   their own, up to the end of its sentence; so is the row after a NCCL WARN that ends in a colon. A row ending in `Last error:` is joined to the
  *   next row when that row carries the same prefix (`[rank3]: Last error:` / `[rank3]: NET/OFI ...`).
  *
  * NCCL's own lines need neither: the header is found anywhere in a line (line.ts). A terminal
@@ -101,9 +101,12 @@ function isBareRow(s: string): boolean {
   return s.indexOf(" NCCL INFO ") < 0 && s.indexOf(" NCCL WARN ") < 0;
 }
 
-/** A PyTorch c10 log line whose message may go on in the next rows. */
+/**
+ * A PyTorch c10 log line whose message may go on in the next rows, or a NCCL WARN line that breaks
+ * off after a colon (`... message truncated :` / `receiving 1048576 bytes instead of 65536`).
+ */
 function mayContinue(s: string): boolean {
-  if (s.indexOf(".cpp:") < 0) return false; // most lines: not a c10 log line at all
+  if (s.indexOf(".cpp:") < 0) return s.charCodeAt(trimEnd(s, 0, s.length) - 1) === 58 && s.indexOf("NCCL WARN ") >= 0;
   const body = parsePrefix(s, 0, s.length, true).end;
   if (c10HeaderEnd(s, body, s.length) < 0) return false;
   return s.charCodeAt(trimEnd(s, 0, s.length) - 1) !== 46; // a sentence that ends: whole

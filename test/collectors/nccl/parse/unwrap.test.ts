@@ -117,6 +117,17 @@ describe("wrapped lines", () => {
   });
 });
 
+describe("a NCCL WARN broken after a colon (28)", () => {
+  it("is joined to the next bare row; one that ends otherwise, or a NCCL line after it, is not", () => {
+    const rows = ["transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :", "receiving 1048576 bytes instead of 65536"];
+    expect(unwrap(rows)).toEqual([["transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated : receiving 1048576 bytes instead of 65536", 1]]);
+    const whole = ["h:1:2 [0] misc/socket.cc:1 NCCL WARN Net : Connection closed by remote peer", "Epoch 1 done"];
+    expect(unwrap(whole).map(([t]) => t)).toEqual(whole);
+    const next = ["h:1:2 [0] net.cc:1 NCCL WARN Call to connect returned:", "h:1:2 [0] NCCL INFO init.cc:1 -> 2"];
+    expect(unwrap(next).map(([t]) => t)).toEqual(next);
+  });
+});
+
 describe("Last error:", () => {
   it("30: `[rank3]: Last error:` joins the next row with the same prefix", () => {
     const rows = ["[rank3]: Last error:", "[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0", "[rank2]: Traceback (most recent call last):"];
