@@ -66,6 +66,8 @@ export interface StreamOptions {
   /** Lines longer than this are dropped (counted via onOverlong). Default 64 KiB. */
   maxLineBytes?: number;
   onOverlong?: () => void;
+  /** Each chunk of stderr as it arrives (for tools that report a condition there and go on). */
+  onStderr?: (chunk: string) => void;
 }
 
 export interface StreamHandle {
@@ -205,6 +207,7 @@ export function createExec(): Exec {
     child.stderr?.setEncoding("utf8");
     child.stderr?.on("data", (chunk: string) => {
       stderrTail = (stderrTail + chunk).slice(-2000);
+      opts.onStderr?.(chunk);
     });
 
     let exited = false;

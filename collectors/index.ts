@@ -5,7 +5,8 @@
 import { gdrModule } from "./gdr/module.js";
 import { gpuModule } from "./gpu/module.js";
 import { infinibandModule } from "./infiniband/module.js";
+import { kmsgModule } from "./kmsg/module.js";
 import { mtuModule } from "./mtu/module.js";
 import { ncclModule } from "./nccl/module.js";
 
-export const COLLECTOR_MODULES = [gpuModule, infinibandModule, gdrModule, mtuModule, ncclModule] as const;
+export const COLLECTOR_MODULES = [gpuModule, infinibandModule, gdrModule, mtuModule, ncclModule, kmsgModule] as const;

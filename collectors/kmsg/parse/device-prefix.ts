@@ -1,0 +1,36 @@
+/**
+ * The prefix dev_printk() puts before a driver's message: `<driver> <bus address>[ <name>]: `,
+ * e.g. `mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN`, `mlx5_core 0000:ab:00.0: ...`,
+ * `mlx5_core 0000:ab:00.0 ens1f0np0: ...`, `nvidia 0000:3b:00.0: PCIe Bus Error: ...`. Found
+ * anywhere in the line (after a dmesg or syslog prefix).
+ */
+import { isPciAddress } from "./xid.js";
+
+export interface DevicePrefix {
+  driver: string;
+  /** PCI address as printed, lower case (`0000:ab:00.0`). */
+  pci: string;
+  /** The name after the address (an RDMA device `mlx5_5` or a netdev `ens1f0np0`), if any. */
+  name?: string;
+  /** The message after the prefix. */
+  text: string;
+}
+
+/** Parses the prefix of the given driver, looked up at `driver + " "`. */
+export function parseDevicePrefix(line: string, driver: string): DevicePrefix | undefined {
+  const at = line.indexOf(driver + " ");
+  if (at < 0 || (at > 0 && line.charCodeAt(at - 1) !== 32 && line.charCodeAt(at - 1) !== 93)) return undefined;
+  const i = at + driver.length + 1;
+  const colon = line.indexOf(": ", i);
+  if (colon < 0 || colon - i > 64) return undefined;
+  const head = line.slice(i, colon);
+  const space = head.indexOf(" ");
+  const pci = space < 0 ? head : head.slice(0, space);
+  if (!isPciAddress(pci)) return undefined;
+  const p: DevicePrefix = { driver, pci: pci.toLowerCase(), text: line.slice(colon + 2) };
+  if (space >= 0) {
+    const name = head.slice(space + 1).trim();
+    if (name.length > 0 && name.indexOf(" ") < 0) p.name = name;
+  }
+  return p;
+}

@@ -1,0 +1,155 @@
+/**
+ * The NVIDIA driver's Xid reports (NVRM), in the forms drivers have printed:
+ *   NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.
+ *   NVRM: Xid (PCI:0000:00:06): 31, pid=79749, name=exe, Ch 0000000a, intr 00000000. MMU Fault: ...
+ *   NVRM: Xid (PCI:0000:b3:00): 119, pid='<unknown>', name=<unknown>, Timeout after 6s of waiting ...
+ *   NVRM: Xid (0000:03:00): 13, 0003 00000000 0000a097 ...                    (drivers before ~340)
+ * and the report of a GPU lost at probe, which prints no Xid (NVSentinel#155; counted as Xid 79):
+ *   NVRM: The NVIDIA GPU 0000:b3:00.0
+ *   NVRM: (PCI ID: 10de:26b5) installed in this system has
+ *   NVRM: fallen off the bus and is not responding to commands.
+ * Each is found anywhere in the line, so dmesg, syslog and journal prefixes need no stripping.
+ */
+
+export interface XidReport {
+  /** The PCI address as printed (`0000:3b:00`: domain, bus, device; no function). */
+  pci: string;
+  xid: number;
+  pid?: number;
+  /** The process name the driver printed. */
+  name?: string;
+  /** The rest of the line: the driver's description. */
+  detail: string;
+}
+
+const XID_MARK = "NVRM: Xid (";
+
+/** Parses an Xid line; undefined for any other line. */
+export function parseXid(line: string): XidReport | undefined {
+  const at = line.indexOf(XID_MARK);
+  if (at < 0) return undefined;
+  let i = at + XID_MARK.length;
+  const close = line.indexOf(")", i);
+  if (close < 0 || close - i > 40) return undefined;
+  let pci = line.slice(i, close);
+  if (pci.startsWith("PCI:")) pci = pci.slice(4);
+  if (!isPciAddress(pci)) return undefined;
+  i = close + 1;
+  if (line.charCodeAt(i) !== 58) return undefined; // ':'
+  i = skipSpaces(line, i + 1);
+  const numStart = i;
+  while (i < line.length && i - numStart < 6 && isDigit(line.charCodeAt(i))) i++;
+  if (i === numStart || (i < line.length && line.charCodeAt(i) !== 44)) return undefined; // ','
+  const xid = Number(line.slice(numStart, i));
+  const report: XidReport = { pci: pci.toLowerCase(), xid, detail: "" };
+  i = i < line.length ? skipSpaces(line, i + 1) : i;
+  // pid=..., name=..., in that order, each optional.
+  for (const key of ["pid=", "name="] as const) {
+    if (!line.startsWith(key, i)) continue;
+    const end = fieldEnd(line, i + key.length);
+    const value = unquote(line.slice(i + key.length, end));
+    if (key === "pid=") {
+      if (/^\d{1,10}$/.test(value)) report.pid = Number(value);
+    } else if (value !== "<unknown>" && value.length > 0) {
+      report.name = value;
+    }
+    i = end < line.length ? skipSpaces(line, end + 1) : end;
+  }
+  report.detail = line.slice(i).trim();
+  return report;
+}
+
+const FALLEN_MARK = "NVRM: GPU ";
+const FALLEN_TEXT = "GPU has fallen off the bus";
+
+/**
+ * `NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.`: the driver prints it after an Xid 79 and,
+ * in newer drivers, also alone. Read as Xid 79 (KernelEvents keeps it from counting one fall twice).
+ */
+export function parseFallenOffBus(line: string): XidReport | undefined {
+  const at = line.indexOf(FALLEN_MARK);
+  if (at < 0 || line.indexOf(FALLEN_TEXT, at) < 0) return undefined;
+  const start = at + FALLEN_MARK.length;
+  const end = line.indexOf(": ", start);
+  if (end < 0) return undefined;
+  const pci = line.slice(start, end);
+  if (!isPciAddress(pci)) return undefined;
+  return { pci: pci.toLowerCase(), xid: 79, detail: line.slice(end + 2).trim() };
+}
+
+/** The three lines of a GPU lost at probe. Feed every line; a report comes with the last one. */
+export class LostAtProbe {
+  private pci: string | undefined;
+  private lines = 0;
+
+  push(line: string): XidReport | undefined {
+    const gpuAt = line.indexOf("NVRM: The NVIDIA GPU ");
+    if (gpuAt >= 0) {
+      const addr = line.slice(gpuAt + 21).trim();
+      this.pci = isPciAddress(addr) ? addr.toLowerCase() : undefined;
+      this.lines = 0;
+      return undefined;
+    }
+    if (this.pci === undefined) return undefined;
+    if (++this.lines > 3) {
+      this.pci = undefined;
+      return undefined;
+    }
+    if (line.indexOf("NVRM: fallen off the bus") < 0) return undefined;
+    const pci = this.pci;
+    this.pci = undefined;
+    return { pci, xid: 79, detail: "fallen off the bus and is not responding to commands (at probe, no Xid printed)" };
+  }
+}
+
+/** `0000:3b:00`, `0000:3b:00.0`, `3b:00.0`: hex groups separated by ':' with an optional `.f`. */
+export function isPciAddress(s: string): boolean {
+  if (s.length < 5 || s.length > 16) return false;
+  let colons = 0;
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 58) colons++;
+    else if (c === 46) {
+      if (k !== s.length - 2) return false;
+    } else if (!isHex(c)) return false;
+  }
+  return colons >= 1 && colons <= 2;
+}
+
+function fieldEnd(s: string, from: number): number {
+  if (s.charCodeAt(from) === 39) {
+    const q = s.indexOf("'", from + 1);
+    if (q > 0) return s.indexOf(",", q) < 0 ? s.length : s.indexOf(",", q);
+  }
+  const c = s.indexOf(",", from);
+  return c < 0 ? s.length : c;
+}
+
+function unquote(v: string): string {
+  const t = v.trim();
+  return t.length >= 2 && t.startsWith("'") && t.endsWith("'") ? t.slice(1, -1) : t;
+}
+
+function skipSpaces(s: string, i: number): number {
+  while (i < s.length && s.charCodeAt(i) === 32) i++;
+  return i;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isHex(c: number): boolean {
+  return isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+}
+
+/** `GPU recovery action changed from 0x0 (None) to 0x4 (Drain and Reset)` (Xid 154): the new action. */
+export function recoveryActionOf(report: XidReport): number | undefined {
+  if (report.xid !== 154) return undefined;
+  const at = report.detail.indexOf(" to 0x");
+  if (at < 0) return undefined;
+  let k = at + 6;
+  const s = k;
+  while (k < report.detail.length && k - s < 4 && isHex(report.detail.charCodeAt(k))) k++;
+  return k > s ? Number.parseInt(report.detail.slice(s, k), 16) : undefined;
+}

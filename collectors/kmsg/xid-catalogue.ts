@@ -1,0 +1,215 @@
+/**
+ * What each Xid means, whose fault it usually is and what to do, from NVIDIA's Xid catalogue
+ * (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, as of 2025-10; its
+ * "immediate action" bucket is kept as nvidiaAction) and, for the cause, the older table of
+ * possible causes (https://docs.nvidia.com/deploy/xid-errors/index.html). action is that bucket
+ * in operator terms:
+ *   none         nothing on the GPU (informational, or follows another Xid)
+ *   restart_job  the job that hit it died or must restart; the GPU is fine
+ *   reset_gpu    the GPU must be reset (nvidia-smi -r, or a reboot) before it runs jobs again
+ *   reboot_node  the node must be rebooted (the GPU is gone from the bus)
+ *   drain_node   hardware or firmware must be fixed: take the node out of service
+ * One deliberate change to NVIDIA's buckets: the NVLink5 Xids 144-150 (WORKFLOW_NVLINK5_ERR) need a
+ * reset only for some units and only when Fatal; on these GPUs the driver says itself when a reset
+ * is needed (Xid 154, ringwatch_gpu_recovery_action), so they count as restart_job here.
+ * The alert rules (deploy/prometheus/ringwatch-rules.yml) select codes by action; a test holds
+ * their lists to this table.
+ */
+
+export type XidCause = "application" | "hardware" | "driver" | "system" | "nvlink" | "thermal" | "unknown";
+export type XidAction = "none" | "restart_job" | "reset_gpu" | "reboot_node" | "drain_node";
+
+export interface XidEntry {
+  xid: number;
+  meaning: string;
+  cause: XidCause;
+  action: XidAction;
+  /** NVIDIA's immediate-action bucket (RESTART_APP, RESET_GPU, RESTART_BM, WORKFLOW_XID_48, ...). */
+  nvidiaAction: string;
+}
+
+type Row = readonly [number, string, XidCause, XidAction, string];
+
+const ROWS: readonly Row[] = [
+  [1, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [2, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [3, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [4, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [5, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [6, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [7, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [8, "GPU stopped processing", "application", "restart_job", "RESTART_APP"],
+  [9, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [10, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [11, "Invalid or corrupted push buffer stream", "driver", "restart_job", "RESTART_APP"],
+  [12, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [13, "Graphics Engine Exception", "application", "restart_job", "RESTART_APP"],
+  [14, "Unused", "unknown", "none", "IGNORE"],
+  [15, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [16, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [17, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [18, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [19, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [20, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [21, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [22, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [23, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [24, "Unused", "application", "none", "CONTACT_SUPPORT"],
+  [25, "Invalid or illegal push buffer stream", "application", "restart_job", "RESTART_APP"],
+  [26, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [27, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [28, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [29, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [30, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [31, "GPU memory page fault", "application", "restart_job", "RESTART_APP"],
+  [32, "Invalid or corrupted push buffer stream", "driver", "restart_job", "RESTART_APP"],
+  [33, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [34, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [35, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [36, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [37, "Driver firmware error", "driver", "none", "IGNORE"],
+  [38, "Driver firmware error", "driver", "none", "IGNORE"],
+  [39, "Copy Engine Exception", "application", "restart_job", "RESTART_APP"],
+  [40, "Copy Engine Exception", "application", "restart_job", "RESTART_APP"],
+  [41, "Copy Engine Exception", "application", "restart_job", "RESTART_APP"],
+  [42, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [43, "GPU stopped processing", "application", "none", "IGNORE"],
+  [44, "Graphics Engine fault during context switch", "driver", "none", "IGNORE"],
+  [45, "Preemptive cleanup, due to previous errors -- Most likely to see when running multiple...", "application", "none", "WORKFLOW_XID_45"],
+  [46, "GPU stopped processing", "driver", "reset_gpu", "RESET_GPU"],
+  [47, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [48, "Double Bit ECC Error", "hardware", "reset_gpu", "WORKFLOW_XID_48"],
+  [49, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [50, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [51, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [52, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [53, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [54, "Auxiliary power is not connected to the GPU board", "hardware", "drain_node", "CHECK_MECHANICALS"],
+  [55, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [56, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [57, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [58, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [59, "Unused", "driver", "none", "CONTACT_SUPPORT"],
+  [60, "Video processor exception", "driver", "restart_job", "RESTART_APP"],
+  [61, "Unused", "driver", "reset_gpu", "CONTACT_SUPPORT"],
+  [62, "Internal micro-controller halt (newer drivers)", "driver", "reset_gpu", "RESET_GPU"],
+  [63, "GPU memory remapping event", "hardware", "none", "IGNORE"],
+  [64, "GPU memory remapping failure", "hardware", "reset_gpu", "RESET_GPU"],
+  [65, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [66, "Illegal access by driver", "driver", "none", "IGNORE"],
+  [67, "Illegal access by driver", "driver", "none", "IGNORE"],
+  [68, "NVDEC0 Exception", "hardware", "restart_job", "RESTART_APP"],
+  [69, "Graphics Engine class error", "hardware", "restart_job", "RESTART_APP"],
+  [70, "CE3: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [71, "CE4: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [72, "CE5: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [73, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [74, "NVLINK Error", "nvlink", "reset_gpu", "WORKFLOW_NVLINK_ERR"],
+  [75, "CE6: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [76, "CE7: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [77, "CE8: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [78, "vGPU Start Error", "driver", "drain_node", "UPDATE_SWFW"],
+  [79, "GPU has fallen off the bus", "hardware", "reboot_node", "RESTART_BM"],
+  [80, "Corrupted data sent to GPU", "hardware", "restart_job", "RESTART_APP"],
+  [81, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [82, "NVJPG0 Error", "hardware", "restart_job", "RESTART_APP"],
+  [83, "NVDEC1 Error", "hardware", "restart_job", "RESTART_APP"],
+  [84, "NVDEC2 Error", "hardware", "restart_job", "RESTART_APP"],
+  [85, "CE9: Unknown Error", "hardware", "restart_job", "RESTART_APP"],
+  [86, "OFA Exception", "hardware", "restart_job", "RESTART_APP"],
+  [87, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [88, "NVDEC3 Error", "hardware", "restart_job", "RESTART_APP"],
+  [89, "NVDEC4 Error", "hardware", "restart_job", "RESTART_APP"],
+  [90, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [91, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [92, "High single-bit ECC error rate", "hardware", "none", "IGNORE"],
+  [93, "Non-fatal violation of provisioned InfoROM wear limit", "application", "none", "IGNORE"],
+  [94, "Contained memory error", "hardware", "restart_job", "RESTART_APP"],
+  [95, "Uncontained memory error", "hardware", "reset_gpu", "RESET_GPU"],
+  [96, "NVDEC5 Error", "hardware", "restart_job", "RESTART_APP"],
+  [97, "NVDEC6 Error", "hardware", "restart_job", "RESTART_APP"],
+  [98, "NVDEC7 Error", "hardware", "restart_job", "RESTART_APP"],
+  [99, "NVJPG1 Error", "hardware", "restart_job", "RESTART_APP"],
+  [100, "NVJPG2 Error", "hardware", "restart_job", "RESTART_APP"],
+  [101, "NVJPG3 Error", "hardware", "restart_job", "RESTART_APP"],
+  [102, "NVJPG4 Error", "hardware", "restart_job", "RESTART_APP"],
+  [103, "NVJPG5 Error", "hardware", "restart_job", "RESTART_APP"],
+  [104, "NVJPG6 Error", "hardware", "restart_job", "RESTART_APP"],
+  [105, "NVJPG7 Error", "hardware", "restart_job", "RESTART_APP"],
+  [106, "SMBPBI Test Message", "application", "none", "IGNORE"],
+  [107, "SMBPBI Test Message Silent", "application", "none", "IGNORE"],
+  [108, "Unused", "nvlink", "none", "IGNORE"],
+  [109, "Context Switch Timeout Error", "application", "reset_gpu", "RESET_GPU"],
+  [110, "Security Fault Error", "hardware", "reset_gpu", "RESET_GPU"],
+  [111, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [112, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [113, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [114, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [115, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [116, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [117, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [118, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [119, "GSP RPC Timeout", "driver", "reset_gpu", "RESET_GPU"],
+  [120, "GSP Error", "driver", "reset_gpu", "RESET_GPU"],
+  [121, "C2C Error", "system", "none", "IGNORE"],
+  [122, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [123, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [124, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [125, "Unused", "hardware", "none", "CONTACT_SUPPORT"],
+  [126, "CE10: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [127, "CE11: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [128, "CE12: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [129, "CE13: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [130, "CE14: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [131, "CE15: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [132, "CE16: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [133, "CE17: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [134, "CE18: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [135, "CE19: Unknown Error", "application", "restart_job", "RESTART_APP"],
+  [136, "Link Training Failed", "nvlink", "reset_gpu", "RESET_GPU"],
+  [137, "NVLink Privilege Error", "nvlink", "none", "IGNORE"],
+  [138, "Unused", "unknown", "none", "CONTACT_SUPPORT"],
+  [139, "OFA1 Error", "application", "restart_job", "RESTART_APP"],
+  [140, "ECC Unrecovered Error", "hardware", "reset_gpu", "RESET_GPU"],
+  [141, "CUDA Fast Path Error", "unknown", "none", "IGNORE"],
+  [142, "NVENC3 Error", "unknown", "none", "CONTACT_SUPPORT"],
+  [143, "GPU Initialization Error", "hardware", "reset_gpu", "RESET_GPU"],
+  [144, "NVLINK: SAW Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [145, "NVLINK: RLW Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [146, "NVLINK: TLW Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [147, "NVLINK: TREX Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [148, "NVLINK: NVLPW_CTRL Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [149, "NVLINK: NETIR Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [150, "NVLINK: MSE Error", "nvlink", "restart_job", "WORKFLOW_NVLINK5_ERR"],
+  [151, "Key rotation Error", "unknown", "reboot_node", "RESTART_VM"],
+  [152, "DLA SMMU Error", "unknown", "none", "IGNORE"],
+  [153, "DLA timeout Error", "unknown", "none", "IGNORE"],
+  [154, "GPU Recovery Action Changed", "unknown", "none", "XID_154"],
+  [155, "NVLINK: SW Defined Error", "nvlink", "reset_gpu", "RESET_GPU"],
+  [156, "Resource Retirement Event", "hardware", "reset_gpu", "RESET_GPU"],
+  [157, "Resource Retirement Failure", "hardware", "none", "IGNORE"],
+  [158, "GPU Fatal Timeout", "driver", "reset_gpu", "RESET_GPU"],
+  [159, "CHI Non-Data Error", "unknown", "restart_job", "CHECK_UVM"],
+  [160, "Channel Retirement Event", "unknown", "none", "IGNORE"],
+  [161, "Channel Retirement Failure", "unknown", "none", "IGNORE"],
+  [162, "Power Smoothing HW Circuitry capability reengaged", "hardware", "none", "None"],
+  [163, "Power Smoothing HW Circuitry capability disengaged", "hardware", "none", "None"],
+  [164, "Power Smoothing HW Circuitry low lifetime reached", "hardware", "none", "None"],
+  [165, "Power Smoothing HW Circuitry lifetime exhausted", "hardware", "drain_node", "None"],
+  [166, "CC traffic seen prior to link properly being configured for encrypted traffic", "nvlink", "none", "None"],
+  [167, "PCIE_FATAL_TIMEOUT", "unknown", "none", "None"],
+  [168, "Errors found in WPR (write protected region)", "hardware", "none", "None"],
+  [169, "Internal micro-controller halt", "unknown", "none", "None"],
+  [170, "Interrupt seen in CC mode", "unknown", "none", "None"],
+  [171, "Additional to Xid 48 providing more details on particulars of fault to differentiate DR...", "unknown", "none", "None"],
+  [172, "Additional to Xid 48 providing more details on particulars of fault to differentiate DR...", "unknown", "none", "None"],
+];
+
+export const XID_CATALOGUE: ReadonlyMap<number, XidEntry> = new Map(
+  ROWS.map(([xid, meaning, cause, action, nvidiaAction]) => [xid, { xid, meaning, cause, action, nvidiaAction }]),
+);
+
+/** The catalogue's codes with this action, ascending. */
+export function xidsWithAction(action: XidAction): number[] {
+  return [...XID_CATALOGUE.values()].filter((e) => e.action === action).map((e) => e.xid);
+}
