@@ -13,10 +13,11 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:${NODE_VERSION}-bookworm-slim
 # iproute2: `ip -j -d link show` (mtu collector); infiniband-diags: ibstat/perfquery for
-# --collector.infiniband.source=tools. nvidia-smi comes from the host through the NVIDIA
+# --collector.infiniband.source=tools; systemd: journalctl, with which the kmsg collector reads the
+# host's journal (deploy/kubernetes/daemonset.yaml); nothing of systemd runs in the container. nvidia-smi comes from the host through the NVIDIA
 # container toolkit (NVIDIA_DRIVER_CAPABILITIES=utility).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends iproute2 infiniband-diags \
+ && apt-get install -y --no-install-recommends iproute2 infiniband-diags systemd \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/ringwatch
 COPY --from=build /src/package.json ./package.json

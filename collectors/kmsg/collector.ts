@@ -43,6 +43,10 @@ export interface KmsgOptions {
 const RESTART_MIN_MS = 1000;
 const RESTART_MAX_MS = 60_000;
 const NAMES_REFRESH_MS = 60_000;
+/** How long GPU events wait for the gpu collector's first identities before sysfs names them. */
+const GPU_NAMES_WAIT_MS = 30_000;
+/** Events held while waiting, at most (a kernel buffer's backlog). */
+const MAX_HELD = 10_000;
 
 /** What an errno from opening /dev/kmsg means, for the one log line. */
 function deviceProblem(path: string, code: string): string {
@@ -78,7 +82,35 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
     else logger.warn(msg);
   }
 
+  let held: Array<{ ev: KernelEvent; atMs: number }> | undefined = [];
+  let heldSinceMs: number | undefined;
+  let heldTimer: NodeJS.Timeout | undefined;
+
+  /** GPU events wait until the gpu collector knows its GPUs (or for at most 30 s). */
   function handle(ev: KernelEvent, atMs: number): void {
+    if (held !== undefined && (ev.kind === "xid" || ev.kind === "gpu_pcie") && !names.gpusKnown()) {
+      heldSinceMs ??= now();
+      if (held.length < MAX_HELD) held.push({ ev, atMs });
+      else metrics.dropped.inc();
+      heldTimer ??= setInterval(releaseHeld, 250);
+      heldTimer.unref();
+      return;
+    }
+    if (held !== undefined && held.length > 0) releaseHeld(true);
+    publishEvent(ev, atMs);
+  }
+
+  function releaseHeld(force = false): void {
+    if (held === undefined) return;
+    if (!force && !names.gpusKnown() && now() - (heldSinceMs ?? now()) < GPU_NAMES_WAIT_MS) return;
+    const events = held;
+    held = undefined; // from now on, events are named as they come
+    if (heldTimer !== undefined) clearInterval(heldTimer);
+    heldTimer = undefined;
+    for (const h of events) publishEvent(h.ev, h.atMs);
+  }
+
+  function publishEvent(ev: KernelEvent, atMs: number): void {
     const t = atMs / 1000;
     switch (ev.kind) {
       case "xid": {
@@ -101,10 +133,10 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
       case "sxid": {
         const nvswitch = ev.sxid.nvswitch ?? ev.sxid.pci;
         const sxid = String(ev.sxid.sxid);
-        const severity = ev.sxid.fatal ? "fatal" : "non_fatal";
-        if (!metrics.admit(`s|${nvswitch}|${sxid}|${severity}`)) return;
-        metrics.sxid.inc({ nvswitch, sxid, severity });
-        metrics.sxidLast.set({ nvswitch, sxid, severity }, t);
+        const fatality = ev.sxid.fatal ? "fatal" : "non_fatal";
+        if (!metrics.admit(`s|${nvswitch}|${sxid}|${fatality}`)) return;
+        metrics.sxid.inc({ nvswitch, sxid, fatality });
+        metrics.sxidLast.set({ nvswitch, sxid, fatality }, t);
         if (ev.sxid.fatal) logger.warn({ nvswitch, sxid: ev.sxid.sxid }, `kmsg: fatal SXid ${sxid} on NVSwitch ${nvswitch}: ${ev.sxid.detail}`);
         return;
       }
@@ -117,7 +149,7 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
       case "gpu_pcie": {
         const gpu = names.gpuName(ev.pcie.pci);
         if (!metrics.admit(`p|${gpu}|${ev.pcie.severity}`)) return;
-        metrics.gpuPcie.inc({ gpu, severity: ev.pcie.severity });
+        metrics.gpuPcie.inc({ gpu, aer_severity: ev.pcie.severity });
         return;
       }
     }
@@ -280,6 +312,7 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
       stopped = true;
       if (restartTimer !== undefined) clearTimeout(restartTimer);
       if (namesTimer !== undefined) clearInterval(namesTimer);
+      if (heldTimer !== undefined) clearInterval(heldTimer);
       device?.stop();
       device = undefined;
       await journal?.kill();

@@ -53,6 +53,14 @@ export class DeviceNames {
     for (const [slot, name] of hcas) this.hcaBySlot.set(slot, name);
   }
 
+  /**
+   * Whether GPU names can be given now: no gpu collector, or it has read its GPUs. At start the
+   * gpu collector needs a moment for its first --query-gpu; events wait for it (collector.ts).
+   */
+  gpusKnown(): boolean {
+    return this.gpu === undefined || this.gpu.identities().size > 0;
+  }
+
   /** The GPU index for an address, or the address itself (`0000:3b:00`) when none is known. */
   gpuName(pci: string): string {
     this.learnFromGpuCollector();

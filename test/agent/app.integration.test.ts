@@ -52,6 +52,7 @@ async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: Arr
     "--no-collector.infiniband",
     "--no-collector.gdr",
     "--no-collector.mtu",
+    "--no-collector.kmsg",
     `--collector.nccl.path=${dir}`,
     "--collector.nccl.hang-threshold=1s",
     "--no-collector.nccl.check-pids",

@@ -35,7 +35,10 @@ export interface StartOptions {
 
 export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, opts: StartOptions = {}): Promise<RunningAgent> {
   const { user, main = agentMain } = opts;
-  const child = spawn(process.execPath, [main, "--web.listen-address=127.0.0.1:0", ...args], {
+  // The kmsg collector reads this machine's real kernel log; a test that does not set it up keeps no
+  // read position (the default path, /var/lib/ringwatch, belongs to an installed agent).
+  const kmsg = args.some((a) => a.includes("collector.kmsg")) ? [] : ["--collector.kmsg.state-file="];
+  const child = spawn(process.execPath, [main, "--web.listen-address=127.0.0.1:0", ...kmsg, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),

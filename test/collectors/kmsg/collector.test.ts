@@ -113,8 +113,8 @@ describe("kmsg collector", () => {
     expect(await valueOf(r, "ringwatch_nic_driver_events_total", { device: "mlx5_5", event: "link_up" })).toBe(1);
     // 0000:d2:00.0 has no RDMA device in this sysfs: it keeps its address.
     expect(await valueOf(r, "ringwatch_nic_driver_events_total", { device: "0000:d2:00.0", event: "command_error" })).toBe(1);
-    expect(await valueOf(r, "ringwatch_nvswitch_sxid_errors_total", { nvswitch: "3", sxid: "22013", severity: "non_fatal" })).toBe(3);
-    expect(await valueOf(r, "ringwatch_gpu_pcie_bus_errors_total", { gpu: "0", severity: "corrected" })).toBe(1);
+    expect(await valueOf(r, "ringwatch_nvswitch_sxid_errors_total", { nvswitch: "3", sxid: "22013", fatality: "non_fatal" })).toBe(3);
+    expect(await valueOf(r, "ringwatch_gpu_pcie_bus_errors_total", { gpu: "0", aer_severity: "corrected" })).toBe(1);
     expect(await series(r, "ringwatch_gpu_xid_errors_total")).toEqual([]);
   });
 
@@ -198,7 +198,7 @@ describe("kmsg collector", () => {
     process.env.FAKE_JOURNAL_MODE = "denied";
     try {
       const { c } = start(n, { source: "auto", device: join(n.dir, "no-such-kmsg") });
-      const h = await eventually(() => (c.health?.().reason?.includes("journal's group") === true ? c.health() : undefined));
+      const h = await eventually(() => (c.health?.().reason?.includes("journal's group") === true ? c.health?.() : undefined));
       expect(h).toMatchObject({ ok: false });
       expect(h.absent).not.toBe(true);
       await c.stop?.();
@@ -206,7 +206,7 @@ describe("kmsg collector", () => {
       delete process.env.FAKE_JOURNAL_MODE;
     }
     const { c } = start(n, { source: "auto", device: join(n.dir, "no-such-kmsg"), journalctl: join(n.dir, "no-journalctl") });
-    const h = await eventually(() => (c.health?.().starting !== true ? c.health() : undefined));
+    const h = await eventually(() => (c.health?.().starting !== true ? c.health?.() : undefined));
     expect(h).toMatchObject({ ok: false, absent: true });
     expect(h.reason).toBe(`cannot open ${join(n.dir, "no-such-kmsg")}: ENOENT; and ${join(n.dir, "no-journalctl")} is not available`);
   });
@@ -215,7 +215,7 @@ describe("kmsg collector", () => {
     const n = node();
     const real = node(readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
     const { c, deps } = start(real, { device: "/dev/kmsg", procfsRoot: "/proc" });
-    const h = await eventually(() => (c.health?.().starting !== true ? c.health() : undefined));
+    const h = await eventually(() => (c.health?.().starting !== true ? c.health?.() : undefined));
     if (h.ok) {
       await eventually(async () => (await total(deps, "ringwatch_kmsg_records_total")) > 0);
       const saved = await eventually(() => {
