@@ -22,6 +22,8 @@ export interface InfinibandOptions {
   deviceInclude?: RegExp;
   /** Not HCAs whose name matches. */
   deviceExclude?: RegExp;
+  /** hw_counters files to read (the allow-list); default: those with a family (hw-counters.ts). */
+  hwCounters?: ReadonlySet<string>;
   /** Time limit of each ibstat / perfquery run, ms. Default 5,000. */
   timeoutMs?: number;
 }
@@ -78,7 +80,7 @@ export function createInfinibandCollector(deps: CollectorDeps, opts: InfinibandO
   };
 
   const fromSysfs = async (names: string[]): Promise<void> => {
-    const snap = await readInfinibandSysfs(opts.sysfsRoot, names.filter(accept));
+    const snap = await readInfinibandSysfs(opts.sysfsRoot, names.filter(accept), { hwCounters: opts.hwCounters });
     if (snap.problems.length > 0) log.debug({ files: snap.problems }, "skipped unreadable InfiniBand sysfs files");
     publish(snap.devices);
   };

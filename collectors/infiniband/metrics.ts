@@ -5,6 +5,7 @@
 import type { Counter, Gauge, Registry } from "prom-client";
 import { counter, gauge, publishCounter, publishGauge, type Labels, type Sample } from "../publish.js";
 import { isSaturated, LEGACY_COUNTERS, PMA_WIDTH, PORT_COUNTERS, type CounterDef } from "./counters.js";
+import { HW_COUNTERS } from "./hw-counters.js";
 import type { IbDevice, IbPort } from "./types.js";
 
 export const PREFIX = "ringwatch_infiniband_";
@@ -41,7 +42,10 @@ const GAUGES: readonly GaugeDef[] = [
 ];
 
 const HW_COUNTER = "hw_counter_total";
-const HW_HELP = "Driver counters from ports/<n>/hw_counters (counter label: the kernel's file name).";
+const HW_HELP =
+  "Driver counters from ports/<n>/hw_counters that --collector.infiniband.hw-counters allows but that have no family of their own (counter label: the kernel's file name).";
+/** hw_counters files published under their own family, not under hw_counter_total. */
+const HW_NAMED_FILES: ReadonlySet<string> = new Set(HW_COUNTERS.map((d) => d.file));
 
 export type SampleSet = Map<string, Sample[]>;
 
@@ -85,7 +89,8 @@ export function buildSamples(devices: readonly IbDevice[]): SampleSet {
       push(set, "counters_unreadable", labels, port.unreadable);
       pushCounters(set, PORT_COUNTERS, port.counters, labels);
       pushCounters(set, LEGACY_COUNTERS, port.countersExt, labels);
-      for (const [name, value] of Object.entries(port.hwCounters)) push(set, HW_COUNTER, { ...labels, counter: name }, value);
+      pushCounters(set, HW_COUNTERS, port.hwCounters, labels);
+      for (const [name, value] of Object.entries(port.hwCounters)) if (!HW_NAMED_FILES.has(name)) push(set, HW_COUNTER, { ...labels, counter: name }, value);
       for (const file of port.fixedWidth) {
         const v = port.counters[file];
         if (v !== undefined && PMA_WIDTH[file] !== undefined) push(set, "counter_saturated", { ...labels, counter: file }, isSaturated(file, v) ? 1 : 0);
@@ -106,7 +111,7 @@ export function createInfinibandMetrics(registry: Registry): InfinibandMetrics {
   const gauges = new Map<string, Gauge<string>>();
   const counters = new Map<string, Counter<string>>();
   for (const g of GAUGES) gauges.set(g.name, gauge(registry, PREFIX + g.name, g.help, g.labels));
-  for (const d of [...PORT_COUNTERS, ...LEGACY_COUNTERS]) counters.set(d.metric, counter(registry, PREFIX + d.metric, d.help, PORT_LABELS));
+  for (const d of [...PORT_COUNTERS, ...LEGACY_COUNTERS, ...HW_COUNTERS]) counters.set(d.metric, counter(registry, PREFIX + d.metric, d.help, PORT_LABELS));
   counters.set(HW_COUNTER, counter(registry, PREFIX + HW_COUNTER, HW_HELP, COUNTER_LABELS));
 
   const publishSet = (set: SampleSet): void => {

@@ -7,6 +7,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { HW_COUNTER_LIMIT, HW_COUNTER_NAME, HW_NOT_COUNTERS, PMA_WIDTH } from "./counters.js";
+import { DEFAULT_HW_ALLOWED } from "./hw-counters.js";
 import { createLimiter } from "./limit.js";
 import { cleanText, normalizeGuid, parseCounterValue, parseLid, parseRateBytesPerSecond, parseStateId } from "./parse-sysfs.js";
 import { emptyPort, type IbDevice, type IbPort } from "./types.js";
@@ -26,6 +27,8 @@ export interface SysfsReadOptions {
   fs?: SysfsFs;
   /** Most files read at once. Default 32. */
   concurrency?: number;
+  /** hw_counters files to read (the allow-list); others are not opened. Default: those with a family. */
+  hwCounters?: ReadonlySet<string>;
 }
 
 export interface SysfsSnapshot {
@@ -66,6 +69,9 @@ export async function readInfinibandSysfs(
 ): Promise<SysfsSnapshot> {
   const fs = opts.fs ?? nodeFs;
   const limit = createLimiter(opts.concurrency ?? 32);
+  const hwAllowed = opts.hwCounters ?? DEFAULT_HW_ALLOWED;
+  // Files outside the allow-list are never opened (on mlx5 a hw_counters read may go to the firmware).
+  const acceptHw = (name: string): boolean => hwAllowed.has(name) && isHwCounter(name);
   const problems: string[] = [];
   const note = (path: string, why: string): void => {
     if (problems.length < MAX_PROBLEMS) problems.push(`${path.slice(sysfsRoot.length)}: ${why}`);
@@ -120,6 +126,8 @@ export async function readInfinibandSysfs(
     return { values, unreadable };
   };
 
+  const noCounters = Promise.resolve({ values: {}, unreadable: 0 });
+
   const readPort = async (dir: string, port: number): Promise<IbPort> => {
     const [state, phys, rate, linkLayer, lid, smLid, counters, ext, hw] = await Promise.all([
       text(join(dir, "state")),
@@ -130,7 +138,7 @@ export async function readInfinibandSysfs(
       text(join(dir, "sm_lid")),
       counterDir(join(dir, "counters")),
       counterDir(join(dir, "counters_ext")),
-      counterDir(join(dir, "hw_counters"), isHwCounter, HW_COUNTER_LIMIT),
+      hwAllowed.size === 0 ? noCounters : counterDir(join(dir, "hw_counters"), acceptHw, HW_COUNTER_LIMIT),
     ]);
     const p = emptyPort(port);
     if (state !== undefined) p.state = parseStateId(state);

@@ -15,6 +15,7 @@ export interface RasPublish {
   snapshot: RasSnapshot;
   verdicts: readonly RasCommVerdict[];
 }
+import { rankHcaPorts } from "./state/net-devices.js";
 import { transportOf } from "./state/transport.js";
 import type { Tracker } from "./state/tracker.js";
 
@@ -30,6 +31,7 @@ export class NcclMetrics {
   private readonly threshold: Gauge<"comm_id">;
   private readonly evidence: Gauge<"comm_id" | "source">;
   private readonly transport: Gauge<"comm_id" | "rank" | "net" | "gdr">;
+  private readonly netDevice: Gauge<"comm_id" | "rank" | "device" | "port">;
   private readonly warnings: Counter<"kind">;
   private readonly watchdog: Counter<"rank" | "op_type">;
   private readonly hangSigns: Counter<"rank" | "sign">;
@@ -72,6 +74,12 @@ export class NcclMetrics {
     this.lastOpCount = gauge(registry, "ringwatch_nccl_rank_last_op_count", "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).", ["comm_id", "rank"]);
     this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"]);
     this.transport = gauge(registry, "ringwatch_nccl_transport_info", "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).", ["comm_id", "rank", "net", "gdr"]);
+    this.netDevice = gauge(
+      registry,
+      "ringwatch_nccl_rank_net_device_info",
+      "Always 1: an HCA port (device, port as ringwatch_infiniband_* label them) this rank's NCCL sends over: those its channel lines go through (via NET/IB/<n>), else every one its NET/IB Using line lists.",
+      ["comm_id", "rank", "device", "port"],
+    );
     this.warnings = counter(registry, "ringwatch_nccl_warnings_total", "NCCL WARN lines by class.", ["kind"]);
     this.watchdog = counter(registry, "ringwatch_pytorch_watchdog_timeouts_total", "PyTorch ProcessGroupNCCL watchdog collective timeouts by rank and op type.", ["rank", "op_type"]);
     this.hangSigns = counter(registry, "ringwatch_pytorch_hang_signs_total", "PyTorch ProcessGroupNCCL hang signs by rank and sign: heartbeat_timeout (Heartbeat monitor timed out), watchdog_stuck (watchdog got stuck for N seconds), dump_signal (a Flight Recorder dump signal received).", ["rank", "sign"]);
@@ -102,6 +110,7 @@ export class NcclMetrics {
     const opc: Sample[] = [];
     const info: Sample[] = [];
     const transport: Sample[] = [];
+    const netDevices: Sample[] = [];
     for (const c of t.comms.values()) {
       // Before NCCL 2.23 only the first process prints the version line: its peers share it.
       let commVersion = "";
@@ -119,6 +128,7 @@ export class NcclMetrics {
         if (p) {
           const tr = transportOf(p);
           transport.push({ labels: { ...l, net: tr.net, gdr: tr.gdr }, value: 1 });
+          for (const h of rankHcaPorts(p, r)) netDevices.push({ labels: { ...l, device: h.device, port: String(h.port) }, value: 1 });
         }
       }
     }
@@ -138,6 +148,7 @@ export class NcclMetrics {
     publishGauge(this.lastOpCount, opc);
     publishGauge(this.info, info);
     publishGauge(this.transport, transport);
+    publishGauge(this.netDevice, netDevices);
 
     // Verdicts from the logs and from RAS, merged per communicator (and rank): 1 if either says so.
     const hang = new Max();

@@ -29,6 +29,10 @@ export interface ProcessState {
   /** `GPU Direct RDMA Enabled|Disabled` lines. */
   gdrEnabled: number;
   gdrDisabled: number;
+  /** NET/IB's devices as its `Using` line listed them (bounded; net-devices.ts). */
+  ibDevices: { index: number; device: string; port: number }[];
+  /** NET device indexes the channel lines went through, by the CUDA device in their header (-1: none printed). */
+  netDevUse: Map<number, Set<number>>;
   /** NET/Socket's interfaces as its `Using` line listed them: `lo:127.0.0.1`. */
   socketIfs?: string;
   /** What the first `GPU Direct RDMA Disabled` (or a plugin's GDR-off) line said: `GPU ca000 / HCA 0 (distance 7 > 4)`. */

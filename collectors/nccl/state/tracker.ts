@@ -7,6 +7,7 @@ import { splitCommKey } from "../parse/init.js";
 import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
 import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
 import { pushBounded } from "./bounded.js";
+import { noteNetList, noteNetUse } from "./net-devices.js";
 import { gdrOffText, noteFailureFacts } from "./failures.js";
 import { PytorchLog } from "./pytorch-log.js";
 import { SeqWindow } from "./seq-window.js";
@@ -105,7 +106,9 @@ export class Tracker {
         if (ev.what === "no_device") {
           proc.noIbDevice = true;
           note(proc, "no_ib", where);
-        } else if (ev.what === "using") {
+        } else if (ev.what === "device") noteNetList(proc, ev);
+        else if (ev.what === "using") {
+          noteNetList(proc, ev);
           const ll = ev.devices?.find((d) => d.linkLayer)?.linkLayer;
           proc.nets.add(ev.net === "IB" && ll === "RoCE" ? "RoCE" : ev.net);
           if (ev.net === "Socket" && ev.devices?.length) proc.socketIfs ??= ev.devices.map((d) => `${d.name}:${d.addr ?? ""}`).join(" ");
@@ -120,6 +123,8 @@ export class Tracker {
         if (!proc || (ev.transport !== "NET" && ev.transport !== "COLLNET")) return;
         proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
         note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);
+        // NET/IB, and plugins built on it (IBext_v8): the index is into the NET/IB Using list.
+        if (ev.netDev !== undefined && ev.transport === "NET" && (ev.net ?? "").startsWith("IB")) noteNetUse(proc, ev.cudaDev, ev.netDev);
         if (ev.gdr) {
           proc.gdrLinks++;
           note(proc, "gdrdma", where);
@@ -235,6 +240,8 @@ export class Tracker {
         noIbDevice: false,
         netLinks: new Map(),
         gdrLinks: 0,
+        ibDevices: [],
+        netDevUse: new Map(),
         gdrEnabled: 0,
         gdrDisabled: 0,
         warnings: [],

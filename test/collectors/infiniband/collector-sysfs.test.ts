@@ -53,12 +53,13 @@ describe("sysfs source on gpud's H100 tree", () => {
     expect(valueOf(s, "port_errors_received_total", p)).toBe(14);
     expect(valueOf(s, "port_receive_switch_relay_errors_total", p)).toBe(1);
     expect(valueOf(s, "port_transmit_wait_total", p)).toBe(2489603687);
-    expect(valueOf(s, "hw_counter_total", { ...p, counter: "rx_write_requests" })).toBe(3809045607);
-    expect(valueOf(s, "hw_counter_total", { ...p, counter: "lifespan" })).toBeUndefined();
+    expect(valueOf(s, "rx_write_requests_total", p)).toBe(3809045607);
+    expect(valueOf(s, "roce_adp_retrans_total", p)).toBe(3);
+    expect(s.some((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toBe(false);
     expect(valueOf(s, "counters_unreadable", p)).toBe(0);
     const types = parsePromText(await deps.registry.metrics()).types;
     expect(types.get("ringwatch_infiniband_symbol_error_total")).toBe("counter");
-    expect(types.get("ringwatch_infiniband_hw_counter_total")).toBe("counter");
+    expect(types.get("ringwatch_infiniband_rx_write_requests_total")).toBe("counter");
     expect(types.get("ringwatch_infiniband_state_id")).toBe("gauge");
   });
 
