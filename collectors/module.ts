@@ -33,6 +33,8 @@ export interface CollectorModule<N extends string = string, S extends object = o
    * (intervalFlag(), after its own flags), schedules it, and reschedules it at once on SIGHUP.
    */
   readonly poll: boolean;
+  /** A poll collector's own default interval (e.g. "30s"); without it the interval falls back to --collector.interval. */
+  readonly intervalDefault?: string;
   /**
    * Of its flags and the shared settings it uses, those that its collector's reconfigure() applies
    * on SIGHUP. Every other one (and the switch) takes effect after a restart, and a reload says so.
@@ -43,8 +45,9 @@ export interface CollectorModule<N extends string = string, S extends object = o
   create(ctx: CollectorContext<S>): Collector<S>;
 }
 
-/** The own poll interval of a poll collector, falling back to --collector.interval. */
-export function intervalFlag(m: Pick<CollectorModule, "name">): FlagDef {
+/** The own poll interval of a poll collector: its intervalDefault, else --collector.interval. */
+export function intervalFlag(m: Pick<CollectorModule, "name" | "intervalDefault">): FlagDef {
+  if (m.intervalDefault !== undefined) return { name: `collector.${m.name}.interval`, kind: "duration", default: m.intervalDefault, help: `Poll interval of the ${m.name} collector.` };
   return { name: `collector.${m.name}.interval`, kind: "duration", help: `Poll interval of the ${m.name} collector (default: --collector.interval).` };
 }
 

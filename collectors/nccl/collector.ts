@@ -27,6 +27,7 @@ import { InspectorWatch } from "./inspector-watch.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
+import { rankProcesses, type RankProcess } from "./rank-processes.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -73,6 +74,8 @@ export interface NcclCollector extends Collector<NcclSettings> {
   /** Current verdicts (evaluated now). */
   verdicts(): CommVerdict[];
   readonly tracker: Tracker;
+  /** Each rank the logs know and its process (read-only; the job collector reads it). */
+  rankProcesses(): readonly RankProcess[];
 }
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
@@ -342,6 +345,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     mode: "stream",
     tracker,
     verdicts: evaluate,
+    rankProcesses: () => rankProcesses(tracker, (p) => view.nodePid?.(p)),
     reconfigure(n: NcclSettings, common: CommonSettings): void {
       const follow = n.paths.join("\n") !== opts.paths.join("\n") || n.polling !== opts.usePolling;
       opts.paths = [...n.paths];

@@ -50,6 +50,7 @@ export function createNodeView(o: NodeViewOptions): NodeView {
     alive(p: ProcessState): boolean | undefined {
       return o.checkPids ? identity.alive(p) : undefined;
     },
+    nodePid: (p: ProcessState) => identity.nodePid(p.key),
     gpuFor(r: RankState): (GpuReading & { gpu: string }) | undefined {
       if (!o.gpu) return undefined;
       const ids = o.gpu.identities();

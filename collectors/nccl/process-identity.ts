@@ -95,6 +95,11 @@ export class ProcessIdentity {
     return answer;
   }
 
+  /** The node's pid (in <procfs>) of a process alive() has found, else undefined. */
+  nodePid(key: string): number | undefined {
+    return this.found.get(key)?.hostPid;
+  }
+
   /** Forgets a process (retired). */
   forget(key: string): void {
     this.found.delete(key);

@@ -57,6 +57,7 @@ async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: Arr
     "--collector.nccl.hang-threshold=1s",
     "--no-collector.nccl.check-pids",
     "--no-collector.nccl.ras",
+    "--no-collector.job",
   ]);
   const exec = createExec();
   const collectors: Collector[] = buildCollectors(cfg, { registry: new Registry(), logger: pino({ level: "silent" }), exec, now: Date.now });

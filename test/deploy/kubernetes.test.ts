@@ -288,10 +288,10 @@ describe("deploy/kubernetes: security posture", () => {
     }
   });
 
-  it("mounts only /sys, /proc, the journal and the NCCL log directory from the host, all read-only", () => {
+  it("mounts only /sys, /proc, the journal, the NCCL log directory and the kubelet's pod-resources directory from the host, all read-only", () => {
     const spec = podSpec();
     const hostPaths = hostPathVolumes(spec);
-    expect([...hostPaths.values()].sort()).toEqual(["/proc", "/sys", "/var/log/journal", "/var/log/nccl"]);
+    expect([...hostPaths.values()].sort()).toEqual(["/proc", "/sys", "/var/lib/kubelet/pod-resources", "/var/log/journal", "/var/log/nccl"]);
     for (const c of allContainers(spec)) {
       for (const m of c.volumeMounts ?? []) {
         if (hostPaths.has(m.name)) expect(m.readOnly, `${c.name}: ${m.name} at ${m.mountPath}`).toBe(true);

@@ -24,6 +24,8 @@ export interface NodeView {
   alive(proc: ProcessState): boolean | undefined;
   /** The GPU a rank runs on and its latest reading, when known. */
   gpuFor(rank: RankState): (GpuReading & { gpu: string }) | undefined;
+  /** The node's pid (in <path.procfs>) of a process alive() found, when known. */
+  nodePid?(proc: ProcessState): number | undefined;
 }
 
 export interface TrackedState {

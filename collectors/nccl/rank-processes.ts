@@ -1,0 +1,35 @@
+/**
+ * Read-only: each rank this node's logs know, with the process that runs it, for whoever attributes
+ * ranks to jobs (the job collector reads it through peer("nccl"), by its own declaration of it).
+ * The same ranks as ringwatch_nccl_rank_info (ranks only NCCL RAS knows are not here: RAS gives a
+ * pid but no log to pin the process by).
+ */
+import { canonicalBusId } from "../pci.js";
+import type { ProcessState } from "./state/model.js";
+import type { TrackedState } from "./detect/verdict.js";
+import { ncclBusIdToPci } from "./node-view.js";
+
+export interface RankProcess {
+  /** The communicator key, as the comm_id label. */
+  readonly commId: string;
+  readonly rank: number;
+  /** The pid the rank logged (its own PID namespace's). */
+  readonly pid: number;
+  /** Its pid in <path.procfs> (this node's), once the process was found there; undefined while not. */
+  readonly nodePid: number | undefined;
+  /** PCI bus id of its GPU from NCCL's busId, canonical (collectors/pci.ts); undefined when not logged. */
+  readonly pciBusId: string | undefined;
+}
+
+export function rankProcesses(t: TrackedState, nodePid: (p: ProcessState) => number | undefined): RankProcess[] {
+  const out: RankProcess[] = [];
+  for (const c of t.comms.values()) {
+    for (const r of c.ranks.values()) {
+      const p = t.processes.get(r.processKey);
+      if (p === undefined) continue;
+      const bus = r.busId !== undefined ? ncclBusIdToPci(r.busId) : undefined;
+      out.push({ commId: c.key, rank: r.rank, pid: p.pid, nodePid: nodePid(p), pciBusId: bus !== undefined ? canonicalBusId(bus) : undefined });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+/**
+ * The built agent attributes GPUs and NCCL ranks to their jobs: a fake kubelet pod-resources server
+ * (the kubelet's proto, @grpc/grpc-js) on a real unix socket, the fake nvidia-smi replaying an H100
+ * and listing one compute process, a procfs tree whose process has a real containerd cgroup line
+ * (test/fixtures/procfs/job-cgroups/2202) and a rank's NCCL log naming that pid.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { fixturesDir } from "../helpers/fixtures.js";
+import { gpuPod, startPodResourcesServer, type FakePodResources } from "../helpers/pod-resources-server.js";
+import { DMON_H100_LOAD, QUERY_H100, tempDir } from "./env.js";
+
+const COMM = "0x49bbd7790311d5eb";
+const UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864";
+// The H100 capture's GPU 0 (masked identity).
+const UUID = "GPU-00000000-0000-0000-0000-000000000000";
+const PID = 4242;
+
+const agents: RunningAgent[] = [];
+const servers: FakePodResources[] = [];
+afterEach(async () => {
+  for (const a of agents.splice(0)) await a.stop("SIGTERM");
+  for (const s of servers.splice(0)) await s.close();
+});
+
+function procfs(dir: string): string {
+  const root = join(dir, "proc");
+  const p = join(root, String(PID));
+  mkdirSync(p, { recursive: true });
+  writeFileSync(join(p, "cgroup"), readFileSync(join(fixturesDir, "procfs/job-cgroups/2202/cgroup")));
+  writeFileSync(join(p, "status"), `Name:\tpython\nPid:\t${PID}\nNSpid:\t${PID}\n`);
+  writeFileSync(join(p, "stat"), `${PID} (python) S 1 ${PID} ${PID} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n`);
+  return root;
+}
+
+function rankLog(dir: string): string {
+  const logs = join(dir, "nccl");
+  mkdirSync(logs);
+  const host = hostname().split(".")[0] ?? "";
+  writeFileSync(join(logs, `nccl-${host}-${PID}.log`), `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55aa00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 9000 commId ${COMM} - Init COMPLETE\n`);
+  return logs;
+}
+
+describe("job collector end to end", () => {
+  it("serves ringwatch_gpu_job_info and ringwatch_nccl_rank_job_info from the socket, nvidia-smi and cgroups", async () => {
+    const dir = tempDir();
+    const socket = join(dir, "kubelet.sock");
+    servers.push(await startPodResourcesServer(socket, [gpuPod("train", "llama-worker-0", "trainer", [UUID])]));
+    const apps = join(dir, "apps.csv");
+    writeFileSync(apps, `${PID}, ${UUID}, 00000000:00:09.0\n`);
+    const a = await startAgent(
+      [
+        `--collector.gpu.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
+        "--collector.gpu.interval=1s",
+        "--no-collector.infiniband",
+        "--no-collector.gdr",
+        "--no-collector.mtu",
+        `--path.procfs=${procfs(dir)}`,
+        `--collector.nccl.path=${rankLog(dir)}`,
+        "--no-collector.nccl.ras",
+        `--collector.job.pod-resources-socket=${socket}`,
+        `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
+        "--collector.job.interval=1s",
+        "--collector.timeout=3s",
+      ],
+      { FAKE_NVSMI_DMON: DMON_H100_LOAD, FAKE_NVSMI_QUERY: QUERY_H100, FAKE_NVSMI_PACE_MS: "250", FAKE_NVSMI_APPS: apps },
+    );
+    agents.push(a);
+    const text = await eventually(async () => {
+      const t = await a.scrape();
+      return samplesOf(t, "ringwatch_gpu_job_info").length > 0 && samplesOf(t, "ringwatch_nccl_rank_job_info").length > 0 ? t : undefined;
+    }, 20_000);
+    // GPU 0 went to one container and its one process is of that pod: one series with both.
+    expect(samplesOf(text, "ringwatch_gpu_job_info")).toEqual([
+      `ringwatch_gpu_job_info{gpu="0",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
+    ]);
+    // The rank's process, found by its NSpid in procfs, is in that pod's cgroup.
+    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")).toHaveLength(1);
+    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")[0]).toContain(`comm_id="${COMM}",rank="0"`);
+    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")[0]).toContain(`pod_uid="${UID}"`);
+    expect(sample(text, 'ringwatch_job_source_up{source="pod_resources"}')).toBe(1);
+    expect(sample(text, 'ringwatch_job_source_up{source="compute_apps"}')).toBe(1);
+    expect(sample(text, 'ringwatch_collector_success{collector="job"}')).toBe(1);
+  });
+});
