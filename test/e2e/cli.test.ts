@@ -37,7 +37,7 @@ describe("ringwatch --once", () => {
   });
 
   it("runs only the enabled collectors", async () => {
-    const r = await runAgent(["--once", "--no-collector.gpu", "--no-collector.infiniband", "--collector.gdr=false", "--no-collector.nccl", "--no-collector.job", ...fakeFlags(tree.root).filter((f) => f.startsWith("--collector.mtu"))], fakeEnv());
+    const r = await runAgent(["--once", "--no-collector.gpu", "--no-collector.infiniband", "--collector.gdr=false", "--no-collector.nccl", "--no-collector.job", "--no-collector.kmsg", ...fakeFlags(tree.root).filter((f) => f.startsWith("--collector.mtu"))], fakeEnv());
     expect(r.code).toBe(0);
     expect(samplesOf(r.stdout, "ringwatch_collector_success").map((l) => l.split(" ")[0])).toEqual(['ringwatch_collector_success{collector="mtu"}']);
   });
