@@ -10,3 +10,10 @@ export function canonicalBusId(busId: string): string {
   const domain = Number.parseInt(s.slice(0, colon), 16);
   return `${Number.isFinite(domain) ? domain.toString(16) : s.slice(0, colon)}${s.slice(colon)}`;
 }
+
+/** Domain, bus and device of a PCI address in any printed form, the function dropped: the kernel's Xid lines print no function. */
+export function pciSlotKey(addr: string): string {
+  const c = canonicalBusId(addr);
+  const dot = c.lastIndexOf(".");
+  return dot > c.lastIndexOf(":") ? c.slice(0, dot) : c;
+}

@@ -7,7 +7,7 @@
  */
 import { readdir, readFile, readlink } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { canonicalBusId } from "../pci.js";
+import { canonicalBusId, pciSlotKey } from "../pci.js";
 
 /** What the kmsg collector needs from the gpu collector (its identities()), declared here. */
 export interface GpuIndexReadings {
@@ -16,13 +16,6 @@ export interface GpuIndexReadings {
 
 export function isGpuIndexReadings(c: object | undefined): c is GpuIndexReadings {
   return c !== undefined && typeof (c as Partial<GpuIndexReadings>).identities === "function";
-}
-
-/** Domain, bus and device of a PCI address in any printed form; the function is dropped. */
-export function pciSlotKey(addr: string): string {
-  const c = canonicalBusId(addr);
-  const dot = c.lastIndexOf(".");
-  return dot > c.lastIndexOf(":") ? c.slice(0, dot) : c;
 }
 
 /** How long a sysfs listing is trusted before it is read again. */

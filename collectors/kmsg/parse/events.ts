@@ -3,6 +3,7 @@
  * event, or a PCIe bus error on a GPU. Stateful only for the three-line "fallen off the bus" report,
  * so one KernelEvents follows one stream of messages.
  */
+import { pciSlotKey } from "../../pci.js";
 import { parseDevicePrefix } from "./device-prefix.js";
 import { parseNicEvent, type NicEvent } from "./nic.js";
 import { parseSxid, type SxidReport } from "./sxid.js";
@@ -43,10 +44,10 @@ export class KernelEvents {
   }
 
   private line(message: string, atMs: number, out: KernelEvent[]): void {
-    const ev = this.event(message, atMs);
+    const ev = this.event(message);
     if (ev === undefined) return;
     if (ev.kind === "xid" && ev.xid.xid === 79) {
-      const slot = slotOf(ev.xid.pci);
+      const slot = pciSlotKey(ev.xid.pci);
       const last = this.fell.get(slot);
       this.fell.set(slot, atMs);
       if (this.fell.size > 256) this.fell.delete(this.fell.keys().next().value as string);
@@ -56,7 +57,7 @@ export class KernelEvents {
     out.push(ev);
   }
 
-  private event(message: string, _atMs: number): KernelEvent | undefined {
+  private event(message: string): KernelEvent | undefined {
     const lost = this.lost.push(message);
     if (lost !== undefined) return { kind: "xid", xid: lost };
     if (message.indexOf("Xid (") >= 0) {
@@ -79,12 +80,6 @@ export class KernelEvents {
     }
     return undefined;
   }
-}
-
-/** Domain, bus and device, lower case, of an address with or without its function. */
-function slotOf(pci: string): string {
-  const dot = pci.lastIndexOf(".");
-  return dot > pci.lastIndexOf(":") ? pci.slice(0, dot) : pci;
 }
 
 /** `NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.` (no Xid in it). */
