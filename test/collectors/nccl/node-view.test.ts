@@ -36,6 +36,11 @@ describe("node view: a rank's GPU", () => {
 
   it("by NCCL's busId (domain, bus, device and function run together) when there is no nvmlDev", () => {
     expect(ncclBusIdToPci("c8000")).toBe("0:c8:00.0");
+    // Leading zeros dropped: buses below 0x10, as the real capture nccl/02 logs them (`busId 7000`, `busId b000`).
+    expect(ncclBusIdToPci("7000")).toBe("0:07:00.0");
+    expect(ncclBusIdToPci("b000")).toBe("0:0b:00.0");
+    expect(ncclBusIdToPci("10b3a1")).toBe("1:0b:3a.1");
+    expect(ncclBusIdToPci("busy")).toBeUndefined();
     expect(view.gpuFor(rank({ busId: "c8000" }))).toEqual({ gpu: "1", sm: 0, powerW: 69, powerLimitW: 700, fbUsedMiB: 500 });
     expect(view.gpuFor(rank({ busId: "0x1b000" }))).toBeUndefined(); // no such GPU
   });
