@@ -11,6 +11,7 @@ import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
 import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
+import { KernelLines } from "./analyze-kernel.js";
 
 const CHUNK = 4 * 1024 * 1024;
 const MAX_LINE = 16 * 1024 * 1024;
@@ -132,7 +133,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     if (a === "--json") json = true;
     else if (a === "-h" || a === "--help") {
       io.stdout(
-        "usage: ringwatch analyze [--json] FILE|DIR|- ...\n  Reads NCCL_DEBUG / PyTorch logs and PyTorch Flight Recorder dumps of any number of ranks and nodes and prints the verdict.\n",
+        "usage: ringwatch analyze [--json] FILE|DIR|- ...\n  Reads NCCL_DEBUG / PyTorch logs, PyTorch Flight Recorder dumps and kernel logs (dmesg, journalctl -k) of any number of ranks and nodes and prints the verdict.\n",
       );
       return 0;
     } else if (a.startsWith("--")) {
@@ -144,7 +145,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     io.stderr("ringwatch: analyze: no log files given (usage: ringwatch analyze [--json] FILE...)\n");
     return 2;
   }
-  const analysis = new LogAnalysis();
+  const analysis = new LogAnalysis(new KernelLines());
   let files = 0;
   let lines = 0;
   for (const arg of args) {

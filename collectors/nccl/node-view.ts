@@ -5,26 +5,12 @@
 import { hostname, networkInterfaces } from "node:os";
 import { canonicalBusId } from "../pci.js";
 import type { GpuReadings } from "./detect/gpu-readings.js";
+import { ncclBusIdToPci } from "./parse/bus-id.js";
 import { classifyGpu, type GpuReading } from "./detect/gpu-signature.js";
 import type { NodeView } from "./detect/verdict.js";
 import { ProcessIdentity } from "./process-identity.js";
 import type { RasNode } from "./ras-verdict.js";
 import type { ProcessState, RankState } from "./state/model.js";
-
-/**
- * NCCL prints busId as the hex of domain:bus:device.function run together, leading zeros dropped
- * (`c8000` = 0000:c8:00.0, `7000` = 0000:07:00.0).
- */
-export function ncclBusIdToPci(busId: string): string | undefined {
-  const t = busId.trim().toLowerCase().replace(/^0x/, "");
-  if (!/^[0-9a-f]{1,12}$/.test(t)) return undefined;
-  const s = t.padStart(5, "0");
-  const fn = s.slice(-1);
-  const dev = s.slice(-3, -1);
-  const bus = s.slice(-5, -3);
-  const domain = s.slice(0, -5) || "0";
-  return canonicalBusId(`${domain}:${bus}:${dev}.${fn}`);
-}
 
 /** The host name as NCCL prints it (%h and the line header): up to the first dot. */
 export function shortHostname(name = hostname()): string {

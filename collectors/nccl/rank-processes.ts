@@ -7,7 +7,7 @@
 import { canonicalBusId } from "../pci.js";
 import type { ProcessState } from "./state/model.js";
 import type { TrackedState } from "./detect/verdict.js";
-import { ncclBusIdToPci } from "./node-view.js";
+import { ncclBusIdToPci } from "./parse/bus-id.js";
 
 export interface RankProcess {
   /** The communicator key, as the comm_id label. */

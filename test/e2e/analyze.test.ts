@@ -7,6 +7,7 @@ import { fixturesDir } from "../helpers/fixtures.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { rasJson } from "../helpers/ras-json.js";
 import { Scenario, rankStopsBeforeCollective, socketFallback, writeScenario } from "../sim/index.js";
+import { ncclBusIdToPci } from "../../collectors/nccl/parse/bus-id.js";
 import { tempDir } from "./env.js";
 
 const TWO_NODES = { nodes: ["node-a", "node-b"], ranksPerNode: 8, ncclVersion: "2.21.5+cuda12.4" };
@@ -61,6 +62,29 @@ describe("ringwatch analyze", () => {
     const f = report.findings.find((x) => x.kind === "socket_transport");
     expect(f?.processes).toHaveLength(16);
     expect(report.processes.every((p) => p.net === "Socket")).toBe(true);
+  });
+
+  it("ties an Xid in the node's kernel log to the rank that stopped: the hang and its cause", async () => {
+    const dir = tempDir();
+    const sim = new Scenario(TWO_NODES, { faults: [rankStopsBeforeCollective({ rank: 11, atStep: 4, beforeCollIndex: 2 })] });
+    await writeScenario(sim, dir, { durationMs: 30_000, stderr: false });
+    const r11 = sim.topo.ranks[11];
+    // NCCL's busId `2a000` is 0:2a:00.0; the driver prints the slot as 0000:2a:00.
+    const [domain = "", bus = "", devfn = ""] = (ncclBusIdToPci(r11?.dev.busId ?? "") ?? "").split(":");
+    const slot = `${domain.padStart(4, "0")}:${bus}:${devfn.slice(0, 2)}`;
+    // journalctl -k of node-b, as `journalctl -k > dmesg-node-b.txt` saves it (the line's form: kmsg/13 and 08).
+    writeFileSync(join(dir, "dmesg-node-b.txt"), [
+      "Nov 24 02:47:01 node-b kernel: nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing",
+      `Nov 24 02:47:03 node-b kernel: NVRM: Xid (PCI:${slot}): 79, pid=${r11?.pid ?? 0}, name=python, GPU has fallen off the bus.`,
+    ].join("\n") + "\n");
+    const report = JSON.parse((await runAgent(["analyze", "--json", dir])).stdout) as Report;
+    expect(report.findings.filter((f) => f.kind === "rank_behind").map((f) => f.ranks)).toContainEqual([11]);
+    const xid = report.findings.find((f) => f.kind === "gpu_xid");
+    expect(xid).toMatchObject({ severity: "critical", code: 79, action: "reboot_node", host: "node-b", ranks: [11], processes: [`node-b:${r11?.pid ?? 0}`], evidence: [expect.stringMatching(/dmesg-node-b\.txt:2$/)] });
+    // The verdict first (the rank that stopped), its cause second.
+    expect(report.findings.slice(0, 2).map((f) => f.kind)).toEqual(["rank_behind", "gpu_xid"]);
+    const text = (await runAgent(["analyze", dir])).stdout;
+    expect(text).toMatch(/CRITICAL gpu_xid: GPU 0000:[0-9a-f]{2}:00 on node-b reported Xid 79 \(GPU has fallen off the bus; cause: hardware\).* Rank 11 \(node-b:\d+\) runs on this GPU/);
   });
 
   it("reads a real capture file as given (line numbers count its provenance line)", async () => {

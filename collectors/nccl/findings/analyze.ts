@@ -14,6 +14,7 @@ import { transportOf } from "../state/transport.js";
 import { Tracker } from "../state/tracker.js";
 import { commFindings } from "./comm.js";
 import { flightRecorderFindings, processGroupSummaries } from "./flight-recorder.js";
+import { HardwareTally, hardwareFindings, type HardwareEvent } from "./hardware.js";
 import { pytorchFindings } from "./pytorch.js";
 import { pytorchDebugFindings } from "./pytorch-debug.js";
 import { rasFindings, type RasSource } from "./ras.js";
@@ -39,6 +40,15 @@ export interface LogLines {
 }
 
 /**
+ * A reader of the kernel's lines among the logs (Xid, SXid, HCA driver events), given by the caller:
+ * the nccl collector does not read kernel logs itself (agent/analyze-kernel.ts joins collectors/kmsg).
+ */
+export interface HardwareLog {
+  /** The reader of one log, by its name: the events of each line as read (before lines are put back together), numbered from 1. */
+  lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] };
+}
+
+/**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
  * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, and Flight Recorder
  * dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
@@ -49,6 +59,9 @@ export class LogAnalysis {
   private readonly ras: RasSource[] = [];
   private readonly dumps: FrRead[] = [];
   private readonly unwrappers: LineUnwrapper[] = [];
+  private readonly kernel = new HardwareTally();
+
+  constructor(private readonly hardware?: HardwareLog) {}
 
   /**
    * A log read as lines, its name used in evidence (`name:line`). Lines as pasted are first put
@@ -63,12 +76,15 @@ export class LogAnalysis {
       if (ev) t.ingest(ev, { source: name, lineNo });
     });
     this.unwrappers.push(unwrapper);
+    const kernel = this.hardware?.lines(name);
+    const tally = this.kernel;
     let lineNo = 0;
     return {
       line(text: string): void {
         lineNo++;
         unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
+        if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
       },
       skip(n: number): void {
         lineNo += n;
@@ -105,13 +121,13 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
-    return reportOf(this.tracker, this.ras, this.dumps);
+    return reportOf(this.tracker, this.ras, this.dumps, this.kernel);
   }
 }
 
-/** Every line of every log, in order (`\n` ends a line; a last line without one counts). */
-export function analyzeLogs(logs: readonly LogText[]): Report {
-  const a = new LogAnalysis();
+/** Every line of every log, in order (`\n` or `\r\n` ends a line; a last line without one counts). */
+export function analyzeLogs(logs: readonly LogText[], hardware?: HardwareLog): Report {
+  const a = new LogAnalysis(hardware);
   for (const log of logs) {
     if (looksLikeJson(log.text) && a.rasDocument(log.name, log.text)) continue;
     const lines = a.lines(log.name);
@@ -119,7 +135,8 @@ export function analyzeLogs(logs: readonly LogText[]): Report {
     while (i < log.text.length) {
       let nl = log.text.indexOf("\n", i);
       if (nl < 0) nl = log.text.length;
-      lines.line(log.text.slice(i, nl));
+      // CRLF is one line end, as the CLI's reader (LineSplitter) takes it.
+      lines.line(log.text.slice(i, nl > i && log.text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
       i = nl + 1;
     }
   }
@@ -160,8 +177,8 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
-function reportOf(t: Tracker, ras: readonly RasSource[] = [], dumps: readonly FrRead[] = []): Report {
+function reportOf(t: Tracker, ras: readonly RasSource[], dumps: readonly FrRead[], hardware: HardwareTally): Report {
   const fr = analyzeFrDumps(dumps);
-  const findings = sortFindings([...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t.pt), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
+  const findings = sortFindings([...hardwareFindings(t, hardware), ...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t.pt), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
   return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

@@ -10,7 +10,11 @@ export type FindingKind =
   | "nccl_error"
   | "hang_suspected"
   | "rank_missing"
-  | "dump_unreadable";
+  | "dump_unreadable"
+  | "gpu_xid"
+  | "nvswitch_sxid"
+  | "hca_error"
+  | "gpu_pcie_error";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -44,6 +48,13 @@ export interface Finding {
   /** Flight Recorder: what most ranks recorded, and what the ranks of this finding recorded instead. */
   expected?: string;
   found?: string;
+  /** Kernel log: the host the line named, the device as the kernel printed it (PCI address, HCA name). */
+  host?: string;
+  device?: string;
+  /** Kernel log: the Xid or SXid number; an HCA event's kind (`link_down`, ...); the Xid catalogue's action. */
+  code?: number;
+  event?: string;
+  action?: string;
 }
 
 export interface FindingStack {
@@ -95,10 +106,14 @@ const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info
 const KIND_ORDER: FindingKind[] = [
   "rank_behind",
   "rank_missing",
+  "gpu_xid",
+  "nvswitch_sxid",
   "collective_mismatch",
   "hang_suspected",
   "watchdog_timeout",
   "network_error",
+  "hca_error",
+  "gpu_pcie_error",
   "nccl_error",
   "socket_transport",
   "gdr_disabled",

@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import type { GpuCollector } from "../../../collectors/gpu/collector.js";
 import type { GpuReadings, GpuSampleReading, GpuIdentityReading } from "../../../collectors/nccl/detect/gpu-readings.js";
 import { isGpuReadings } from "../../../collectors/nccl/detect/gpu-readings.js";
-import { createNodeView, ncclBusIdToPci } from "../../../collectors/nccl/node-view.js";
+import { createNodeView } from "../../../collectors/nccl/node-view.js";
+import { ncclBusIdToPci } from "../../../collectors/nccl/parse/bus-id.js";
 import type { RankState } from "../../../collectors/nccl/state/model.js";
 
 // The gpu collector offers exactly what the detector declares (a compile-time check: tsc fails when they drift).

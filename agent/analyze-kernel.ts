@@ -1,0 +1,144 @@
+/**
+ * Kernel log lines among the logs given to `ringwatch analyze` (dmesg, syslog, journalctl, pasted
+ * beside the NCCL logs or in files of their own): each event the kmsg collector's parsers find,
+ * with what the Xid catalogue says of it, handed to the analysis as a HardwareEvent
+ * (collectors/nccl/findings/hardware.ts ties it to the ranks of the logs).
+ */
+import type { HardwareLog } from "../collectors/nccl/findings/analyze.js";
+import type { HardwareEvent } from "../collectors/nccl/findings/hardware.js";
+import type { Severity } from "../collectors/nccl/findings/report.js";
+import type { KernelEvent } from "../collectors/kmsg/parse/events.js";
+import type { NicEventKind } from "../collectors/kmsg/parse/nic.js";
+import { recoveryActionOf } from "../collectors/kmsg/parse/xid.js";
+import { PastedKernelLog } from "../collectors/kmsg/pasted.js";
+import { XID_CATALOGUE, type XidAction } from "../collectors/kmsg/xid-catalogue.js";
+
+/** The driver's words quoted in a summary, at most this long. */
+const MAX_QUOTE = 120;
+
+const XID_ADVICE: Record<XidAction, string> = {
+  none: "No action on the GPU by itself: it is informational or follows another error.",
+  restart_job: "The job that hit it failed or must restart; the GPU itself is fine unless it repeats.",
+  reset_gpu: "Reset the GPU (nvidia-smi -r, or reboot the node) before it runs a job again.",
+  reboot_node: "Reboot the node: the GPU is gone until then.",
+  drain_node: "Drain the node: the GPU needs hardware or firmware service (run NVIDIA's field diagnostics).",
+};
+
+const XID_SEVERITY: Record<XidAction, Severity> = {
+  none: "info",
+  restart_job: "warning",
+  reset_gpu: "critical",
+  reboot_node: "critical",
+  drain_node: "critical",
+};
+
+const NIC: Record<Exclude<NicEventKind, "link_up">, { severity: Severity; what: string; advice: string }> = {
+  link_down: { severity: "warning", what: "link down", advice: "The port lost its link: NCCL connections over it fail or stall. Check the cable, the transceiver and the switch port." },
+  firmware_error: { severity: "critical", what: "a firmware fault", advice: "The HCA's firmware reported a fault: traffic through it stops until the device is reset (a reboot, or mlxfwreset); drain the node if it repeats." },
+  command_error: { severity: "warning", what: "a failed firmware command", advice: "A driver command to the firmware failed: harmless alone (an unsupported register), a sign of a sick device when many follow." },
+  pcie_error_corrected: { severity: "info", what: "corrected PCIe errors", advice: "Harmless one by one; a flood points at a failing link, riser or slot." },
+  pcie_error_uncorrected: { severity: "critical", what: "uncorrected PCIe errors", advice: "Traffic through this HCA is unreliable: reseat or replace it, and check the slot." },
+  tx_timeout: { severity: "warning", what: "a transmit timeout", advice: "The Ethernet side of the HCA stopped sending: RoCE traffic stalls until the driver recovers the queue." },
+  module_event: { severity: "info", what: "a cable or module event", advice: "The cable or transceiver changed state (unplugged, or a module error)." },
+  insufficient_power: { severity: "warning", what: "insufficient slot power", advice: "The PCIe slot gives the HCA less power than it needs: it may throttle or fail." },
+  probe_failed: { severity: "critical", what: "a failed probe", advice: "The driver could not bring the HCA up: NCCL cannot use it (it falls back to another HCA, or to sockets)." },
+};
+
+function quote(s: string): string {
+  const t = s.trim();
+  return t.length > MAX_QUOTE ? `"${t.slice(0, MAX_QUOTE)}..."` : `"${t}"`;
+}
+
+/** The analysis' view of one kernel event; undefined for news that is no finding (a link coming up). */
+export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: string): HardwareEvent | undefined {
+  const base = host !== undefined ? { host, where } : { where };
+  switch (ev.kind) {
+    case "xid": {
+      const x = ev.xid;
+      const entry = XID_CATALOGUE.get(x.xid);
+      const out: HardwareEvent = {
+        ...base,
+        kind: "gpu_xid",
+        severity: entry !== undefined ? XID_SEVERITY[entry.action] : "warning",
+        device: x.pci,
+        subject: `GPU ${x.pci}`,
+        gpuPci: x.pci,
+        code: x.xid,
+        title: `Xid ${x.xid} (${entry !== undefined ? `${entry.meaning}; cause: ${entry.cause}` : "not in NVIDIA's Xid catalogue"})${x.detail !== "" ? `: ${quote(x.detail)}` : ""}`,
+        advice: entry !== undefined ? XID_ADVICE[entry.action] : "Look it up in NVIDIA's Xid catalogue for this driver.",
+      };
+      if (entry !== undefined) out.action = entry.action;
+      if (entry?.action === "restart_job") out.severityOnRank = "critical";
+      const recovery = recoveryActionOf(x);
+      if (recovery !== undefined) {
+        out.severity = recovery === 0 ? "info" : "critical";
+        out.advice = recovery === 0 ? "The driver says no recovery is needed any more." : "The driver asks for this recovery action before the GPU runs jobs again (ringwatch_gpu_recovery_action, live).";
+      }
+      if (x.pid !== undefined) out.pid = x.pid;
+      if (x.name !== undefined) out.processName = x.name;
+      return out;
+    }
+    case "sxid": {
+      const s = ev.sxid;
+      return {
+        ...base,
+        kind: "nvswitch_sxid",
+        severity: s.fatal ? "critical" : "warning",
+        device: s.pci,
+        subject: s.nvswitch !== undefined ? `NVSwitch ${s.nvswitch} (PCI ${s.pci})` : `NVSwitch ${s.pci}`,
+        code: s.sxid,
+        title: `${s.fatal ? "fatal" : "non-fatal"} SXid ${s.sxid}${s.link !== undefined ? ` on link ${s.link}` : ""}: ${quote(s.detail)}`,
+        advice: s.fatal
+          ? "A fatal NVSwitch error: the NVLink fabric of this node must be reset (reboot, or reset the fabric partition); the jobs across it fail until then."
+          : "NVLink traffic through the switch hit an error it survived; repeats, or Xid 74 / 144-150 on the GPUs, mean a link to service.",
+      };
+    }
+    case "nic": {
+      const n = ev.nic;
+      if (n.kind === "link_up") return undefined;
+      const k = NIC[n.kind];
+      const name = n.name !== undefined ? `${n.name} (PCI ${n.pci})` : n.pci;
+      const out: HardwareEvent = {
+        ...base,
+        kind: "hca_error",
+        severity: k.severity,
+        device: n.name ?? n.pci,
+        subject: `HCA ${name}${n.port !== undefined ? ` port ${n.port}` : ""}`,
+        event: n.kind,
+        title: `${k.what} (${n.driver}): ${quote(n.text)}`,
+        advice: k.advice,
+      };
+      if (n.name !== undefined) out.hca = n.name;
+      return out;
+    }
+    case "gpu_pcie":
+      return {
+        ...base,
+        kind: "gpu_pcie_error",
+        severity: ev.pcie.severity === "uncorrected" ? "critical" : "info",
+        device: ev.pcie.pci,
+        subject: `GPU ${ev.pcie.pci}`,
+        gpuPci: ev.pcie.pci,
+        event: ev.pcie.severity,
+        title: `${ev.pcie.severity} PCIe bus errors: ${quote(ev.pcie.text)}`,
+        advice: ev.pcie.severity === "uncorrected" ? "The GPU's PCIe link is failing: expect Xid 79 next; reseat or replace the GPU or riser." : "Harmless one by one; a flood points at a failing link or riser.",
+      };
+  }
+}
+
+/** The kernel lines of each log given to analyze, one PastedKernelLog per log. */
+export class KernelLines implements HardwareLog {
+  lines(name: string): { line(text: string, lineNo: number): HardwareEvent[] } {
+    const log = new PastedKernelLog();
+    return {
+      line(text: string, lineNo: number): HardwareEvent[] {
+        const out: HardwareEvent[] = [];
+        for (const p of log.line(text)) {
+          const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
+          if (h !== undefined) out.push(h);
+        }
+        return out;
+      },
+    };
+  }
+}

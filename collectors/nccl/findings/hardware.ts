@@ -1,0 +1,162 @@
+/**
+ * Offline findings from kernel log lines pasted beside the NCCL logs: an Xid on a GPU, an SXid on
+ * an NVSwitch, an HCA driver event, a PCIe error on a GPU. What each event means comes in from the
+ * reader of kernel lines (agent/analyze-kernel.ts, over collectors/kmsg), as HardwareEvent; here
+ * the events are grouped and tied to the ranks of these logs: by the pid the driver named, by the
+ * GPU's PCI address (NCCL's busId), by the HCA name (NET/IB's `Using` list), on the host the
+ * line's prefix named.
+ */
+import { pciSlotKey } from "../../pci.js";
+import type { TrackedState } from "../detect/verdict.js";
+import { ncclBusIdToPci } from "../parse/bus-id.js";
+import type { ProcessState } from "../state/model.js";
+import { ranksOf } from "./procs.js";
+import { rankList, uniq, type Finding, type Severity } from "./report.js";
+
+export type HardwareKind = "gpu_xid" | "nvswitch_sxid" | "hca_error" | "gpu_pcie_error";
+
+export interface HardwareEvent {
+  kind: HardwareKind;
+  severity: Severity;
+  /** Severity when the event is on the GPU or process of a rank of these logs (it broke that rank). */
+  severityOnRank?: Severity;
+  /** The host the kernel line's prefix named. */
+  host?: string;
+  /** What the kernel printed to name the device: a PCI address, an HCA name. */
+  device: string;
+  /** `the GPU at PCI 0000:3b:00`, `HCA mlx5_5 (PCI 0000:ab:00.0) port 1`: the subject of the summary. */
+  subject: string;
+  /** A GPU's PCI address, to find the ranks on it (NCCL's busId). */
+  gpuPci?: string;
+  /** An RDMA device name, to find the ranks whose NET/IB uses it. */
+  hca?: string;
+  /** The process the driver named (Xid `pid=`, `name=`). */
+  pid?: number;
+  processName?: string;
+  /** Xid or SXid number. */
+  code?: number;
+  /** An HCA event's kind (`link_down`, `firmware_error`, ...). */
+  event?: string;
+  /** The usual action (Xid catalogue: none, restart_job, reset_gpu, reboot_node, drain_node). */
+  action?: string;
+  /** `Xid 79 (GPU has fallen off the bus; cause: hardware)`. */
+  title: string;
+  /** What to do, a sentence. */
+  advice: string;
+  /** `file:line`. */
+  where: string;
+}
+
+/** Up to this many lines are cited per finding. */
+const MAX_EVIDENCE = 5;
+/** Findings kept at most (a kernel log of a whole fleet): the first 1,000 devices and codes. */
+const MAX_GROUPS = 1_000;
+
+interface HardwareGroup {
+  first: HardwareEvent;
+  count: number;
+  where: string[];
+  pids: Set<number>;
+  names: Set<string>;
+}
+
+/** The events of the kernel lines read so far, one group per kind, host, device, code and HCA event: bounded. */
+export class HardwareTally {
+  readonly groups = new Map<string, HardwareGroup>();
+
+  add(e: HardwareEvent): void {
+    const key = `${e.kind}|${(e.host ?? "").toLowerCase()}|${e.device}|${e.code ?? ""}|${e.event ?? ""}`;
+    let g = this.groups.get(key);
+    if (g === undefined) {
+      if (this.groups.size >= MAX_GROUPS) return;
+      g = { first: e, count: 0, where: [], pids: new Set(), names: new Set() };
+      this.groups.set(key, g);
+    }
+    g.count++;
+    if (g.where.length < MAX_EVIDENCE) g.where.push(e.where);
+    if (e.pid !== undefined && g.pids.size < 16) g.pids.add(e.pid);
+    if (e.processName !== undefined && g.names.size < 16) g.names.add(e.processName);
+  }
+}
+
+/** One finding per group, in the order first seen. */
+export function hardwareFindings(state: TrackedState, tally: HardwareTally): Finding[] {
+  const procs = [...state.processes.values()];
+  return [...tally.groups.values()].map((g) => finding(state, procs, g));
+}
+
+function finding(state: TrackedState, procs: readonly ProcessState[], g: HardwareGroup): Finding {
+  const e = g.first;
+  const on = onHost(procs, e.host);
+  const pids = [...g.pids];
+  const names = [...g.names];
+  const byPid = on.procs.filter((p) => g.pids.has(p.pid));
+  const byDevice = deviceUsers(state, on.procs, e);
+  const matched = uniq([...byPid, ...byDevice]);
+  const oneHostKnown = on.known || uniq(procs.map((p) => short(p.host))).length <= 1;
+  const mine = (oneHostKnown ? matched : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const ranks = ranksOf(state, mine);
+  const where = e.host !== undefined ? ` on ${e.host}` : "";
+  const times = g.count === 1 ? "" : `, ${g.count} times`;
+  let text = `${e.subject}${where} reported ${e.title}${times} (first at ${e.where}). ${e.advice}`;
+  if (pids.length > 0) text += ` The driver named pid ${pids.slice(0, 4).join(", ")}${names.length > 0 ? ` (${names.slice(0, 3).join(", ")})` : ""}.`;
+  if (mine.length > 0) {
+    const who = mine.slice(0, 4).map((p) => p.key).join(", ") + (mine.length > 4 ? ` and ${mine.length - 4} more` : "");
+    const one = ranks.length === 1 || (ranks.length === 0 && mine.length === 1);
+    const use = e.kind === "hca_error" ? `${one ? "uses" : "use"} it for NCCL's network` : e.kind === "nvswitch_sxid" ? `${one ? "runs" : "run"} on that node` : `${one ? "runs" : "run"} on this GPU`;
+    text += ranks.length > 0 ? ` Rank${one ? "" : "s"} ${rankList(ranks)} (${who}) ${use}: a hang or a rank behind in these logs may start here.` : ` ${who} ${use}.`;
+  } else if (matched.length > 0) {
+    const theirs = ranksOf(state, matched);
+    text += ` The kernel lines name no host; rank${theirs.length === 1 ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} use a device at this address: give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
+  }
+  const f: Finding = {
+    kind: e.kind,
+    severity: mine.length > 0 && e.severityOnRank !== undefined ? e.severityOnRank : e.severity,
+    summary: text,
+    ranks,
+    processes: mine.map((p) => p.key),
+    comm_id: null,
+    evidence: g.where,
+    count: g.count,
+    device: e.device,
+  };
+  if (e.host !== undefined) f.host = e.host;
+  if (e.code !== undefined) f.code = e.code;
+  if (e.event !== undefined) f.event = e.event;
+  if (e.action !== undefined) f.action = e.action;
+  return f;
+}
+
+/** NCCL prints the host name up to its first dot; syslog may print it whole. */
+function short(host: string): string {
+  const dot = host.indexOf(".");
+  return (dot < 0 ? host : host.slice(0, dot)).toLowerCase();
+}
+
+/** The processes of the event's host; all of them when the line named none. */
+function onHost(procs: readonly ProcessState[], host: string | undefined): { procs: ProcessState[]; known: boolean } {
+  if (host === undefined) return { procs: [...procs], known: false };
+  const h = short(host);
+  return { procs: procs.filter((p) => short(p.host) === h), known: true };
+}
+
+/** Processes with a rank on the event's GPU, or whose NET/IB uses the event's HCA. */
+function deviceUsers(state: TrackedState, procs: readonly ProcessState[], e: HardwareEvent): ProcessState[] {
+  if (e.gpuPci !== undefined) {
+    const slot = pciSlotKey(e.gpuPci);
+    const keys = new Set(procs.map((p) => p.key));
+    const hit = new Set<string>();
+    for (const c of state.comms.values()) {
+      for (const r of c.ranks.values()) {
+        if (!keys.has(r.processKey) || r.busId === undefined) continue;
+        const pci = ncclBusIdToPci(r.busId);
+        if (pci !== undefined && pciSlotKey(pci) === slot) hit.add(r.processKey);
+      }
+    }
+    return procs.filter((p) => hit.has(p.key));
+  }
+  if (e.hca !== undefined) return procs.filter((p) => p.ibDevices.some((d) => d.device === e.hca));
+  // An NVSwitch joins every GPU of its node (its tray, on NVL72 racks).
+  if (e.kind === "nvswitch_sxid") return [...procs];
+  return [];
+}

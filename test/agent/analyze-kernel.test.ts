@@ -1,0 +1,103 @@
+/**
+ * `ringwatch analyze` on kernel lines: the real captures of test/fixtures/kmsg read as a user
+ * pastes them, and kernel lines beside the real NCCL log nccl/02 (4 nodes, 8 ranks), where an
+ * event is tied to the rank on the GPU, process or HCA it names.
+ */
+import { describe, expect, it } from "vitest";
+import { KernelLines } from "../../agent/analyze-kernel.js";
+import { analyzeLogs } from "../../collectors/nccl/findings/analyze.js";
+import type { Finding } from "../../collectors/nccl/findings/report.js";
+import { listFixtures, readFixtureRaw } from "../helpers/fixtures.js";
+
+const kmsg = listFixtures("kmsg", ".txt");
+const nccl02 = listFixtures("nccl", ".log").find((f) => f.startsWith("02-")) ?? "";
+
+function analyzeCapture(prefix: string): Finding[] {
+  const f = kmsg.find((x) => x.startsWith(prefix)) ?? "";
+  return analyzeLogs([{ name: f, text: readFixtureRaw(`kmsg/${f}`) }], new KernelLines()).findings;
+}
+
+/** nccl/02 and a kernel log beside it. */
+function withNccl(kernel: string[]): Finding[] {
+  return analyzeLogs([{ name: "nccl.log", text: readFixtureRaw(`nccl/${nccl02}`) }, { name: "dmesg.txt", text: kernel.join("\n") }], new KernelLines()).findings;
+}
+
+const brief = (f: Finding): string => `${f.severity} ${f.kind} ${f.device ?? ""} ${f.code ?? f.event ?? ""} x${f.count ?? 0}${f.host !== undefined ? ` @${f.host}` : ""}`;
+
+describe("analyze: kernel log captures as pasted", () => {
+  it("a GPU lost at probe (three dmesg rows, no Xid printed): reboot the node", () => {
+    const [f, ...rest] = analyzeCapture("01-");
+    expect(rest).toEqual([]);
+    expect(f).toMatchObject({ kind: "gpu_xid", severity: "critical", code: 79, action: "reboot_node", device: "0000:b3:00.0", count: 1, ranks: [], processes: [] });
+    expect(f?.evidence).toEqual(["01-xid79-fallen-off-bus-multiline-nvsentinel-issue155.txt:4"]);
+    expect(f?.summary).toMatch(/^GPU 0000:b3:00\.0 reported Xid 79 \(GPU has fallen off the bus; cause: hardware\).*Reboot the node/);
+  });
+
+  it("journalctl lines: the host, the pid and the repeat count; an application's Xid is a warning", () => {
+    expect(analyzeCapture("13-").map(brief)).toEqual(["warning gpu_xid 0000:c1:00 31 x2 @zeus"]);
+    expect(analyzeCapture("13-")[0]?.summary).toContain("The driver named pid 12890.");
+  });
+
+  it("GB200: the recovery action of Xid 154 is critical, NVLink5 Xid 149 a warning, one finding per GPU and code", () => {
+    expect(analyzeCapture("18-").map(brief)).toEqual([
+      "critical gpu_xid 0009:01:00 154 x1",
+      "critical gpu_xid 0019:01:00 154 x1",
+      "critical gpu_xid 0018:01:00 154 x1",
+      "critical gpu_xid 0008:01:00 154 x1",
+      "warning gpu_xid 0009:01:00 149 x3",
+      "warning gpu_xid 0008:01:00 149 x2",
+    ]);
+  });
+
+  it("an NVSwitch SXid, HCA driver events and GPU PCIe errors", () => {
+    expect(analyzeCapture("05-").map(brief)).toEqual(["warning nvswitch_sxid 0000:04:00.0 22013 x3"]);
+    expect(analyzeCapture("21-").map(brief)).toEqual(["warning hca_error 0000:d2:00.0 command_error x1 @node1"]);
+    expect(analyzeCapture("24-").map(brief)).toEqual(["critical hca_error 0000:03:00.0 probe_failed x1"]);
+    expect(analyzeCapture("16-").map(brief)).toEqual(["info gpu_pcie_error 0000:07:00.0 corrected x1 @bubz"]);
+  });
+
+  it("news is no finding: a link coming up, a cable plugged in, lines without an event", () => {
+    for (const p of ["02-", "22-", "23-", "09-"]) expect(analyzeCapture(p), p).toEqual([]);
+  });
+});
+
+describe("analyze: kernel lines beside NCCL logs", () => {
+  // Rank 0 is gpu34:34088 on busId 7000 (0000:07:00.0); rank 6 is gpu41:3928 on the same address.
+  const xid79 = (prefix: string, pid: number) => `${prefix}NVRM: Xid (PCI:0000:07:00): 79, pid=${pid}, GPU has fallen off the bus.`;
+
+  it("names the rank on the GPU of an Xid on the host its prefix names", () => {
+    const f = withNccl([xid79("Nov 24 02:47:01 gpu34 kernel: [171167.620236] ", 4242)]).find((x) => x.kind === "gpu_xid");
+    expect(f).toMatchObject({ severity: "critical", ranks: [0], processes: ["gpu34:34088"], host: "gpu34", evidence: ["dmesg.txt:1"] });
+    expect(f?.summary).toContain("Rank 0 (gpu34:34088) runs on this GPU");
+  });
+
+  it("names the process by the pid the driver printed, on that host", () => {
+    // A pid on gpu41 that is rank 7 (0000:88:00.0), on a GPU address no rank of gpu41 uses.
+    const f = withNccl(["Nov 24 02:47:01 gpu41 kernel: NVRM: Xid (PCI:0000:b3:00): 31, pid=3929, name=python, Ch 0000000a, intr 00000000. MMU Fault"]).find((x) => x.kind === "gpu_xid");
+    // Xid 31 is the application's (restart the job): critical once it is a rank's of these logs.
+    expect(f).toMatchObject({ severity: "critical", code: 31, action: "restart_job", ranks: [7], processes: ["gpu41:3929"] });
+  });
+
+  it("without a host, an address several nodes use names no rank, and says which could be", () => {
+    const f = withNccl([xid79("[171167.620236] ", 4242)]).find((x) => x.kind === "gpu_xid");
+    expect(f).toMatchObject({ severity: "critical", ranks: [], processes: [] });
+    expect(f?.summary).toContain("The kernel lines name no host; ranks 0,6 on gpu34, gpu41 use a device at this address");
+  });
+
+  it("an application's Xid on no rank of these logs stays a warning", () => {
+    const f = withNccl(["Nov 24 02:47:01 gpu34 kernel: NVRM: Xid (PCI:0000:b3:00): 31, pid=1, name=other, Ch 0000000a"]).find((x) => x.kind === "gpu_xid");
+    expect(f).toMatchObject({ severity: "warning", ranks: [], processes: [] });
+  });
+
+  it("an HCA link down names the ranks whose NET/IB uses it", () => {
+    const f = withNccl(["Nov 24 02:47:01 gpu41 kernel: mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link DOWN"]).find((x) => x.kind === "hca_error");
+    expect(f).toMatchObject({ severity: "warning", event: "link_down", device: "mlx5_0", ranks: [6, 7], processes: ["gpu41:3928", "gpu41:3929"] });
+    expect(f?.summary).toMatch(/^HCA mlx5_0 \(PCI 0000:0c:00\.0\) port 1 on gpu41 reported link down/);
+    expect(withNccl(["Nov 24 02:47:01 gpu41 kernel: mlx5_core 0000:0c:00.0 mlx5_7: Port: 1 Link DOWN"]).find((x) => x.kind === "hca_error")?.ranks).toEqual([]);
+  });
+
+  it("the hardware verdict comes before the transport's", () => {
+    const all = withNccl([xid79("Nov 24 02:47:01 gpu34 kernel: ", 4242)]);
+    expect(all[0]?.kind).toBe("gpu_xid");
+  });
+});
