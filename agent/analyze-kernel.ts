@@ -87,7 +87,7 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
         device: s.pci,
         subject: s.nvswitch !== undefined ? `NVSwitch ${s.nvswitch} (PCI ${s.pci})` : `NVSwitch ${s.pci}`,
         code: s.sxid,
-        title: `${s.fatal ? "fatal" : "non-fatal"} SXid ${s.sxid}${s.link !== undefined ? ` on link ${s.link}` : ""}: ${quote(s.detail)}`,
+        title: `${s.fatal ? "fatal" : "non-fatal"} SXid ${s.sxid}: ${quote(s.detail)}`,
         advice: s.fatal
           ? "A fatal NVSwitch error: the NVLink fabric of this node must be reset (reboot, or reset the fabric partition); the jobs across it fail until then."
           : "NVLink traffic through the switch hit an error it survived; repeats, or Xid 74 / 144-150 on the GPUs, mean a link to service.",

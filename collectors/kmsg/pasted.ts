@@ -5,6 +5,7 @@
  *   Nov 29 11:28:11 zeus kernel: NVRM: Xid (PCI:0000:c1:00): 31, ...            host zeus
  *   2026-11-24T02:47:01.123+00:00 node7 kernel: [ 12.3] NVRM: Xid ...            host node7
  *   node7: [ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, ...                      host node7
+ *   192.168.11.119: kern: warning: [2026-04-22T21:26:20.599Z]: NVRM: Xid ...         host 192.168.11.119 (talosctl)
  *   [ 1843.308145] NVRM: ...   kern  :err   : ... nvidia-nvswitch1: SXid ...     no host
  * One PastedKernelLog reads one file: the three-line "fallen off the bus" report is kept across
  * lines, and dmesg's indented continuation lines take the host of the line they continue.
@@ -63,6 +64,7 @@ export function pastedHost(line: string): string | undefined {
 
 function isHostName(s: string): boolean {
   if (s.length === 0 || s.length > 63 || NOT_HOSTS.has(s.toLowerCase())) return false;
+  if (isIpv4(s)) return true; // talosctl dmesg: `192.168.11.119: kern: warning: [...]: NVRM: ...`
   let letter = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -74,4 +76,9 @@ function isHostName(s: string): boolean {
   }
   const first = s.charCodeAt(0);
   return letter && first !== 45 && first !== 46;
+}
+
+function isIpv4(s: string): boolean {
+  const parts = s.split(".");
+  return parts.length === 4 && parts.every((p) => p.length >= 1 && p.length <= 3 && /^\d+$/.test(p) && Number(p) <= 255);
 }

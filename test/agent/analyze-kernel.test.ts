@@ -56,6 +56,28 @@ describe("analyze: kernel log captures as pasted", () => {
     expect(analyzeCapture("16-").map(brief)).toEqual(["info gpu_pcie_error 0000:07:00.0 corrected x1 @bubz"]);
   });
 
+  it("a fatal SXid on three NVSwitches after a GPU fell off the bus (kmsg/25): critical, one finding per switch", () => {
+    expect(analyzeCapture("25-").map(brief)).toEqual([
+      "critical gpu_xid 0000:91:00 79 x1",
+      "critical nvswitch_sxid 0000:06:00.0 20034 x1",
+      "critical nvswitch_sxid 0000:05:00.0 20034 x2",
+      "critical nvswitch_sxid 0000:07:00.0 20034 x1",
+    ]);
+    expect(analyzeCapture("25-")[2]?.summary).toMatch(/^NVSwitch 0 \(PCI 0000:05:00\.0\) reported fatal SXid 20034: "Link 63 LTSSM Fault Up", 2 times/);
+  });
+
+  it("talosctl dmesg (kmsg/36): the node's address is the host; an NVLink Xid 74 and the recovery the driver asks for are critical", () => {
+    expect(analyzeCapture("36-").map(brief)).toEqual([
+      "critical gpu_xid 0000:48:00 74 x1 @192.168.11.119",
+      "critical gpu_xid 0000:48:00 154 x1 @192.168.11.119",
+      "info gpu_xid 0000:48:00 45 x2 @192.168.11.119",
+    ]);
+  });
+
+  it("an HCA's firmware fault, once per PCI function and not per row of its health dump (kmsg/27)", () => {
+    expect(analyzeCapture("27-").map(brief)).toEqual(["0", "2", "3", "4", "1", "5"].map((fn) => `critical hca_error 0000:0d:00.${fn} firmware_error x1`));
+  });
+
   it("news is no finding: a link coming up, a cable plugged in, lines without an event", () => {
     for (const p of ["02-", "22-", "23-", "09-"]) expect(analyzeCapture(p), p).toEqual([]);
   });

@@ -8,7 +8,11 @@
  *   mlx5_core 0000:ab:00.0 ens1f0np0: TX timeout detected
  *   mlx5_core 0000:ab:00.0: mlx5_pcie_event:...: Detected insufficient power on the PCIe slot (27W).
  *   mlx5_core 0000:ab:00.0: Port module event: module 0, Cable unplugged
- * Each kind is a fixed phrase looked up with indexOf, so a flood costs a few scans per line.
+ *   mlx5_core 0004:01:00.0: mlx5_pci_err_detected Device state = 1 ... Enter, pci channel state = 2
+ * Each kind is a fixed phrase looked up with indexOf, so a flood costs a few scans per line. One
+ * incident counts once: the health dump's rows after `health compromised` / `Fatal error N detected`
+ * (`assert_var[0]`, `synd`, ...) and the per-queue rows after `TX timeout detected` are not events
+ * (real captures kmsg/27, 30).
  */
 import { parseDevicePrefix } from "./device-prefix.js";
 
@@ -49,7 +53,6 @@ const PHRASES: readonly (readonly [string, NicEventKind])[] = [
   ["Fatal error", "firmware_error"],
   ["fw_fatal", "firmware_error"],
   ["health poll failed", "firmware_error"],
-  ["assert_var", "firmware_error"],
   ["FW fatal", "firmware_error"],
   ["firmware error", "firmware_error"],
   ["mlx5_cmd_out_err", "command_error"],
@@ -57,8 +60,9 @@ const PHRASES: readonly (readonly [string, NicEventKind])[] = [
   ["mlx5_load_one failed", "probe_failed"],
   ["severity=Correct", "pcie_error_corrected"],
   ["severity=Uncorrected", "pcie_error_uncorrected"],
-  ["TX timeout", "tx_timeout"],
-  ["tx_timeout", "tx_timeout"],
+  ["mlx5_pci_err_detected", "pcie_error_uncorrected"],
+  ["TX timeout detected", "tx_timeout"],
+  ["mlx5e_tx_timeout", "tx_timeout"],
   ["Port module event", "module_event"],
   ["insufficient power", "insufficient_power"],
 ];
@@ -72,6 +76,8 @@ export function parseNicEvent(line: string): NicEvent | undefined {
       if (p.text.indexOf(phrase) < 0) continue;
       // "Port module event: module 0, Cable plugged" is a cable coming back: not an event.
       if (kind === "module_event" && p.text.indexOf("Cable plugged") >= 0) return undefined;
+      // The AER callback prints "... Enter, pci channel state = N" and, once recovered or not, "... Exit, result = N": one error.
+      if (phrase === "mlx5_pci_err_detected" && p.text.indexOf(" Enter") < 0) return undefined;
       const ev: NicEvent = { driver, pci: p.pci, kind, text: p.text };
       if (p.name !== undefined) ev.name = p.name;
       const port = portNumber(p.text);

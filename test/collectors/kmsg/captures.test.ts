@@ -57,6 +57,26 @@ const EXPECTED: Record<string, string[]> = {
   "22-": [], // a cable plugged in and sufficient slot power: news, not events
   "23-": [], // GSP heartbeat lines without an Xid
   "24-": ["nic probe_failed 0000:03:00.0"],
+  // The Xid 79 and the driver's own line about the same fall count once; only SXid lines that say Fatal count.
+  "25-": ["xid 79 0000:91:00", "sxid 20034 fatal nvswitch1 link48", "sxid 20034 fatal nvswitch0 link63", "sxid 20034 fatal nvswitch2 link37", "sxid 20034 fatal nvswitch0 link62"],
+  "26-": [...times(16, "xid 13 0000:38:00"), "xid 43 0000:38:00"],
+  // One per `health compromised`, not per row of the health dump that follows it.
+  "27-": ["nic firmware_error 0000:0d:00.0", "nic firmware_error 0000:0d:00.2", "nic firmware_error 0000:0d:00.3", "nic firmware_error 0000:0d:00.4", "nic firmware_error 0000:0d:00.1", "nic firmware_error 0000:0d:00.5"],
+  // The AER callback's Enter, not its Exit; the root port's own AER rows are not the HCA's.
+  "28-": ["nic pcie_error_uncorrected 0004:01:00.0", "nic firmware_error 0004:01:00.1", "nic pcie_error_uncorrected 0004:01:00.1"],
+  "29-": ["nic firmware_error 0000:bb:00.0"],
+  "30-": ["nic tx_timeout 0000:13:00.1 eth1"], // not again for `TX timeout on queue: 19, ...`
+  "31-": ["nic module_event 0000:08:00.0"],
+  "32-": ["nic insufficient_power 0000:5c:00.0"],
+  "33-": ["xid 63 0000:10:1c", "xid 64 0000:90:1c"],
+  "34-": ["xid 79 0000:06:00"],
+  "35-": ["xid 120 0000:01:00"],
+  "36-": ["xid 45 0000:48:00", "xid 45 0000:48:00", "xid 74 0000:48:00", "xid 154 0000:48:00"],
+  "37-": ["xid 69 0000:01:00", "xid 62 0000:01:00"],
+  "38-": ["nic firmware_error 0000:01:00.0", "nic pcie_error_corrected 0000:01:00.0", "nic pcie_error_corrected 0000:01:00.1"],
+  "39-": times(3, "nic command_error 0000:01:00.2"),
+  "40-": [], // raw /dev/kmsg records of acpi and pci_bus
+  "41-": [], // a pcieport record, no event of a GPU or HCA
 };
 
 const files = listFixtures("kmsg", ".txt");
@@ -68,7 +88,7 @@ function eventsOf(lines: readonly string[]): KernelEvent[] {
 
 describe("kernel log captures", () => {
   it("every capture has an expectation", () => {
-    expect(files.length).toBe(24);
+    expect(files.length).toBe(41);
     for (const f of files) expect(Object.keys(EXPECTED).some((p) => f.startsWith(p)), f).toBe(true);
   });
 

@@ -29,7 +29,7 @@ describe("PastedKernelLog", () => {
       expect(pasted(lines).map((e) => e.event), f).toEqual(want);
       total += want.length;
     }
-    expect(total).toBe(72); // the sum of what test/collectors/kmsg/captures.test.ts expects of each capture
+    expect(total).toBe(123); // the sum of what test/collectors/kmsg/captures.test.ts expects of each capture
   });
 
   it("takes the host from syslog and journalctl prefixes", () => {
@@ -37,6 +37,14 @@ describe("PastedKernelLog", () => {
     expect(uniqHosts(capture("16-"))).toEqual(["bubz"]); // ... bubz kernel: [68185.875052] pcieport ...
     expect(uniqHosts(capture("21-"))).toEqual(["node1"]);
     expect(uniqHosts(capture("02-"))).toEqual(["000-000-00000-1-gpu-1"]);
+    expect(uniqHosts(capture("32-"))).toEqual(["ny2g1r12hh2"]); // > [Sun Dec  1 14:54:40 2024] ny2g1r12hh2 kernel: mlx5_core ...
+    expect(uniqHosts(capture("33-"))).toEqual(["ip-26-0-146-100", "ip-26-0-147-135"]); // inside an alert's text
+    expect(uniqHosts(capture("37-"))).toEqual(["fedora-box"]);
+  });
+
+  it("takes the node address talosctl dmesg puts first", () => {
+    expect(uniqHosts(capture("36-"))).toEqual(["192.168.11.119"]);
+    expect(pastedHost("999.1.1.1: kern: warning: [2026-04-22T21:26:20.599488292Z]: NVRM: Xid")).toBeUndefined();
   });
 
   it("names no host for dmesg's own forms (timestamps, --decode, a bare kernel: prefix)", () => {

@@ -1,4 +1,4 @@
-/** /dev/kmsg and journal records: the real raw records of fixture 09, and each envelope's edge cases. */
+/** /dev/kmsg and journal records: the real raw records of fixtures 09, 40 and 41, and each envelope's edge cases. */
 import { describe, expect, it } from "vitest";
 import { parseJournalLine } from "../../../collectors/kmsg/parse/journal-record.js";
 import { parseKmsgHeader, RecordSplitter, type KmsgRecord } from "../../../collectors/kmsg/parse/kmsg-record.js";
@@ -25,6 +25,30 @@ describe("kmsg records", () => {
     expect(out.map((r) => [r.seq, r.level, r.facility, r.device])).toEqual([[10, 3, 0, "+pci:0000:3b:00.0"], [11, 4, 1, undefined]]);
     expect(out[0]?.message).toBe("NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.");
     expect(s.garbage).toBe(1);
+  });
+
+  it("reads real records with dictionary rows and the caller= header field (kmsg/40, 41)", () => {
+    const read = (prefix: string, unquote: (l: string) => string): KmsgRecord[] => {
+      const out: KmsgRecord[] = [];
+      const s = new RecordSplitter((r) => out.push(r));
+      const text = readCapture(`kmsg/${listFixtures("kmsg", ".txt").find((f) => f.startsWith(prefix)) ?? ""}`);
+      s.push(text.split("\n").map(unquote).join("\n"));
+      s.flush();
+      expect(s.garbage).toBe(0);
+      return out;
+    };
+    const acpi = read("40-", (l) => l);
+    expect(acpi.map((r) => [r.seq, r.usec, r.level, r.facility, r.device])).toEqual([
+      [223, 93298, 6, 0, "+acpi:PNP0A08:00"],
+      [224, 93413, 6, 0, "+acpi:PNP0A08:00"],
+      [225, 93540, 6, 0, undefined],
+      [226, 93541, 6, 0, "+pci_bus:0000:00"],
+    ]);
+    expect(acpi[2]?.message).toBe("PCI host bridge to bus 0000:00");
+    // Quoted in a mail (`> `) after the reporter's own two-space indent.
+    const pci = read("41-", (l) => l.replace(/^> {3}/, "").replace(/^> {2}/, ""));
+    expect(pci.map((r) => [r.seq, r.level, r.device])).toEqual([[1266, 3, "+pci:0000:04:02.0"]]);
+    expect(pci[0]?.message).toBe("pcieport 0000:04:02.0: Unable to change power state from D3hot to D0, device inaccessible");
   });
 
   it("rejects what is not a header", () => {
