@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
 import type { StreamExit, StreamHandle } from "../exec.js";
 import { DeviceNames, type GpuIndexReadings } from "./device-names.js";
-import { followJournal } from "./journal.js";
+import { unreadableSystemJournals } from "./journal-files.js";
+import { followJournal, journalProblem, type JournalProblem } from "./journal.js";
 import { KmsgDevice } from "./kmsg-device.js";
 import { KmsgMetrics, type KmsgSource } from "./metrics.js";
 import type { KernelEvent } from "./parse/events.js";
@@ -48,6 +49,28 @@ const GPU_NAMES_WAIT_MS = 30_000;
 /** Events held while waiting, at most (a kernel buffer's backlog). */
 const MAX_HELD = 10_000;
 
+/** The journal files' group, for the fix in a log line. */
+const JOURNAL_GROUP = "the journal files' group (adm on Debian and Ubuntu, systemd-journal elsewhere)";
+
+/** journalctl's complaint, with the fix, for the one log line. */
+function journalProblemReason(p: JournalProblem, dir: string | undefined): string {
+  const cmd = dir !== undefined ? `journalctl -D ${dir}` : "journalctl";
+  switch (p.kind) {
+    case "unreadable":
+      return dir !== undefined
+        ? `${cmd} may read none of the journal files there (${p.line}): run ringwatch with ${JOURNAL_GROUP} as a supplemental group`
+        : `${cmd} may read none of the journal's files (${p.line}): add ringwatch's user to ${JOURNAL_GROUP}`;
+    case "no_directory":
+      return `the journal directory ${dir ?? "?"} does not exist (${p.line}): mount the host's /var/log/journal there, or /run/log/journal where the host keeps its journal in memory`;
+    case "directory_denied":
+      return `the journal directory ${dir ?? "?"} may not be read (${p.line}): run ringwatch with ${JOURNAL_GROUP} as a supplemental group`;
+    case "no_boot":
+      return dir !== undefined
+        ? `${cmd} finds no journal of a boot there (${p.line}): the directory holds no journal files; mount the host's persistent journal (/var/log/journal) there, or /run/log/journal where the host keeps its journal in memory`
+        : `${cmd} finds no journal of this boot (${p.line}): journald keeps none`;
+  }
+}
+
 /** What an errno from opening /dev/kmsg means, for the one log line. */
 function deviceProblem(path: string, code: string): string {
   if (code === "EPERM" || code === "EACCES") return `cannot open ${path}: ${code} (reading the kernel log needs CAP_SYSLOG where kernel.dmesg_restrict=1)`;
@@ -59,6 +82,10 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
   const metrics = new KmsgMetrics(registry);
   const names = new DeviceNames(opts.sysfsRoot, opts.gpu, now);
   let health: CollectorHealth = { ok: false, starting: true, reason: "starting" };
+  /** The failure last logged: the same one again (each journalctl restart) is not logged again. */
+  let loggedReason: string | undefined;
+  /** System journal files of the -D directory this process may not read: a failure even while records come. */
+  let journalBlocked: string | undefined;
   let bootId = "unknown";
   let bootWallMs = 0;
   let keeper: PositionKeeper | undefined;
@@ -76,7 +103,12 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
 
   function setHealth(h: CollectorHealth): void {
     health = h;
-    if (h.ok || h.starting) return;
+    if (h.ok || h.starting) {
+      loggedReason = undefined;
+      return;
+    }
+    if (h.reason === loggedReason) return;
+    loggedReason = h.reason;
     const msg = `kmsg: ${h.reason ?? "failed"}`;
     if (h.absent) logger.info(msg);
     else logger.warn(msg);
@@ -200,27 +232,40 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
     return undefined;
   }
 
-  function startJournal(deviceReason: string | undefined): void {
+  async function startJournal(deviceReason: string | undefined): Promise<void> {
+    const dir = opts.journalDirectory;
+    const and = deviceReason !== undefined ? `; and ${deviceReason}` : "";
+    journalBlocked = undefined;
+    if (dir !== undefined) {
+      const files = await unreadableSystemJournals(dir);
+      const first = files?.unreadable[0];
+      if (files !== undefined && first !== undefined) {
+        journalBlocked = `journalctl -D ${dir} skips ${files.unreadable.length} of the ${files.total} system journal files there, which hold the kernel's messages (${first.path}: ${first.code}): run ringwatch with ${JOURNAL_GROUP} as a supplemental group${and}`;
+      }
+      if (stopped) return;
+    }
     const cursor = restored?.journalCursor ?? keeper?.position.journalCursor;
-    let denied: string | undefined;
+    // The source is published once journalctl reads (a record, or 2 s running), not while it may
+    // still refuse and exit.
+    let sourcePublished = false;
     const { handle } = followJournal(
       exec,
       {
         journalctl: opts.journalctl,
-        ...(opts.journalDirectory !== undefined ? { directory: opts.journalDirectory } : {}),
+        ...(dir !== undefined ? { directory: dir } : {}),
         ...(cursor !== undefined ? { afterCursor: cursor } : {}),
       },
       {
         onRecord: (r) => {
-          if (!health.ok) {
+          if (journal === handle && !sourcePublished) {
+            sourcePublished = true;
+            metrics.setSource("journal");
+          }
+          if (!health.ok && journalBlocked === undefined) {
             restartMs = RESTART_MIN_MS;
             setHealth({ ok: true });
           }
           onJournalRecord(r);
-        },
-        onDenied: (message) => {
-          denied = message;
-          setHealth({ ok: false, reason: `journalctl cannot show the kernel's messages (${message}); add the journal's group (systemd-journal or adm)${deviceReason !== undefined ? `; and ${deviceReason}` : ""}` });
         },
         onExit: (exit: StreamExit) => {
           journal = undefined;
@@ -230,16 +275,24 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
             setHealth({ ok: false, absent: !deviceReason.includes("EPERM") && !deviceReason.includes("EACCES"), reason: `${deviceReason}; and ${opts.journalctl} is not available` });
             return;
           }
-          if (denied === undefined) setHealth({ ok: false, reason: exit.problem });
+          const problem = journalProblem(exit.stderrTail);
+          setHealth({ ok: false, reason: problem !== undefined ? journalProblemReason(problem, dir) + and : exit.problem });
           scheduleRestart();
         },
       },
     );
     journal = handle;
-    metrics.setSource("journal");
     // Healthy once a record arrives; the journal may hold none yet: treat a running child as ok.
+    // Skipped system journal files are reported once journalctl runs: one that exits at once
+    // (every file unreadable) says so itself.
     setTimeout(() => {
-      if (journal === handle && denied === undefined && !health.ok) setHealth({ ok: true });
+      if (journal !== handle) return;
+      if (!sourcePublished) {
+        sourcePublished = true;
+        metrics.setSource("journal");
+      }
+      if (journalBlocked !== undefined) setHealth({ ok: false, reason: journalBlocked });
+      else if (!health.ok) setHealth({ ok: true });
     }, 2000).unref();
   }
 
@@ -254,10 +307,10 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
         if (code !== "ENOENT") scheduleRestart();
         return;
       }
-      startJournal(reason);
+      await startJournal(reason);
       return;
     }
-    startJournal(undefined);
+    await startJournal(undefined);
   }
 
   function scheduleRestart(): void {

@@ -49,8 +49,10 @@ describe("named hw_counters families on the real captures", () => {
     expect(valueOf(s, "resp_cqe_flush_errors_total", p)).toBe(4708);
     expect(valueOf(s, "rx_read_requests_total", p)).toBe(175528982);
     expect(valueOf(s, "rx_write_requests_total", p)).toBe(742114);
-    // This kernel has no rx_icrc_encapsulated file: absent, not 0.
+    // This kernel has no rx_icrc_encapsulated file, and predates the 6.11 "retries exceeded" ones: absent, not 0.
     expect(valueOf(s, "rx_icrc_encapsulated_errors_total", p)).toBeUndefined();
+    expect(valueOf(s, "req_transport_retries_exceeded_total", p)).toBeUndefined();
+    expect(valueOf(s, "req_rnr_retries_exceeded_total", p)).toBeUndefined();
     // Every file has a family: nothing is left for the generic metric, and lifespan (a setting) is no counter.
     expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
     expect(s.some((x) => x.name.includes("lifespan"))).toBe(false);
@@ -74,6 +76,37 @@ describe("named hw_counters families on the real captures", () => {
     expect(files.size).toBe(26);
     const named = new Set(HW_COUNTERS.map((d) => d.file));
     expect([...files].filter((f) => !named.has(f))).toEqual(["lifespan"]);
+    // Beyond the captures: the congestion counters (`rdma stat show`) and kernel 6.11's two "retries exceeded".
+    expect([...named].filter((f) => !files.has(f)).sort()).toEqual([
+      "np_cnp_sent",
+      "np_ecn_marked_roce_packets",
+      "req_rnr_retries_exceeded",
+      "req_transport_retries_exceeded",
+      "rp_cnp_handled",
+      "rp_cnp_ignored",
+    ]);
+  });
+
+  it("a 6.11+ kernel's retries-exceeded files, next to gpud's real ones, get their families on that port only", async () => {
+    const t = tree(GPUD_DUMP);
+    // mlx5 lists them among the extended error counters since kernel 6.11; the capture's kernel is older.
+    const hw = (dev: string) => join(t.root, `class/infiniband/${dev}/ports/1/hw_counters`);
+    writeFileSync(join(hw("mlx5_4"), "req_transport_retries_exceeded"), "2\n");
+    writeFileSync(join(hw("mlx5_4"), "req_rnr_retries_exceeded"), "0\n");
+    writeFileSync(join(hw("mlx5_bond_0"), "req_transport_retries_exceeded"), "4294967295\n");
+    const { series: s, text } = await scrape(t.root);
+    const p4 = { device: "mlx5_4", port: "1" };
+    expect(valueOf(s, "req_transport_retries_exceeded_total", p4)).toBe(2);
+    expect(valueOf(s, "req_rnr_retries_exceeded_total", p4)).toBe(0);
+    expect(valueOf(s, "req_transport_retries_exceeded_total", { device: "mlx5_bond_0", port: "1" })).toBe(4294967295);
+    expect(valueOf(s, "req_rnr_retries_exceeded_total", { device: "mlx5_bond_0", port: "1" })).toBeUndefined();
+    // Ports without the files have no series (absent, not 0); the real counters beside them are unchanged.
+    expect(s.filter((x) => x.name === "ringwatch_infiniband_req_transport_retries_exceeded_total").map((x) => x.labels.device).sort()).toEqual(["mlx5_4", "mlx5_bond_0"]);
+    expect(valueOf(s, "rx_dct_connect_requests_total", { device: "mlx5_bond_0", port: "1" })).toBe(422237);
+    expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
+    const types = parsePromText(text).types;
+    expect(types.get("ringwatch_infiniband_req_transport_retries_exceeded_total")).toBe("counter");
+    expect(text).toContain("# HELP ringwatch_infiniband_req_transport_retries_exceeded_total Times a requester QP ran out of transport retries");
   });
 
   it("names are unique, end in _total, and never clash with the PortCounters families", () => {
@@ -89,18 +122,18 @@ describe("named hw_counters families on the real captures", () => {
 describe("the allow-list --collector.infiniband.hw-counters", () => {
   it("a file without a family, once allowed, goes to hw_counter_total; by default it is not even read", async () => {
     const t = tree(GPUD_DUMP);
-    // A counter of newer mlx5 kernels that the captures lack, written next to the real ones.
-    writeFileSync(join(t.root, "class/infiniband/mlx5_0/ports/1/hw_counters/req_transport_retries_exceeded"), "7\n");
-    writeFileSync(join(t.root, "class/infiniband/mlx5_0/ports/1/hw_counters/req_rnr_retries_exceeded"), "garbage\n");
+    // Files no family covers (soft-RoCE rxe's names), written next to the real ones.
+    writeFileSync(join(t.root, "class/infiniband/mlx5_0/ports/1/hw_counters/send_err"), "7\n");
+    writeFileSync(join(t.root, "class/infiniband/mlx5_0/ports/1/hw_counters/completer_retry_err"), "garbage\n");
     const p = { device: "mlx5_0", port: "1" };
 
     const byDefault = (await scrape(t.root)).series;
     expect(byDefault.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
     expect(valueOf(byDefault, "counters_unreadable", p)).toBe(0);
 
-    const extended = (await scrape(t.root, hwCounterAllowList(["named", "req_transport_retries_exceeded", "req_rnr_retries_exceeded"]))).series;
+    const extended = (await scrape(t.root, hwCounterAllowList(["named", "send_err", "completer_retry_err"]))).series;
     expect(extended.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total").map((x) => [x.labels.device, x.labels.counter, x.value])).toEqual([
-      ["mlx5_0", "req_transport_retries_exceeded", 7],
+      ["mlx5_0", "send_err", 7],
     ]);
     expect(valueOf(extended, "counters_unreadable", p)).toBe(1);
     expect(valueOf(extended, "local_ack_timeout_errors_total", p)).toBe(0);
@@ -126,8 +159,9 @@ describe("the allow-list --collector.infiniband.hw-counters", () => {
       return a.config.collectors.infiniband.hwCounters;
     };
     expect([...run([])].sort()).toEqual(HW_COUNTERS.map((d) => d.file).sort());
-    const extended = run(["--collector.infiniband.hw-counters=named,req_transport_retries_exceeded"]);
+    const extended = run(["--collector.infiniband.hw-counters=named,send_err"]);
     expect(extended.size).toBe(HW_COUNTERS.length + 1);
+    expect(run(["--collector.infiniband.hw-counters=named,req_transport_retries_exceeded"]).size).toBe(HW_COUNTERS.length);
     expect([...run(["--collector.infiniband.hw-counters=rnr_nak_retry_err", "--collector.infiniband.hw-counters=local_ack_timeout_err"])].sort()).toEqual([
       "local_ack_timeout_err",
       "rnr_nak_retry_err",

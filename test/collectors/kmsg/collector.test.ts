@@ -198,9 +198,12 @@ describe("kmsg collector", () => {
     process.env.FAKE_JOURNAL_MODE = "denied";
     try {
       const { c } = start(n, { source: "auto", device: join(n.dir, "no-such-kmsg") });
-      const h = await eventually(() => (c.health?.().reason?.includes("journal's group") === true ? c.health?.() : undefined));
+      const h = await eventually(() => (c.health?.().reason?.includes("journal files' group") === true ? c.health?.() : undefined));
       expect(h).toMatchObject({ ok: false });
       expect(h.absent).not.toBe(true);
+      expect(h.reason).toBe(
+        `journalctl may read none of the journal's files (No journal files were opened due to insufficient permissions.): add ringwatch's user to the journal files' group (adm on Debian and Ubuntu, systemd-journal elsewhere); and cannot open ${join(n.dir, "no-such-kmsg")}: ENOENT`,
+      );
       await c.stop?.();
     } finally {
       delete process.env.FAKE_JOURNAL_MODE;
