@@ -3,15 +3,18 @@
  *
  * A GPU's jobs are the containers the kubelet gave it (pod-resources: namespace, pod, container) and
  * the jobs of the processes computing on it (their cgroup: pod UID, Slurm job and step). The two
- * name one pod when the GPU went to exactly one container and its processes show at most one pod
+ * name one pod when the GPU went to one container only and its processes show at most one pod
  * UID: then one series carries both. pod-resources gives no pod UID, so where several containers
- * share a GPU (time-slicing) or processes of several pods run on it, each is its own series.
+ * share a GPU (time-slicing, MIG) or processes of several pods run on it, each is its own series.
+ * A container given a MIG device is on that device's GPU, with its GPU instance and profile (mig.ts);
+ * processes are on the whole GPU (nvidia-smi names no instance for them).
  * A rank's job comes from its process's cgroup and from the containers its GPU (NCCL's busId) was
  * given, merged the same way; a rank has at most one job.
  */
 import { canonicalBusId } from "../pci.js";
 import type { CgroupJob } from "./cgroup.js";
 import type { ComputeApp } from "./compute-apps.js";
+import { oldFormMig, type MigDevice } from "./mig.js";
 import type { GpuIdentityReading, NcclRankProcess } from "./peers.js";
 import type { PodDevice } from "./pod-resources.js";
 
@@ -30,6 +33,8 @@ export interface AttributionInput {
   gpus: ReadonlyMap<string, GpuIdentityReading>;
   /** pod-resources' devices ([] when it did not answer). */
   devices: readonly PodDevice[];
+  /** MIG devices by lowercased UUID (mig.ts; empty when nvidia-smi was not asked or did not answer). */
+  mig: ReadonlyMap<string, MigDevice>;
   /** Compute processes whose pids are the procfs root's ([] when none or not usable). */
   apps: readonly ComputeApp[];
   ranks: readonly NcclRankProcess[];
@@ -37,13 +42,23 @@ export interface AttributionInput {
   cgroupOf(pid: number): CgroupJob | undefined;
 }
 
+/** A job on a GPU: on the whole GPU (gpuInstance and migProfile "") or on one of its MIG devices. */
+export interface GpuJob {
+  gpu: string;
+  /** The MIG GPU instance id; "" for a whole GPU, and where nvidia-smi did not say. */
+  gpuInstance: string;
+  /** The MIG device's profile (`1g.10gb`); "" for a whole GPU, and where nvidia-smi did not say. */
+  migProfile: string;
+  job: Job;
+}
+
 export interface Attribution {
-  gpuJobs: { gpu: string; job: Job }[];
+  gpuJobs: GpuJob[];
   rankJobs: { commId: string; rank: string; job: Job }[];
   /** GPU processes and ranks whose job was not found. */
   unattributedProcesses: number;
   unattributedRanks: number;
-  /** Device ids of GPUs (GPU-/MIG- UUIDs) in pod-resources that match no GPU identity here (MIG instances). */
+  /** Device ids of GPUs (GPU-/MIG- UUIDs) in pod-resources that match no GPU identity here, directly or through their MIG device's GPU. */
   unmatchedDevices: number;
 }
 
@@ -72,18 +87,32 @@ function unique(jobs: Iterable<Job>): Job[] {
   return [...m.values()];
 }
 
-/** One GPU's containers (pod-resources) and its processes' cgroup jobs, merged where they surely name one pod. */
-function mergeGpu(allocated: readonly Job[], processes: readonly Job[]): Job[] {
+/** A job where it runs on its GPU: the GpuJob without the GPU. */
+type Placed = Omit<GpuJob, "gpu">;
+
+const WHOLE = { gpuInstance: "", migProfile: "" } as const;
+
+function uniquePlaced(xs: Iterable<Placed>): Placed[] {
+  const m = new Map<string, Placed>();
+  for (const x of xs) m.set(JSON.stringify([keyOf(x.job), x.gpuInstance, x.migProfile]), x);
+  return [...m.values()];
+}
+
+/**
+ * One GPU's allocations (pod-resources, each on the whole GPU or one MIG device) and its processes'
+ * cgroup jobs, merged where they surely name one pod: every allocation is of one container.
+ */
+function mergeGpu(allocated: readonly Placed[], processes: readonly Job[]): Placed[] {
   const podUids = new Set(processes.filter((p) => p.pod_uid !== "").map((p) => p.pod_uid));
-  const only = allocated.length === 1 ? allocated[0] : undefined;
-  if (only !== undefined && podUids.size <= 1) {
+  const containers = new Set(allocated.map((a) => keyOf(a.job)));
+  if (allocated.length > 0 && containers.size === 1 && podUids.size <= 1) {
     const uid = [...podUids][0] ?? "";
-    // Processes of that pod (and their Slurm job, if the pod runs one) merge into the allocation.
-    const merged = processes.filter((p) => p.pod_uid === uid && uid !== "").map((p) => ({ ...only, pod_uid: uid, slurm_job: p.slurm_job, slurm_step: p.slurm_step }));
-    const rest = processes.filter((p) => p.pod_uid === "");
-    return unique(merged.length > 0 ? [...merged, ...rest] : [only, ...rest]);
+    // Processes of that pod (and their Slurm job, if the pod runs one) merge into its allocations.
+    const merged = processes.filter((p) => p.pod_uid === uid && uid !== "").flatMap((p) => allocated.map((a) => ({ ...a, job: { ...a.job, pod_uid: uid, slurm_job: p.slurm_job, slurm_step: p.slurm_step } })));
+    const rest = processes.filter((p) => p.pod_uid === "").map((job) => ({ job, ...WHOLE }));
+    return uniquePlaced(merged.length > 0 ? [...merged, ...rest] : [...allocated, ...rest]);
   }
-  return unique([...allocated, ...processes]);
+  return uniquePlaced([...allocated, ...processes.map((job) => ({ job, ...WHOLE }))]);
 }
 
 export function attribute(input: AttributionInput): Attribution {
@@ -96,19 +125,33 @@ export function attribute(input: AttributionInput): Attribution {
   const gpuOf = (uuid: string | undefined, bus: string | undefined): string | undefined =>
     (uuid !== undefined ? byUuid.get(uuid.toLowerCase()) : undefined) ?? (bus !== undefined ? byBus.get(canonicalBusId(bus)) : undefined);
 
+  /** The GPU a device id names, and the MIG device on it: a GPU's UUID, a MIG device nvidia-smi listed, or an old-form MIG id. */
+  const placeOf = (id: string): { gpu: string; gpuInstance: string; migProfile: string } | undefined => {
+    if (id.startsWith("gpu-")) {
+      const gpu = byUuid.get(id);
+      return gpu !== undefined ? { gpu, ...WHOLE } : undefined;
+    }
+    const listed = input.mig.get(id);
+    const old = oldFormMig(id);
+    const parent = listed?.gpuUuid ?? old?.gpuUuid;
+    const gpu = parent !== undefined ? byUuid.get(parent) : undefined;
+    if (gpu === undefined) return undefined;
+    return { gpu, gpuInstance: listed?.gpuInstance ?? old?.gpuInstance ?? "", migProfile: listed?.profile ?? "" };
+  };
+
   let unmatchedDevices = 0;
-  const allocated = new Map<string, Job[]>();
+  const allocated = new Map<string, Placed[]>();
   for (const d of input.devices) {
     const id = gpuDeviceId(d.deviceId);
     if (id === undefined) continue;
-    const gpu = byUuid.get(id);
-    if (gpu === undefined) {
+    const place = placeOf(id);
+    if (place === undefined) {
       unmatchedDevices++;
       continue;
     }
-    const list = allocated.get(gpu) ?? [];
-    list.push(fromDevice(d));
-    allocated.set(gpu, list);
+    const list = allocated.get(place.gpu) ?? [];
+    list.push({ gpuInstance: place.gpuInstance, migProfile: place.migProfile, job: fromDevice(d) });
+    allocated.set(place.gpu, list);
   }
 
   // Each process's cgroup is read once per poll.
@@ -130,9 +173,9 @@ export function attribute(input: AttributionInput): Attribution {
     running.set(gpu, list);
   }
 
-  const gpuJobs: Attribution["gpuJobs"] = [];
+  const gpuJobs: GpuJob[] = [];
   for (const gpu of new Set([...allocated.keys(), ...running.keys()])) {
-    for (const job of mergeGpu(unique(allocated.get(gpu) ?? []), unique(running.get(gpu) ?? []))) gpuJobs.push({ gpu, job });
+    for (const placed of mergeGpu(uniquePlaced(allocated.get(gpu) ?? []), unique(running.get(gpu) ?? []))) gpuJobs.push({ gpu, ...placed });
   }
 
   let unattributedRanks = 0;
@@ -140,9 +183,10 @@ export function attribute(input: AttributionInput): Attribution {
   for (const r of input.ranks) {
     const c = r.nodePid !== undefined ? cgroupOf(r.nodePid) : undefined;
     const gpu = r.pciBusId !== undefined ? byBus.get(canonicalBusId(r.pciBusId)) : undefined;
-    const given = unique(gpu !== undefined ? (allocated.get(gpu) ?? []) : []);
+    const given = uniquePlaced(gpu !== undefined ? (allocated.get(gpu) ?? []) : []);
     const own = c !== undefined ? [fromCgroup(c)] : [];
-    const jobs = mergeGpu(given, own);
+    // A rank runs on the whole GPU as NCCL sees it: the MIG device it runs on does not matter here.
+    const jobs = unique(mergeGpu(given, own).map((p) => p.job));
     // Several candidates (a shared GPU and no cgroup to tell): the cgroup's, else none.
     const job = jobs.length === 1 ? jobs[0] : own[0];
     if (job === undefined) {

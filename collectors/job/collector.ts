@@ -4,14 +4,17 @@
  * containers were given which GPU), nvidia-smi's compute processes (which pids compute on which
  * GPU), each process's <procfs>/<pid>/cgroup (pod UID, Slurm job and step), and the nccl
  * collector's ranks with their processes. Reports itself absent only when it has none of them.
+ * When pod-resources lists MIG devices, nvidia-smi -L (and -q) say which GPU and GPU instance each
+ * is on (mig.ts, kept between polls).
  */
 import { readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { CollectorError, type Collector, type CollectorDeps } from "../collector.js";
-import { attribute } from "./attribution.js";
+import { attribute, gpuDeviceId } from "./attribution.js";
 import { parseCgroup, type CgroupJob } from "./cgroup.js";
 import { queryComputeApps, type ComputeApp, type ComputeAppsResult } from "./compute-apps.js";
 import { JobMetrics, type SourceName } from "./metrics.js";
+import { MigTable, type MigDevice } from "./mig.js";
 import type { GpuIdentities, NcclRanks } from "./peers.js";
 import { listPodResources, type PodResourcesResult } from "./pod-resources.js";
 
@@ -20,7 +23,7 @@ export interface JobOptions {
   procfsRoot: string;
   /** The kubelet's pod-resources socket; "" turns the source off. */
   podResourcesSocket: string;
-  /** nvidia-smi for --query-compute-apps; "" turns the source off. */
+  /** nvidia-smi for --query-compute-apps, and -L / -q for MIG devices; "" turns both off. */
   nvidiaSmi: string;
   /** Limit of the List call and of nvidia-smi, ms. */
   timeoutMs: number;
@@ -60,6 +63,16 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
   const metrics = new JobMetrics(deps.registry);
   const logged = new Map<SourceName, string>();
   let namespaceLogged = false;
+  const migTable = opts.nvidiaSmi !== "" ? new MigTable({ exec: deps.exec, nvidiaSmi: opts.nvidiaSmi, timeoutMs: opts.timeoutMs, now: deps.now, log }) : undefined;
+  const noMig: ReadonlyMap<string, MigDevice> = new Map();
+
+  /** The MIG devices of the MIG ids pod-resources listed (none listed: nothing asked). */
+  async function migDevices(pods: PodResourcesResult | { state: "off" }, started: number): Promise<ReadonlyMap<string, MigDevice>> {
+    if (migTable === undefined || pods.state !== "ok") return noMig;
+    const ids = new Set(pods.devices.map((d) => gpuDeviceId(d.deviceId)).filter((id): id is string => id?.startsWith("mig-") === true));
+    // The poll as a whole runs under --collector.timeout: a refresh gets what is left of it.
+    return migTable.lookup(ids, opts.timeoutMs - (performance.now() - started) - 250);
+  }
 
   /** One log line per change of a source's state; absence is normal and logged at debug. */
   function note(source: SourceName, o: Outcome): void {
@@ -75,10 +88,12 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
   }
 
   async function update(): Promise<void> {
+    const started = performance.now();
     const off = { state: "off" } as const;
     const podsP: Promise<PodResourcesResult | typeof off> = opts.podResourcesSocket !== "" ? listPodResources(opts.podResourcesSocket, opts.timeoutMs) : Promise.resolve(off);
     const appsP: Promise<ComputeAppsResult | typeof off> = opts.nvidiaSmi !== "" ? queryComputeApps(deps.exec, opts.nvidiaSmi, opts.timeoutMs) : Promise.resolve(off);
-    const [pods, apps] = await Promise.all([podsP, appsP]);
+    const migP = podsP.then((p) => migDevices(p, started));
+    const [pods, apps, mig] = await Promise.all([podsP, appsP, migP]);
     note("pod_resources", pods);
     note("compute_apps", apps);
     const up = new Map<SourceName, boolean>();
@@ -108,6 +123,7 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
       attribute({
         gpus: opts.gpu?.identities() ?? new Map(),
         devices: pods.state === "ok" ? pods.devices : [],
+        mig,
         apps: computeApps,
         ranks,
         cgroupOf: cgroupReader(opts.procfsRoot),

@@ -23,7 +23,7 @@ export const jobModule: CollectorModule<"job", JobSettings> = {
       name: "collector.job.nvidia-smi",
       kind: "string",
       default: "nvidia-smi",
-      help: "nvidia-smi run once per poll with --query-compute-apps (which pids compute on which GPU; their cgroup names the pod or Slurm job); empty: off.",
+      help: "nvidia-smi run once per poll with --query-compute-apps (which pids compute on which GPU; their cgroup names the pod or Slurm job), and with -L (and -q) when pod-resources lists MIG devices, for each one's GPU and GPU instance (the answer is kept 5 minutes); empty: off.",
     },
   ],
   uses: ["path.procfs", "collector.timeout"],

@@ -2,7 +2,8 @@
  * The built agent attributes GPUs and NCCL ranks to their jobs: a fake kubelet pod-resources server
  * (the kubelet's proto, @grpc/grpc-js) on a real unix socket, the fake nvidia-smi replaying an H100
  * and listing one compute process, a procfs tree whose process has a real containerd cgroup line
- * (test/fixtures/procfs/job-cgroups/2202) and a rank's NCCL log naming that pid.
+ * (test/fixtures/procfs/job-cgroups/2202) and a rank's NCCL log naming that pid. And an H100 in MIG
+ * mode: its dmon, --query-gpu, -L and -q captures, all of one machine.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -11,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { gpuPod, startPodResourcesServer, type FakePodResources } from "../helpers/pod-resources-server.js";
-import { DMON_H100_LOAD, QUERY_H100, tempDir } from "./env.js";
+import { DMON_H100_LOAD, QUERY_H100, fixture, tempDir } from "./env.js";
 
 const COMM = "0x49bbd7790311d5eb";
 const UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864";
@@ -75,7 +76,7 @@ describe("job collector end to end", () => {
     }, 20_000);
     // GPU 0 went to one container and its one process is of that pod: one series with both.
     expect(samplesOf(text, "ringwatch_gpu_job_info")).toEqual([
-      `ringwatch_gpu_job_info{gpu="0",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
+      `ringwatch_gpu_job_info{gpu="0",gpu_instance="",mig_profile="",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
     ]);
     // The rank's process, found by its NSpid in procfs, is in that pod's cgroup.
     expect(samplesOf(text, "ringwatch_nccl_rank_job_info")).toHaveLength(1);
@@ -83,6 +84,50 @@ describe("job collector end to end", () => {
     expect(samplesOf(text, "ringwatch_nccl_rank_job_info")[0]).toContain(`pod_uid="${UID}"`);
     expect(sample(text, 'ringwatch_job_source_up{source="pod_resources"}')).toBe(1);
     expect(sample(text, 'ringwatch_job_source_up{source="compute_apps"}')).toBe(1);
+    expect(sample(text, 'ringwatch_collector_success{collector="job"}')).toBe(1);
+  });
+
+  it("names the GPU instance of each pod's MIG device (H100 in MIG mode: dmon, --query-gpu, -L and -q of one machine)", async () => {
+    const dir = tempDir();
+    const socket = join(dir, "kubelet.sock");
+    // nvidia_smi_list/01: Device 2 and 3 (1g.10gb) are GPU instances 9 and 10 (nvidia_smi_q/01).
+    servers.push(
+      await startPodResourcesServer(socket, [
+        { name: "infer-0", namespace: "serve", containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000002-0000-0000-0000-000000000002"] }] }] },
+        { name: "infer-1", namespace: "serve", containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000003-0000-0000-0000-000000000003"] }] }] },
+      ]),
+    );
+    const a = await startAgent(
+      [
+        `--collector.gpu.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
+        "--collector.gpu.interval=1s",
+        "--no-collector.infiniband",
+        "--no-collector.gdr",
+        "--no-collector.mtu",
+        "--no-collector.nccl",
+        `--collector.job.pod-resources-socket=${socket}`,
+        `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
+        "--collector.job.interval=1s",
+        "--collector.timeout=3s",
+      ],
+      {
+        FAKE_NVSMI_DMON: fixture("tools/nvidia_smi_dmon/07-nvgpuexp-h100-MIG-590.48.01-idle.txt"),
+        FAKE_NVSMI_QUERY: fixture("tools/nvidia_smi_query_csv/05-nvgpuexp-h100-MIG-590.48.01-allfields.txt"),
+        FAKE_NVSMI_LIST: fixture("tools/nvidia_smi_list/01-nvgpuexp-h100-MIG-590.48.01.txt"),
+        FAKE_NVSMI_Q: fixture("tools/nvidia_smi_q/01-nvgpuexp-h100-MIG-590.48.01-idle.txt"),
+        FAKE_NVSMI_PACE_MS: "250",
+      },
+    );
+    agents.push(a);
+    const text = await eventually(async () => {
+      const t = await a.scrape();
+      return samplesOf(t, "ringwatch_gpu_job_info").length >= 2 ? t : undefined;
+    }, 20_000);
+    expect(samplesOf(text, "ringwatch_gpu_job_info").sort()).toEqual([
+      'ringwatch_gpu_job_info{gpu="0",gpu_instance="10",mig_profile="1g.10gb",namespace="serve",pod="infer-1",container="server",pod_uid="",slurm_job="",slurm_step=""} 1',
+      'ringwatch_gpu_job_info{gpu="0",gpu_instance="9",mig_profile="1g.10gb",namespace="serve",pod="infer-0",container="server",pod_uid="",slurm_job="",slurm_step=""} 1',
+    ]);
+    expect(sample(text, "ringwatch_job_unmatched_devices")).toBe(0);
     expect(sample(text, 'ringwatch_collector_success{collector="job"}')).toBe(1);
   });
 });

@@ -54,6 +54,8 @@ function make(o: Partial<JobOptions>, ranks?: NcclRankProcess[], deps: Collector
 }
 
 const EMPTY = { namespace: "", pod: "", container: "", pod_uid: "", slurm_job: "", slurm_step: "" };
+/** ringwatch_gpu_job_info of a whole GPU: no MIG device. */
+const WHOLE = { gpu_instance: "", mig_profile: "" };
 const sortBy = (xs: { labels: Record<string, string | number> }[]): string[] => xs.map((x) => JSON.stringify(Object.entries(x.labels).sort())).sort();
 const labelsOf = (ls: Record<string, string>[]): string[] => ls.map((l) => JSON.stringify(Object.entries(l).sort())).sort();
 
@@ -64,7 +66,7 @@ describe("job collector", () => {
       // Time-slicing: two pods share GPU 2 through replica ids.
       gpuPod("infer", "bert-0", "server", [`${UUID[2]}::1`]),
       gpuPod("infer", "bert-1", "server", [`${UUID[2]}::2`]),
-      // MIG instance: no GPU identity matches it.
+      // A MIG device nvidia-smi -L does not list (the fake has no -L here): it matches no GPU.
       gpuPod("infer", "mig-user", "app", ["MIG-5a1b2c3d-0000-5e6f-8a9b-000000000000"]),
       // Not a GPU.
       { name: "net", namespace: "kube-system", containers: [{ name: "sriov", devices: [{ resource_name: "nvidia.com/rdma", device_ids: ["0000:3b:00.1"] }] }] },
@@ -80,12 +82,12 @@ describe("job collector", () => {
     const reg = rig.deps().registry;
     expect(sortBy(await series(reg, "ringwatch_gpu_job_info"))).toEqual(
       labelsOf([
-        { gpu: "0", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
+        { gpu: "0", ...WHOLE, ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
         // The bare process on GPU 1 is no job; the allocation is.
-        { gpu: "1", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
-        { gpu: "2", ...EMPTY, namespace: "infer", pod: "bert-0", container: "server" },
-        { gpu: "2", ...EMPTY, namespace: "infer", pod: "bert-1", container: "server" },
-        { gpu: "3", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
+        { gpu: "1", ...WHOLE, ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
+        { gpu: "2", ...WHOLE, ...EMPTY, namespace: "infer", pod: "bert-0", container: "server" },
+        { gpu: "2", ...WHOLE, ...EMPTY, namespace: "infer", pod: "bert-1", container: "server" },
+        { gpu: "3", ...WHOLE, ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
     expect(sortBy(await series(reg, "ringwatch_nccl_rank_job_info"))).toEqual(
@@ -95,7 +97,7 @@ describe("job collector", () => {
         { comm_id: "0x77aa", rank: "5", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
-    expect(await valueOf(reg, "ringwatch_gpu_job_info", { gpu: "2", ...EMPTY, namespace: "infer", pod: "bert-1", container: "server" })).toBe(1);
+    expect(await valueOf(reg, "ringwatch_gpu_job_info", { gpu: "2", ...WHOLE, ...EMPTY, namespace: "infer", pod: "bert-1", container: "server" })).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_unattributed", { kind: "gpu_process" })).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_unattributed", { kind: "nccl_rank" })).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_unmatched_devices")).toBe(1);
@@ -138,7 +140,7 @@ describe("job collector", () => {
     const deps = makeDeps();
     await make({ podResourcesSocket: stale, nvidiaSmi: NVSMI }, undefined, deps).update?.();
     expect(await valueOf(deps.registry, "ringwatch_job_source_up", { source: "pod_resources" })).toBe(0);
-    expect(await series(deps.registry, "ringwatch_gpu_job_info")).toEqual([{ labels: { gpu: "1", ...EMPTY, slurm_job: "280678", slurm_step: "interactive" }, value: 1 }]);
+    expect(await series(deps.registry, "ringwatch_gpu_job_info")).toEqual([{ labels: { gpu: "1", ...WHOLE, ...EMPTY, slurm_job: "280678", slurm_step: "interactive" }, value: 1 }]);
   });
 
   it("nvidia-smi failing leaves pod-resources' answer", async () => {
