@@ -71,8 +71,11 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
       if (entry?.action === "restart_job") out.severityOnRank = "critical";
       const recovery = recoveryActionOf(x);
       if (recovery !== undefined) {
+        // 1 GPU reset required, 2 node reboot required, 3 drain P2P, 4 drain and reset (ringwatch_gpu_recovery_action).
+        const asked: XidAction = recovery === 0 ? "none" : recovery === 2 ? "reboot_node" : "reset_gpu";
+        out.action = asked;
         out.severity = recovery === 0 ? "info" : "critical";
-        out.advice = recovery === 0 ? "The driver says no recovery is needed any more." : "The driver asks for this recovery action before the GPU runs jobs again (ringwatch_gpu_recovery_action, live).";
+        out.advice = recovery === 0 ? "The driver says no recovery is needed any more." : `The driver asks for this before the GPU runs jobs again: ${XID_ADVICE[asked]}`;
       }
       if (x.pid !== undefined) out.pid = x.pid;
       if (x.name !== undefined) out.processName = x.name;

@@ -1,15 +1,21 @@
 /**
  * Kernel log lines as people paste them next to NCCL logs (`dmesg`, `dmesg -T`, syslog,
- * `journalctl -k`, and the `host: ` of pdsh/clush), for `ringwatch analyze`: the events each line
- * reports (parse/events.ts, found anywhere in the line) and the host its prefix names, if any:
+ * `journalctl -k`, the `host: ` of pdsh/clush, `talosctl dmesg`), for `ringwatch analyze`: the
+ * events each line reports (parse/events.ts, found anywhere in the line) and the host its prefix
+ * names, if any:
  *   Nov 29 11:28:11 zeus kernel: NVRM: Xid (PCI:0000:c1:00): 31, ...            host zeus
  *   2026-11-24T02:47:01.123+00:00 node7 kernel: [ 12.3] NVRM: Xid ...            host node7
  *   node7: [ 1843.308145] NVRM: Xid (PCI:0000:3b:00): 79, ...                      host node7
  *   192.168.11.119: kern: warning: [2026-04-22T21:26:20.599Z]: NVRM: Xid ...         host 192.168.11.119 (talosctl)
  *   [ 1843.308145] NVRM: ...   kern  :err   : ... nvidia-nvswitch1: SXid ...     no host
- * One PastedKernelLog reads one file: the three-line "fallen off the bus" report is kept across
- * lines, and dmesg's indented continuation lines take the host of the line they continue.
+ * A `<host> kernel:` counts only after a timestamp, and a `<host>: ` only before the start of a
+ * kernel line (a timestamp, `kern`), so that `CRITICAL: NVRM: ...` or `found in kernel: ...` name
+ * no host. One PastedKernelLog reads one file, with the parsers' state kept per host (pdsh
+ * interleaves the nodes' lines): the three-line "fallen off the bus" report, one fall told twice.
+ * dmesg's indented continuation rows take the host of the row they continue. An HCA event that
+ * names no RDMA device gets the name an earlier line of the same host gave its PCI address.
  */
+import { parseDevicePrefix } from "./parse/device-prefix.js";
 import { KernelEvents, type KernelEvent } from "./parse/events.js";
 
 export interface PastedKernelEvent {
@@ -18,14 +24,27 @@ export interface PastedKernelEvent {
   host?: string;
 }
 
-/** Words that stand where a pdsh host would and are no host. */
-const NOT_HOSTS = new Set(["kern", "kernel", "user", "daemon", "syslog", "nvrm", "warning", "warn", "error", "info", "err", "debug", "notice", "crit"]);
+/** Words that stand where a host would and are no host. */
+const NOT_HOSTS = new Set([
+  "kern", "kernel", "user", "daemon", "syslog", "nvrm", "dmesg", "journal", "message", "msg", "log",
+  "stdout", "stderr", "warning", "warn", "error", "err", "info", "debug", "notice", "crit", "critical",
+  "fatal", "alert", "emerg", "emergency", "panic", "trace",
+]);
 
 /** Lines that can report an event hold one of these; any other line costs these scans only. */
 const MARKS = ["NVRM", "SXid", "mlx5_core", "PCIe Bus Error"] as const;
 
+/** Hosts whose parser state is kept (a fleet's pdsh output); beyond, the state of the first ones is reused. */
+const MAX_HOSTS = 4096;
+/** PCI addresses whose RDMA device name is kept, per log. */
+const MAX_NAMES = 4096;
+
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
 export class PastedKernelLog {
-  private readonly events = new KernelEvents();
+  private readonly byHost = new Map<string, KernelEvents>();
+  /** `host|pci` → the RDMA device (`mlx5_0`) a line named at that address. */
+  private readonly hcaNames = new Map<string, string>();
   private lastHost: string | undefined;
 
   line(text: string): PastedKernelEvent[] {
@@ -41,30 +60,80 @@ export class PastedKernelLog {
     const continued = own === undefined && (text.charCodeAt(0) === 32 || text.charCodeAt(0) === 9);
     const host = own ?? (continued ? this.lastHost : undefined);
     this.lastHost = host;
-    return this.events.read(text).map((event) => (host !== undefined ? { event, host } : { event }));
+    const out: PastedKernelEvent[] = [];
+    for (const event of this.parserOf(host).read(text)) {
+      if (event.kind === "nic") this.nameHca(host, event.nic);
+      out.push(host !== undefined ? { event, host } : { event });
+    }
+    if (out.length === 0 && text.indexOf("mlx5_core") >= 0) this.learnHcaName(host, text);
+    return out;
+  }
+
+  private parserOf(host: string | undefined): KernelEvents {
+    const key = host?.toLowerCase() ?? "";
+    let p = this.byHost.get(key);
+    if (p === undefined) {
+      if (this.byHost.size >= MAX_HOSTS) return this.byHost.values().next().value as KernelEvents;
+      p = new KernelEvents();
+      this.byHost.set(key, p);
+    }
+    return p;
+  }
+
+  /** `mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link INIT`: the RDMA device at that address. */
+  private learnHcaName(host: string | undefined, text: string): void {
+    const p = parseDevicePrefix(text, "mlx5_core");
+    if (p?.name === undefined || !p.name.startsWith("mlx5_") || this.hcaNames.size >= MAX_NAMES) return;
+    this.hcaNames.set(`${host?.toLowerCase() ?? ""}|${p.pci}`, p.name);
+  }
+
+  private nameHca(host: string | undefined, nic: { pci: string; name?: string }): void {
+    const key = `${host?.toLowerCase() ?? ""}|${nic.pci}`;
+    if (nic.name !== undefined) {
+      if (nic.name.startsWith("mlx5_") && this.hcaNames.size < MAX_NAMES) this.hcaNames.set(key, nic.name);
+      return;
+    }
+    const known = this.hcaNames.get(key);
+    if (known !== undefined) nic.name = known;
   }
 }
 
 /** The host a pasted kernel line's prefix names; undefined for dmesg's own forms. */
 export function pastedHost(line: string): string | undefined {
+  // syslog, journalctl, rsyslog RFC 3339: `<time> <host> kernel: `.
   const k = line.indexOf(" kernel: ");
-  if (k > 0 && k < 96) {
+  if (k > 0 && k < 128) {
     const start = line.lastIndexOf(" ", k - 1) + 1;
     const h = line.slice(start, k);
-    if (isHostName(h)) return h;
+    if (start >= 2 && isTimeEnd(line.charCodeAt(start - 2)) && isHostName(h)) return h;
   }
-  // pdsh / clush: `host: ` first, then the rest of the line (a dmesg or syslog line).
+  // pdsh, clush, talosctl: `<host>: ` first, then a kernel line.
   const c = line.indexOf(": ");
   if (c > 0 && c <= 64) {
     const h = line.slice(0, c);
-    if (isHostName(h) && !h.startsWith("nvidia") && !h.startsWith("mlx5")) return h;
+    if (isHostName(h) && !h.startsWith("nvidia") && !h.startsWith("mlx5") && startsKernelLine(line, c + 2)) return h;
   }
   return undefined;
 }
 
+/** The last character of a time before the host: `11:28:11`, `+00:00`, `2024]`, `...Z`. */
+function isTimeEnd(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 93 || c === 90;
+}
+
+/** What follows a pdsh host: a dmesg timestamp, a syslog date, `kern` (talosctl, dmesg -x), or dmesg's indented continuation row. */
+function startsKernelLine(line: string, i: number): boolean {
+  if (line.startsWith("  ", i)) return true;
+  const c = line.charCodeAt(i);
+  if (c === 91 || (c >= 48 && c <= 57)) return true; // `[` or a digit
+  if (line.startsWith("kern", i)) return true;
+  const month = line.slice(i, i + 4);
+  return MONTHS.some((m) => month === `${m} `);
+}
+
 function isHostName(s: string): boolean {
   if (s.length === 0 || s.length > 63 || NOT_HOSTS.has(s.toLowerCase())) return false;
-  if (isIpv4(s)) return true; // talosctl dmesg: `192.168.11.119: kern: warning: [...]: NVRM: ...`
+  if (isIpv4(s)) return true;
   let letter = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -22,6 +22,9 @@ function withNccl(kernel: string[]): Finding[] {
   return analyzeLogs([{ name: "nccl.log", text: readFixtureRaw(`nccl/${nccl02}`) }, { name: "dmesg.txt", text: kernel.join("\n") }], new KernelLines()).findings;
 }
 
+/** An Xid 79 line in the driver's form (kmsg/01, 34) on 0000:07:00, where nccl/02 has ranks 0 (gpu34) and 6 (gpu41). */
+const xid79 = (prefix: string, pid: number): string => `${prefix}NVRM: Xid (PCI:0000:07:00): 79, pid=${pid}, GPU has fallen off the bus.`;
+
 const brief = (f: Finding): string => `${f.severity} ${f.kind} ${f.device ?? ""} ${f.code ?? f.event ?? ""} x${f.count ?? 0}${f.host !== undefined ? ` @${f.host}` : ""}`;
 
 describe("analyze: kernel log captures as pasted", () => {
@@ -85,7 +88,6 @@ describe("analyze: kernel log captures as pasted", () => {
 
 describe("analyze: kernel lines beside NCCL logs", () => {
   // Rank 0 is gpu34:34088 on busId 7000 (0000:07:00.0); rank 6 is gpu41:3928 on the same address.
-  const xid79 = (prefix: string, pid: number) => `${prefix}NVRM: Xid (PCI:0000:07:00): 79, pid=${pid}, GPU has fallen off the bus.`;
 
   it("names the rank on the GPU of an Xid on the host its prefix names", () => {
     const f = withNccl([xid79("Nov 24 02:47:01 gpu34 kernel: [171167.620236] ", 4242)]).find((x) => x.kind === "gpu_xid");
@@ -103,7 +105,7 @@ describe("analyze: kernel lines beside NCCL logs", () => {
   it("without a host, an address several nodes use names no rank, and says which could be", () => {
     const f = withNccl([xid79("[171167.620236] ", 4242)]).find((x) => x.kind === "gpu_xid");
     expect(f).toMatchObject({ severity: "critical", ranks: [], processes: [] });
-    expect(f?.summary).toContain("The kernel lines name no host; ranks 0,6 on gpu34, gpu41 use a device at this address");
+    expect(f?.summary).toContain("The kernel lines name no host, and the logs have 4: ranks 0,6 on gpu34, gpu41 run on a GPU at this address or have the pid the driver named.");
   });
 
   it("an application's Xid on no rank of these logs stays a warning", () => {
@@ -118,8 +120,69 @@ describe("analyze: kernel lines beside NCCL logs", () => {
     expect(withNccl(["Nov 24 02:47:01 gpu41 kernel: mlx5_core 0000:0c:00.0 mlx5_7: Port: 1 Link DOWN"]).find((x) => x.kind === "hca_error")?.ranks).toEqual([]);
   });
 
-  it("the hardware verdict comes before the transport's", () => {
-    const all = withNccl([xid79("Nov 24 02:47:01 gpu34 kernel: ", 4242)]);
-    expect(all[0]?.kind).toBe("gpu_xid");
+  it("the culprit comes first: rank_behind, then the hardware, then collective_mismatch and watchdog_timeout", () => {
+    const nccl = (prefix: string): { name: string; text: string } => {
+      const f = listFixtures("nccl", ".log").find((x) => x.startsWith(prefix)) ?? "";
+      return { name: f, text: readFixtureRaw(`nccl/${f}`) };
+    };
+    const xid = { name: "dmesg.txt", text: xid79("[171167.620236] ", 4242) };
+    const kinds = (logs: { name: string; text: string }[]): string[] => analyzeLogs(logs, new KernelLines()).findings.map((f) => `${f.severity} ${f.kind}`);
+    expect(kinds([nccl("91-"), xid])).toEqual(["critical gpu_xid", "critical collective_mismatch"]);
+    expect(kinds([nccl("95-"), xid])).toEqual(["critical rank_behind", "critical gpu_xid", "critical watchdog_timeout"]);
+  });
+});
+
+describe("analyze: kernel lines of many hosts in one file", () => {
+  const lost = readFixtureRaw(`kmsg/${kmsg.find((x) => x.startsWith("01-")) ?? ""}`).split("\n").filter((l) => l.includes("NVRM:"));
+
+  it("pdsh interleaves two nodes' three-row reports of a GPU lost at probe: one finding per node and address", () => {
+    const other = lost.map((l) => l.replace("0000:b3:00.0", "0000:3b:00.0"));
+    // pdsh puts `host: ` before each row, dmesg's indentation of the continuation rows kept.
+    const rows = lost.flatMap((l, i) => [`node1: ${l}`, `node2: ${other[i] ?? ""}`]);
+    expect(analyzeLogs([{ name: "pdsh.txt", text: rows.join("\n") }], new KernelLines()).findings.map(brief)).toEqual([
+      "critical gpu_xid 0000:b3:00.0 79 x1 @node1",
+      "critical gpu_xid 0000:3b:00.0 79 x1 @node2",
+    ]);
+  });
+
+  it("one node's Xid 79 does not hide another node's fall at the same address", () => {
+    const text = [
+      "Nov 24 02:47:01 gpu34 kernel: NVRM: Xid (PCI:0000:07:00): 79, pid=34088, GPU has fallen off the bus.",
+      "Nov 24 02:47:01 gpu34 kernel: NVRM: GPU 0000:07:00.0: GPU has fallen off the bus.",
+      "Nov 24 02:47:02 gpu41 kernel: NVRM: GPU 0000:07:00.0: GPU has fallen off the bus.",
+    ].join("\n");
+    expect(analyzeLogs([{ name: "syslog", text }], new KernelLines()).findings.map(brief)).toEqual(["critical gpu_xid 0000:07:00 79 x1 @gpu34", "critical gpu_xid 0000:07:00.0 79 x1 @gpu41"]);
+  });
+
+  it("a fleet's flood of corrected PCIe errors does not crowd out an Xid 79: the least severe are given up, and counted", () => {
+    const rows: string[] = [];
+    for (let n = 0; n < 130; n++) for (let d = 0; d < 8; d++) rows.push(`node${n}: [68185.875237] nvidia 0000:${(0x10 + d).toString(16)}:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)`);
+    rows.push(xid79("node999: [171167.620236] ", 4242));
+    const f = analyzeLogs([{ name: "fleet.txt", text: rows.join("\n") }], new KernelLines()).findings;
+    expect(f).toHaveLength(1001);
+    expect(f[0]).toMatchObject({ kind: "gpu_xid", severity: "critical", host: "node999" });
+    expect(f.filter((x) => x.kind === "gpu_pcie_error")).toHaveLength(999);
+    expect(f.find((x) => x.kind === "kernel_log_truncated")).toMatchObject({ severity: "info", count: 41 });
+  });
+});
+
+describe("analyze: naming", () => {
+  it("an HCA health event without a device name takes the name an earlier line gave its address", () => {
+    const f = withNccl([
+      "Nov 24 02:40:00 gpu41 kernel: mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link INIT",
+      "Nov 24 02:47:01 gpu41 kernel: mlx5_core 0000:0c:00.0: poll_health:801:(pid 0): device's health compromised - reached miss count",
+    ]).find((x) => x.kind === "hca_error");
+    expect(f).toMatchObject({ severity: "critical", event: "firmware_error", device: "mlx5_0", ranks: [6, 7] });
+  });
+
+  it("Xid 154's action is the recovery the driver asks for", () => {
+    const f = analyzeCapture("18-").filter((x) => x.code === 154);
+    expect(f.map((x) => x.action)).toEqual(["reset_gpu", "reset_gpu", "reset_gpu", "reset_gpu"]);
+  });
+
+  it("an info-level Xid on a rank's GPU names the rank but not as a cause", () => {
+    const f = withNccl(["Nov 24 02:47:01 gpu34 kernel: NVRM: Xid (PCI:0000:07:00): 45, pid=34088, name=python, Ch 00000010"]).find((x) => x.kind === "gpu_xid");
+    expect(f).toMatchObject({ severity: "info", ranks: [0] });
+    expect(f?.summary).not.toContain("may start here");
   });
 });

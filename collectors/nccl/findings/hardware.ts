@@ -49,8 +49,10 @@ export interface HardwareEvent {
 
 /** Up to this many lines are cited per finding. */
 const MAX_EVIDENCE = 5;
-/** Findings kept at most (a kernel log of a whole fleet): the first 1,000 devices and codes. */
+/** Findings kept at most (a kernel log of a whole fleet): beyond, a new group takes the place of a less severe one. */
 const MAX_GROUPS = 1_000;
+
+const RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 
 interface HardwareGroup {
   first: HardwareEvent;
@@ -63,12 +65,17 @@ interface HardwareGroup {
 /** The events of the kernel lines read so far, one group per kind, host, device, code and HCA event: bounded. */
 export class HardwareTally {
   readonly groups = new Map<string, HardwareGroup>();
+  /** Events not kept: their group did not fit among MAX_GROUPS more severe ones, or was given up for one. */
+  dropped = 0;
 
   add(e: HardwareEvent): void {
     const key = `${e.kind}|${(e.host ?? "").toLowerCase()}|${e.device}|${e.code ?? ""}|${e.event ?? ""}`;
     let g = this.groups.get(key);
     if (g === undefined) {
-      if (this.groups.size >= MAX_GROUPS) return;
+      if (this.groups.size >= MAX_GROUPS && !this.makeRoom(e.severity)) {
+        this.dropped++;
+        return;
+      }
       g = { first: e, count: 0, where: [], pids: new Set(), names: new Set() };
       this.groups.set(key, g);
     }
@@ -77,12 +84,41 @@ export class HardwareTally {
     if (e.pid !== undefined && g.pids.size < 16) g.pids.add(e.pid);
     if (e.processName !== undefined && g.names.size < 16) g.names.add(e.processName);
   }
+
+  /** Gives up the newest group less severe than `severity` (its events count as dropped); false when none is. */
+  private makeRoom(severity: Severity): boolean {
+    let victim: string | undefined;
+    let worst = RANK[severity];
+    for (const [k, g] of this.groups) {
+      if (RANK[g.first.severity] >= worst && RANK[g.first.severity] > RANK[severity]) {
+        victim = k;
+        worst = RANK[g.first.severity];
+      }
+    }
+    if (victim === undefined) return false;
+    this.dropped += this.groups.get(victim)?.count ?? 0;
+    this.groups.delete(victim);
+    return true;
+  }
 }
 
-/** One finding per group, in the order first seen. */
+/** One finding per group, in the order first seen; and one that says how many events were not kept, if any. */
 export function hardwareFindings(state: TrackedState, tally: HardwareTally): Finding[] {
   const procs = [...state.processes.values()];
-  return [...tally.groups.values()].map((g) => finding(state, procs, g));
+  const out = [...tally.groups.values()].map((g) => finding(state, procs, g));
+  if (tally.dropped > 0) {
+    out.push({
+      kind: "kernel_log_truncated",
+      severity: "info",
+      summary: `${tally.dropped} more kernel events are not shown: the report keeps ${MAX_GROUPS} devices and codes, the most severe first. Give analyze fewer nodes' kernel logs at a time to see them.`,
+      ranks: [],
+      processes: [],
+      comm_id: null,
+      evidence: [],
+      count: tally.dropped,
+    });
+  }
+  return out;
 }
 
 function finding(state: TrackedState, procs: readonly ProcessState[], g: HardwareGroup): Finding {
@@ -93,9 +129,11 @@ function finding(state: TrackedState, procs: readonly ProcessState[], g: Hardwar
   const byPid = on.procs.filter((p) => g.pids.has(p.pid));
   const byDevice = deviceUsers(state, on.procs, e);
   const matched = uniq([...byPid, ...byDevice]);
-  const oneHostKnown = on.known || uniq(procs.map((p) => short(p.host))).length <= 1;
-  const mine = (oneHostKnown ? matched : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const hosts = uniq(procs.map((p) => short(p.host)));
+  const oneHost = !on.known && hosts.length === 1;
+  const mine = (on.known || oneHost ? matched : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const ranks = ranksOf(state, mine);
+  const severity = mine.length > 0 && e.severityOnRank !== undefined ? e.severityOnRank : e.severity;
   const where = e.host !== undefined ? ` on ${e.host}` : "";
   const times = g.count === 1 ? "" : `, ${g.count} times`;
   let text = `${e.subject}${where} reported ${e.title}${times} (first at ${e.where}). ${e.advice}`;
@@ -103,15 +141,18 @@ function finding(state: TrackedState, procs: readonly ProcessState[], g: Hardwar
   if (mine.length > 0) {
     const who = mine.slice(0, 4).map((p) => p.key).join(", ") + (mine.length > 4 ? ` and ${mine.length - 4} more` : "");
     const one = ranks.length === 1 || (ranks.length === 0 && mine.length === 1);
-    const use = e.kind === "hca_error" ? `${one ? "uses" : "use"} it for NCCL's network` : e.kind === "nvswitch_sxid" ? `${one ? "runs" : "run"} on that node` : `${one ? "runs" : "run"} on this GPU`;
-    text += ranks.length > 0 ? ` Rank${one ? "" : "s"} ${rankList(ranks)} (${who}) ${use}: a hang or a rank behind in these logs may start here.` : ` ${who} ${use}.`;
+    const how = byPid.some((p) => mine.includes(p)) && byDevice.length === 0 ? `${one ? "is" : "are"} the process the driver named` : use(e.kind, one, true);
+    const hedge = oneHost ? ` (if the kernel lines are from ${mine[0]?.host ?? "that host"}: they name no host)` : "";
+    const cause = severity === "info" ? "" : ": a hang or a rank behind in these logs may start here";
+    text += ranks.length > 0 ? ` Rank${one ? "" : "s"} ${rankList(ranks)} (${who}) ${how}${hedge}${cause}.` : ` ${who} ${how}${hedge}.`;
   } else if (matched.length > 0) {
     const theirs = ranksOf(state, matched);
-    text += ` The kernel lines name no host; rank${theirs.length === 1 ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} use a device at this address: give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
+    const one = theirs.length === 1;
+    text += ` The kernel lines name no host, and the logs have ${hosts.length}: rank${one ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} ${use(e.kind, one, false)} or ${one ? "has" : "have"} the pid the driver named. Give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
   }
   const f: Finding = {
     kind: e.kind,
-    severity: mine.length > 0 && e.severityOnRank !== undefined ? e.severityOnRank : e.severity,
+    severity,
     summary: text,
     ranks,
     processes: mine.map((p) => p.key),
@@ -127,8 +168,16 @@ function finding(state: TrackedState, procs: readonly ProcessState[], g: Hardwar
   return f;
 }
 
-/** NCCL prints the host name up to its first dot; syslog may print it whole. */
+/** How the processes found by device relate to it: on its host (`sure`), or on some host with a device at that address. */
+function use(kind: HardwareKind, one: boolean, sure: boolean): string {
+  if (kind === "hca_error") return `${one ? "uses" : "use"} ${sure ? "this HCA" : "an HCA of this name"} for NCCL's network`;
+  if (kind === "nvswitch_sxid") return `${one ? "runs" : "run"} on ${sure ? "this NVSwitch's node" : "a node with NVSwitches"}`;
+  return `${one ? "runs" : "run"} on ${sure ? "this GPU" : "a GPU at this address"}`;
+}
+
+/** NCCL prints the host name up to its first dot; syslog may print it whole. An IPv4 address stays whole. */
 function short(host: string): string {
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(host)) return host;
   const dot = host.indexOf(".");
   return (dot < 0 ? host : host.slice(0, dot)).toLowerCase();
 }

@@ -14,7 +14,8 @@ export type FindingKind =
   | "gpu_xid"
   | "nvswitch_sxid"
   | "hca_error"
-  | "gpu_pcie_error";
+  | "gpu_pcie_error"
+  | "kernel_log_truncated";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -118,6 +119,7 @@ const KIND_ORDER: FindingKind[] = [
   "socket_transport",
   "gdr_disabled",
   "dump_unreadable",
+  "kernel_log_truncated",
 ];
 
 /** Most important first: severity, then the kinds that name a culprit. */

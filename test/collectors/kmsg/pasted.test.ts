@@ -71,6 +71,14 @@ describe("PastedKernelLog", () => {
     expect(pastedHost("INFO: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.")).toBeUndefined();
     expect(pastedHost("[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>'")).toBeUndefined();
     expect(pastedHost("2026-11-24T02:47:01.123456+00:00 node7.cluster.local kernel: NVRM: Xid (PCI:0000:3b:00): 79,")).toBe("node7.cluster.local");
+    // Words of alerting tools and loggers before a kernel line, and `kernel:` inside a message.
+    for (const l of [
+      "CRITICAL: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.",
+      "healthcheck: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.",
+      "WARNING found in kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.",
+      "Nov 24 02:47:01 gpu34 python[4242]: torch kernel: NVRM: Xid (PCI:0000:3b:00): 79",
+    ]) expect(pastedHost(l), l).toBeUndefined();
+    expect(pastedHost("node7: Nov 24 02:47:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79")).toBe("node7");
   });
 });
 
