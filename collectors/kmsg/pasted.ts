@@ -83,18 +83,23 @@ export class PastedKernelLog {
   /** `mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link INIT`: the RDMA device at that address. */
   private learnHcaName(host: string | undefined, text: string): void {
     const p = parseDevicePrefix(text, "mlx5_core");
-    if (p?.name === undefined || !p.name.startsWith("mlx5_") || this.hcaNames.size >= MAX_NAMES) return;
-    this.hcaNames.set(`${host?.toLowerCase() ?? ""}|${p.pci}`, p.name);
+    if (p?.name !== undefined) this.remember(`${host?.toLowerCase() ?? ""}|${p.pci}`, p.name);
   }
 
+  /** An HCA event names its RDMA device, which is kept; or names none, and gets the one kept for its address. */
   private nameHca(host: string | undefined, nic: { pci: string; name?: string }): void {
     const key = `${host?.toLowerCase() ?? ""}|${nic.pci}`;
     if (nic.name !== undefined) {
-      if (nic.name.startsWith("mlx5_") && this.hcaNames.size < MAX_NAMES) this.hcaNames.set(key, nic.name);
+      this.remember(key, nic.name);
       return;
     }
     const known = this.hcaNames.get(key);
     if (known !== undefined) nic.name = known;
+  }
+
+  /** RDMA device names only (`mlx5_0`), not netdevs (`ens1f0np0`): NET/IB lists RDMA devices. */
+  private remember(key: string, name: string): void {
+    if (name.startsWith("mlx5_") && this.hcaNames.size < MAX_NAMES) this.hcaNames.set(key, name);
   }
 }
 

@@ -45,8 +45,12 @@ export interface NicEvent {
 
 const DRIVERS = ["mlx5_core"] as const;
 
-/** Phrases, most specific first; the first that occurs names the kind. */
-const PHRASES: readonly (readonly [string, NicEventKind])[] = [
+/**
+ * Phrases, most specific first; the first that occurs names the kind, unless the line also holds
+ * `not` (then it is no event), e.g. a cable plugged back in, or the AER callback's `Exit, result = N`
+ * after its `Enter, pci channel state = N` (one error).
+ */
+const PHRASES: readonly (readonly [phrase: string, kind: NicEventKind, not?: string])[] = [
   ["Link DOWN", "link_down"],
   ["Link ACTIVE", "link_up"],
   ["health compromised", "firmware_error"],
@@ -60,10 +64,10 @@ const PHRASES: readonly (readonly [string, NicEventKind])[] = [
   ["mlx5_load_one failed", "probe_failed"],
   ["severity=Correct", "pcie_error_corrected"],
   ["severity=Uncorrected", "pcie_error_uncorrected"],
-  ["mlx5_pci_err_detected", "pcie_error_uncorrected"],
+  ["mlx5_pci_err_detected", "pcie_error_uncorrected", " Exit,"],
   ["TX timeout detected", "tx_timeout"],
   ["mlx5e_tx_timeout", "tx_timeout"],
-  ["Port module event", "module_event"],
+  ["Port module event", "module_event", "Cable plugged"],
   ["insufficient power", "insufficient_power"],
 ];
 
@@ -72,12 +76,9 @@ export function parseNicEvent(line: string): NicEvent | undefined {
     if (line.indexOf(driver) < 0) continue;
     const p = parseDevicePrefix(line, driver);
     if (p === undefined) continue;
-    for (const [phrase, kind] of PHRASES) {
+    for (const [phrase, kind, not] of PHRASES) {
       if (p.text.indexOf(phrase) < 0) continue;
-      // "Port module event: module 0, Cable plugged" is a cable coming back: not an event.
-      if (kind === "module_event" && p.text.indexOf("Cable plugged") >= 0) return undefined;
-      // The AER callback prints "... Enter, pci channel state = N" and, once recovered or not, "... Exit, result = N": one error.
-      if (phrase === "mlx5_pci_err_detected" && p.text.indexOf(" Enter") < 0) return undefined;
+      if (not !== undefined && p.text.indexOf(not) >= 0) return undefined;
       const ev: NicEvent = { driver, pci: p.pci, kind, text: p.text };
       if (p.name !== undefined) ev.name = p.name;
       const port = portNumber(p.text);

@@ -104,8 +104,8 @@ export class HardwareTally {
 
 /** One finding per group, in the order first seen; and one that says how many events were not kept, if any. */
 export function hardwareFindings(state: TrackedState, tally: HardwareTally): Finding[] {
-  const procs = [...state.processes.values()];
-  const out = [...tally.groups.values()].map((g) => finding(state, procs, g));
+  const ctx = context(state);
+  const out = [...tally.groups.values()].map((g) => finding(state, ctx, g));
   if (tally.dropped > 0) {
     out.push({
       kind: "kernel_log_truncated",
@@ -121,16 +121,40 @@ export function hardwareFindings(state: TrackedState, tally: HardwareTally): Fin
   return out;
 }
 
-function finding(state: TrackedState, procs: readonly ProcessState[], g: HardwareGroup): Finding {
+/** What every finding asks of the logs, worked out once per report. */
+interface Context {
+  procs: readonly ProcessState[];
+  /** Distinct hosts of the logs (as NCCL prints them). */
+  hosts: number;
+  /** PCI slot (pciSlotKey) of each rank's GPU (NCCL's busId) → the processes with a rank there. */
+  slotUsers: Map<string, Set<string>>;
+}
+
+function context(state: TrackedState): Context {
+  const slotUsers = new Map<string, Set<string>>();
+  for (const c of state.comms.values()) {
+    for (const r of c.ranks.values()) {
+      const pci = r.busId !== undefined ? ncclBusIdToPci(r.busId) : undefined;
+      if (pci === undefined) continue;
+      const slot = pciSlotKey(pci);
+      const users = slotUsers.get(slot);
+      if (users === undefined) slotUsers.set(slot, new Set([r.processKey]));
+      else users.add(r.processKey);
+    }
+  }
+  const procs = [...state.processes.values()];
+  return { procs, hosts: uniq(procs.map((p) => short(p.host))).length, slotUsers };
+}
+
+function finding(state: TrackedState, ctx: Context, g: HardwareGroup): Finding {
   const e = g.first;
-  const on = onHost(procs, e.host);
+  const on = onHost(ctx.procs, e.host);
   const pids = [...g.pids];
   const names = [...g.names];
   const byPid = on.procs.filter((p) => g.pids.has(p.pid));
-  const byDevice = deviceUsers(state, on.procs, e);
+  const byDevice = deviceUsers(ctx, on.procs, e);
   const matched = uniq([...byPid, ...byDevice]);
-  const hosts = uniq(procs.map((p) => short(p.host)));
-  const oneHost = !on.known && hosts.length === 1;
+  const oneHost = !on.known && ctx.hosts === 1;
   const mine = (on.known || oneHost ? matched : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const ranks = ranksOf(state, mine);
   const severity = mine.length > 0 && e.severityOnRank !== undefined ? e.severityOnRank : e.severity;
@@ -148,7 +172,7 @@ function finding(state: TrackedState, procs: readonly ProcessState[], g: Hardwar
   } else if (matched.length > 0) {
     const theirs = ranksOf(state, matched);
     const one = theirs.length === 1;
-    text += ` The kernel lines name no host, and the logs have ${hosts.length}: rank${one ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} ${use(e.kind, one, false)} or ${one ? "has" : "have"} the pid the driver named. Give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
+    text += ` The kernel lines name no host, and the logs have ${ctx.hosts}: rank${one ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} ${use(e.kind, one, false)} or ${one ? "has" : "have"} the pid the driver named. Give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
   }
   const f: Finding = {
     kind: e.kind,
@@ -190,19 +214,10 @@ function onHost(procs: readonly ProcessState[], host: string | undefined): { pro
 }
 
 /** Processes with a rank on the event's GPU, or whose NET/IB uses the event's HCA. */
-function deviceUsers(state: TrackedState, procs: readonly ProcessState[], e: HardwareEvent): ProcessState[] {
+function deviceUsers(ctx: Context, procs: readonly ProcessState[], e: HardwareEvent): ProcessState[] {
   if (e.gpuPci !== undefined) {
-    const slot = pciSlotKey(e.gpuPci);
-    const keys = new Set(procs.map((p) => p.key));
-    const hit = new Set<string>();
-    for (const c of state.comms.values()) {
-      for (const r of c.ranks.values()) {
-        if (!keys.has(r.processKey) || r.busId === undefined) continue;
-        const pci = ncclBusIdToPci(r.busId);
-        if (pci !== undefined && pciSlotKey(pci) === slot) hit.add(r.processKey);
-      }
-    }
-    return procs.filter((p) => hit.has(p.key));
+    const users = ctx.slotUsers.get(pciSlotKey(e.gpuPci));
+    return users === undefined ? [] : procs.filter((p) => users.has(p.key));
   }
   if (e.hca !== undefined) return procs.filter((p) => p.ibDevices.some((d) => d.device === e.hca));
   // An NVSwitch joins every GPU of its node (its tray, on NVL72 racks).
