@@ -18,6 +18,7 @@ import { readTail, type ReadContext } from "./reader.js";
 import { Registry, type RegistryHost } from "./registry.js";
 import { checkPath, Sweeper } from "./sweep.js";
 import { birthOf, idOf, type StartMode, type Tail } from "./tail-state.js";
+import { TrustRoots } from "../untrusted-open.js";
 import type { FollowerHandlers, FollowerOptions, FollowerStats, ResumePoint } from "./types.js";
 
 export type { FollowedFile, FollowerHandlers, FollowerOptions, FollowerStats, LineSink, ResumePoint } from "./types.js";
@@ -33,7 +34,7 @@ export class Follower {
   private readonly o: ResolvedOptions;
   private readonly counters: FollowerStats = {
     files: 0, bytesRead: 0, linesRead: 0, linesTooLong: 0, truncations: 0, rotations: 0,
-    filesDropped: 0, readErrors: 0, copiesSkipped: 0, polling: false, handlerErrors: 0,
+    filesDropped: 0, readErrors: 0, copiesSkipped: 0, polling: false, handlerErrors: 0, sparseSkipped: 0,
   };
   private readonly fds = new FdCache();
   private readonly registry: Registry;
@@ -53,6 +54,8 @@ export class Follower {
   private startedAt = 0;
   private headWaiters: (() => void)[] = [];
   private readonly heads = new HeadIndex();
+  /** The patterns' roots, set by start(): what a symlinked file must lie in (or share its link's owner). */
+  private readonly roots = new TrustRoots([]);
   /** FollowerOptions.resume entries not yet claimed by a file. */
   private readonly resumeLeft: Map<string, ResumePoint>;
 
@@ -75,6 +78,7 @@ export class Follower {
     this.buffers = Array.from({ length: READ_SLOTS }, () => Buffer.allocUnsafe(READ_CHUNK));
     const patterns = await compilePaths(this.o.paths, this.o.maxDepth);
     const roots = new Map<string, boolean>();
+    this.roots.set(patterns.map((p) => p.root));
     for (const p of patterns) {
       roots.set(p.root, this.o.usePolling === "auto" ? await needsPolling(p.root) : this.o.usePolling);
     }
@@ -272,6 +276,7 @@ export class Follower {
       },
       readFailed: (path, code) => this.readFailed(path, code),
       heads: this.heads,
+      roots: this.roots,
       truncated: (t) => reg.truncated(t),
       pathGone: (p) => reg.unlinked(p),
       pathReplaced: (p, st) => reg.added(p, st),

@@ -1,9 +1,5 @@
-/** Promise forms of the callback fs calls the reader uses (fd-based reads, no FileHandle objects). */
-import { fstat, open, read, type Stats } from "node:fs";
-
-export function openRead(path: string): Promise<number> {
-  return new Promise((res, rej) => open(path, "r", (err, fd) => (err ? rej(err) : res(fd))));
-}
+/** Promise forms of the callback fs calls the reader uses (fd-based reads, no FileHandle objects; opening is untrusted-open.ts's). */
+import { fstat, read, type Stats } from "node:fs";
 
 export function fstatFd(fd: number): Promise<Stats> {
   return new Promise((res, rej) => fstat(fd, (err, st) => (err ? rej(err) : res(st))));

@@ -2,6 +2,9 @@
 import { basename } from "node:path";
 import type { FollowerOptions, ResumePoint } from "./types.js";
 
+/** Files followed at most (FollowerOptions.maxFiles); more are counted in filesDropped. */
+export const DEFAULT_MAX_FILES = 10_000;
+
 export interface ResolvedOptions {
   readonly paths: readonly string[];
   readonly headBytes: number;
@@ -47,7 +50,7 @@ export function resolveOptions(o: FollowerOptions): ResolvedOptions {
     usePolling,
     pollIntervalMs: int("pollIntervalMs", o.pollIntervalMs, 1000, 1),
     sweepIntervalMs: int("sweepIntervalMs", o.sweepIntervalMs, 5000, 1),
-    maxFiles: int("maxFiles", o.maxFiles, 10_000, 1),
+    maxFiles: int("maxFiles", o.maxFiles, DEFAULT_MAX_FILES, 1),
     maxDepth: int("maxDepth", o.maxDepth, 4, 0),
     removeGraceMs: int("removeGraceMs", o.removeGraceMs, 1000, 0),
     accept: o.accept ?? defaultAccept,

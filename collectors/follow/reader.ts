@@ -13,10 +13,14 @@ import type { Stats } from "node:fs";
 import type { FdCache } from "./fd-cache.js";
 import type { LineSink } from "./line-splitter.js";
 import { closeQuietly } from "./fd-cache.js";
-import { errCode, fstatFd, openRead, readAt } from "./fs-async.js";
+import { openJobFile, type TrustRoots } from "../untrusted-open.js";
+import { errCode, fstatFd, readAt } from "./fs-async.js";
 import type { HeadIndex } from "./head-index.js";
 import { HEAD_PRINT, TAIL_PRINT, type Tail } from "./tail-state.js";
 import type { FollowerStats } from "./types.js";
+
+/** Unread bytes past which a mostly unallocated file is read from near its end only (isSparse). */
+export const SPARSE_MIN_BYTES = 64 * 1024 * 1024;
 
 /** Bytes one file may read per turn before others get theirs. */
 export const TURN_BYTES = 8 * 1024 * 1024;
@@ -45,6 +49,8 @@ export interface ReadContext {
   /** A file could not be opened or read (EACCES, EIO...): counted and reported; retried later. */
   readFailed(path: string, code: string): void;
   readonly heads: HeadIndex;
+  /** The followed roots: a file found through a symlink must lie inside them or belong to the link's owner. */
+  readonly roots: TrustRoots;
 }
 
 export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<void> {
@@ -74,8 +80,9 @@ async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined
   const path = t.paths.values().next().value;
   if (path === undefined) return undefined; // orphan without an fd: nothing left to read
   let fd: number;
+  let st: Stats;
   try {
-    fd = await openRead(path);
+    ({ fd, st } = await openJobFile(path, ctx.roots));
   } catch (e) {
     const code = errCode(e);
     if (code === "ENOENT" || code === "ENOTDIR") ctx.pathGone(path);
@@ -84,13 +91,6 @@ async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined
       t.errored = true;
     }
     return undefined;
-  }
-  let st: Stats;
-  try {
-    st = await fstatFd(fd);
-  } catch (e) {
-    closeQuietly(fd);
-    throw e;
   }
   if (t.removed || !t.sameFile(st)) {
     closeQuietly(fd);
@@ -122,6 +122,10 @@ async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadCo
   if (!t.copyChecked && t.offset === 0 && size >= HEAD_PRINT) {
     t.copyChecked = true;
     if (await skipIfCopy(t, fd, size, buf, ctx)) return;
+  }
+  if (isSparse(st, t.offset)) {
+    ctx.stats.sparseSkipped++;
+    skipTo(t, size - ctx.headBytes);
   }
   if (!(await readRange(t, fd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
     ctx.truncated(t);
@@ -170,6 +174,23 @@ async function jumpToEnd(t: Tail, fd: number, size: number, buf: Buffer, ctx: Re
   t.tailLen = 0;
   t.rememberTail(buf, 0, k);
   if (buf[k - 1] !== 10) t.splitter.skipping = true;
+}
+
+/**
+ * Whether what is left to read is mostly holes: over SPARSE_MIN_BYTES unread, with less than
+ * 1/64 of the file's size allocated (`truncate -s 1T` allocates nothing; a compressing file
+ * system such as ZFS stores text logs at 1/3 to 1/10). Read from its start, it would take hours.
+ */
+function isSparse(st: Stats, offset: number): boolean {
+  return st.size - offset > SPARSE_MIN_BYTES && st.blocks * 512 < st.size / 64;
+}
+
+/** Goes on from pos (a line start is looked for: the bytes up to the next newline are skipped). */
+function skipTo(t: Tail, pos: number): void {
+  t.splitter.reset();
+  t.splitter.skipping = true;
+  t.offset = Math.max(pos, t.offset);
+  t.tailLen = 0;
 }
 
 /** A file that existed at start: its first headBytes (historical), then on from its end. */

@@ -50,7 +50,10 @@ export class Registry {
   readonly byId = new Map<string, Tail>();
   /** Last generation per path (also remembers paths that had a file: recreate = rotation). */
   private readonly gens = new Map<string, number>();
-  private readonly dropped = new Set<string>();
+  /** Paths left out for the file cap, by keyed hash (DroppedPaths): not stat()ed again while it is full. */
+  private readonly dropped = new DroppedPaths();
+  /** Followed files per owner (uid): the cap is shared among owners, not taken by whoever writes first. */
+  private readonly perOwner = new Map<number, number>();
   /** Tails whose head read is still to do. */
   headsPending = 0;
 
@@ -116,6 +119,9 @@ export class Registry {
     for (const p of t.paths) this.byPath.delete(p);
     t.paths.clear();
     this.byId.delete(`${t.file.dev}:${t.file.ino}`);
+    const n = (this.perOwner.get(t.file.uid) ?? 1) - 1;
+    if (n > 0) this.perOwner.set(t.file.uid, n);
+    else this.perOwner.delete(t.file.uid);
     this.unindex(t);
     this.host.forgetFile(t);
     const file = t.file;
@@ -132,10 +138,11 @@ export class Registry {
   }
 
   private create(path: string, st: Stats): void {
-    if (this.byId.size >= this.host.maxFiles) {
+    if (this.byId.size >= this.host.maxFiles && !this.makeRoomFor(st.uid)) {
       if (!this.dropped.has(path)) {
         this.host.stats.filesDropped++;
-        if (this.dropped.size < this.host.maxFiles) this.dropped.add(path);
+        this.dropped.add(path);
+        this.host.call(() => this.host.handlers.onFileDropped?.(path, st.uid));
       }
       return;
     }
@@ -143,7 +150,7 @@ export class Registry {
     if (this.gens.has(path)) this.host.stats.rotations++;
     const generation = resume?.generation ?? (this.gens.get(path) ?? -1) + 1;
     this.setGen(path, Math.max(generation, this.gens.get(path) ?? -1));
-    const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation };
+    const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation, uid: st.uid };
     const mode = resume !== undefined ? "start" : this.host.startMode(st);
     const t = new Tail(file, st, mode, this.host.maxLineBytes, this.host.onPollingFs(path));
     if (resume !== undefined) t.resumeFrom(resume);
@@ -152,12 +159,39 @@ export class Registry {
       this.headsPending++;
     }
     this.byId.set(idOf(st), t);
+    this.perOwner.set(st.uid, (this.perOwner.get(st.uid) ?? 0) + 1);
     t.paths.add(path);
     this.byPath.set(path, t);
     this.dropped.delete(path);
     this.host.call(() => this.host.handlers.onFileAdded?.(file));
     this.host.watchFile(t);
     this.host.enqueue(t);
+  }
+
+  /**
+   * The cap is full and a file of owner uid is new: if another owner follows more files than uid
+   * does, its least recently written file (empty ones first) gives way and is counted as dropped.
+   * So one user's flood of files cannot push out another user's logs, and it costs that user only
+   * its own idle files.
+   */
+  private makeRoomFor(uid: number): boolean {
+    const mine = this.perOwner.get(uid) ?? 0;
+    let heavy = uid;
+    let most = mine;
+    for (const [owner, n] of this.perOwner) if (n > most) [heavy, most] = [owner, n];
+    if (heavy === uid || most <= mine + 1) return false;
+    let victim: Tail | undefined;
+    for (const t of this.byId.values()) {
+      if (t.file.uid !== heavy || t.busy) continue;
+      if (victim === undefined || idler(t, victim)) victim = t;
+    }
+    if (victim === undefined) return false;
+    const path = victim.paths.values().next().value ?? victim.file.path;
+    this.host.stats.filesDropped++;
+    this.dropped.add(path);
+    this.host.call(() => this.host.handlers.onFileDropped?.(path, heavy));
+    this.remove(victim);
+    return true;
   }
 
   private attach(path: string, t: Tail): void {
@@ -199,5 +233,56 @@ export class Registry {
       if (this.gens.size <= 2 * this.host.maxFiles) break;
       if (!this.byPath.has(p)) this.gens.delete(p);
     }
+  }
+}
+
+/** Whether a is a better file to give way than b: empty before written, then the older mtime. */
+function idler(a: Tail, b: Tail): boolean {
+  const ea = a.offset === 0;
+  const eb = b.offset === 0;
+  if (ea !== eb) return ea;
+  return a.mtimeMs < b.mtimeMs;
+}
+
+/**
+ * Paths dropped for the cap, remembered as 32-bit hashes keyed with a per-process random seed
+ * (a job user cannot make a legitimate log's name collide with a dropped one): 300,000 flooded
+ * names cost a few MB, not their strings. At most MAX_DROPPED are kept; then the set starts anew.
+ */
+class DroppedPaths {
+  static readonly MAX_DROPPED = 1_000_000;
+  private readonly seed = (Math.random() * 0x100000000) >>> 0;
+  private readonly set = new Set<number>();
+
+  has(path: string): boolean {
+    return this.set.has(this.hash(path));
+  }
+
+  add(path: string): void {
+    if (this.set.size >= DroppedPaths.MAX_DROPPED) this.set.clear();
+    this.set.add(this.hash(path));
+  }
+
+  delete(path: string): void {
+    this.set.delete(this.hash(path));
+  }
+
+  /** murmur3's 32-bit mix over UTF-16 code units, seeded. */
+  private hash(s: string): number {
+    let h = this.seed;
+    for (let i = 0; i < s.length; i++) {
+      let k = Math.imul(s.charCodeAt(i), 0xcc9e2d51);
+      k = (k << 15) | (k >>> 17);
+      h ^= Math.imul(k, 0x1b873593);
+      h = (h << 13) | (h >>> 19);
+      h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    }
+    h ^= s.length;
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    h = Math.imul(h, 0xc2b2ae35);
+    h ^= h >>> 16;
+    return h >>> 0;
   }
 }

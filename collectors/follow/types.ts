@@ -14,6 +14,8 @@ export interface FollowedFile {
   ino: number;
   /** Bumps when the same path is a new file or was truncated. Starts at 0 per path. */
   generation: number;
+  /** The file's owner (uid) when it was found: the file cap is shared among owners. */
+  uid: number;
 }
 
 export interface FollowerHandlers {
@@ -37,6 +39,11 @@ export interface FollowerHandlers {
    */
   onLook?(file: FollowedFile): void;
   onFileAdded?(file: FollowedFile): void;
+  /**
+   * Extension: a file was left out, or given up, for the file cap (filesDropped): path, and the
+   * owner (uid) whose files the cap was full of. Once per path until the cap has room again.
+   */
+  onFileDropped?(path: string, uid: number): void;
   onFileRemoved?(file: FollowedFile): void;
   onTruncated?(file: FollowedFile): void;
 }
@@ -105,6 +112,8 @@ export interface FollowerStats {
   /** Extension: new files recognised as copies of followed ones (logrotate copytruncate) and followed from their end. */
   copiesSkipped: number;
   polling: boolean;
+  /** Extension: files mostly made of holes (`truncate -s 1T`) read from near their end instead of their start. */
+  sparseSkipped: number;
   /** Extension: exceptions thrown by a handler (caught; the follower goes on). */
   handlerErrors: number;
 }

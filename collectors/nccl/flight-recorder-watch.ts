@@ -9,8 +9,9 @@
  * together (flight-recorder/analyze.ts): the ranks behind with the Python stack of the collective
  * the others wait in, missing ranks, mismatches. One log line per new verdict; metrics from snapshot().
  */
-import { readFile, stat } from "node:fs/promises";
+import { close, read } from "node:fs";
 import type { Logger } from "pino";
+import { openJobFile, TrustRoots } from "../untrusted-open.js";
 import { flightRecorderFindings } from "./findings/flight-recorder.js";
 import type { Finding } from "./findings/report.js";
 import { analyzeFrDumps, type FrAnalysis } from "./flight-recorder/analyze.js";
@@ -88,6 +89,7 @@ export class FlightRecorderWatch {
   private findings: readonly Finding[] = [];
   private episodeMs: number | undefined;
   private loggedVerdict: string | undefined;
+  private trust: TrustRoots | undefined;
 
   constructor(opts: FlightRecorderWatchOptions) {
     this.opts = { ...opts };
@@ -142,13 +144,14 @@ export class FlightRecorderWatch {
     let changed = false;
     for (const f of rankFiles(this.opts.dumpPrefix, "")) {
       seen.add(f.path);
-      let st;
+      // Opened, not stat()ed by path: the fd is what gets read (a FIFO or a link swapped in is refused).
+      let opened;
       try {
-        st = await stat(f.path);
+        opened = await openJobFile(f.path, this.roots());
       } catch {
         continue;
       }
-      if (!st.isFile()) continue;
+      const st = opened.st;
       const prev = this.files.get(f.path);
       const key = `${st.size}:${st.mtimeMs}`;
       const still = prev !== undefined && prev.size === st.size && prev.mtimeMs === st.mtimeMs;
@@ -157,8 +160,11 @@ export class FlightRecorderWatch {
       entry.mtimeMs = st.mtimeMs;
       this.files.set(f.path, entry);
       // Read once it held still across two looks, and only once per version of the file.
-      if (!still || entry.readKey === key) continue;
-      const read = await this.read(entry);
+      if (!still || entry.readKey === key) {
+        close(opened.fd, () => undefined);
+        continue;
+      }
+      const read = await this.read(entry, opened.fd);
       if (read === undefined) continue; // young and unreadable: perhaps still being written
       entry.readKey = key;
       entry.read = read;
@@ -169,17 +175,20 @@ export class FlightRecorderWatch {
   }
 
   /** The dump, or undefined when it cannot be read yet but was written under SETTLE_MS ago. */
-  private async read(f: DumpFile): Promise<FrRead | undefined> {
+  private async read(f: DumpFile, fd: number): Promise<FrRead | undefined> {
     const name = f.path.slice(f.path.lastIndexOf("/") + 1);
     let r: FrRead;
     if (f.size > MAX_LIVE_DUMP_BYTES) {
+      close(fd, () => undefined);
       r = { ok: false, source: name, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)` };
       this.count("too_large");
     } else {
       try {
-        r = readFrDump(await readFile(f.path), name, { entriesPerGroup: ENTRIES_PER_GROUP });
+        r = readFrDump(await readFd(fd, f.size), name, { entriesPerGroup: ENTRIES_PER_GROUP });
       } catch (err) {
         r = { ok: false, source: name, rank: f.rank, error: (err as NodeJS.ErrnoException).code ?? String(err) };
+      } finally {
+        close(fd, () => undefined);
       }
       // PyTorch writes in place: a dump cut short may still be on its way (the file's clock, not the agent's).
       if (!r.ok && Date.now() - f.mtimeMs < SETTLE_MS) return undefined;
@@ -187,6 +196,13 @@ export class FlightRecorderWatch {
     }
     if (!r.ok) this.opts.log.warn({ path: f.path, rank: f.rank, reason: r.error }, `nccl: Flight Recorder dump ${f.path} could not be read: ${r.error}`);
     return r.ok ? { ok: true, dump: { ...r.dump, source: f.path } } : { ...r, source: f.path };
+  }
+
+  /** The dump folder is the job's: what is read there must lie in it (or belong to the link's owner). */
+  private roots(): TrustRoots {
+    const dir = this.opts.dumpPrefix.slice(0, Math.max(1, this.opts.dumpPrefix.lastIndexOf("/")));
+    if (this.trust?.roots[0] !== dir) this.trust = new TrustRoots([dir]);
+    return this.trust;
   }
 
   private count(o: FrDumpOutcome): void {
@@ -224,4 +240,16 @@ export class FlightRecorderWatch {
       `nccl: Flight Recorder: ${top.summary}`,
     );
   }
+}
+
+/** Up to size bytes from the start of fd (the size fstat gave: a file that grew is read as it was). */
+async function readFd(fd: number, size: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const n = await new Promise<number>((res, rej) => read(fd, buf, got, size - got, got, (err, k) => (err ? rej(err) : res(k))));
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }

@@ -6,10 +6,12 @@
  * Recorder to `<TORCH_FR_DUMP_TEMP_FILE or TORCH_NCCL_DEBUG_INFO_TEMP_FILE><rank>`
  * (torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp, DumpPipe).
  *
- * Writing is a non-blocking open for writing: a FIFO nobody reads (its rank exited) answers ENXIO at
- * once, so a poke never blocks the agent.
+ * Writing is a non-blocking open for writing, without following a symlink, and fstat must say FIFO:
+ * a FIFO nobody reads (its rank exited) answers ENXIO at once, so a poke never blocks the agent, and
+ * a pipe swapped for a link to a file the agent can write is refused (ELOOP or ENOTFIFO), never written.
  */
-import { closeSync, constants, lstatSync, openSync, readdirSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, readdirSync, writeSync } from "node:fs";
+import { openJobFifoForWrite } from "../../untrusted-open.js";
 import { basename, dirname, join } from "node:path";
 
 export interface RankFile {
@@ -65,7 +67,7 @@ export type PokeResult = "ok" | "no_reader" | "error";
 export function pokePipe(path: string): { result: PokeResult; reason?: string } {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    fd = openJobFifoForWrite(path); // never through a symlink, never a regular file: a swap is refused
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     return code === "ENXIO" ? { result: "no_reader" } : { result: "error", reason: code };

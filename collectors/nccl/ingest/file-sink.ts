@@ -23,7 +23,7 @@ const PASS_GAP_MS = 250;
 export class FileSink implements LineSink {
   /** Lines of this file handed to the tracker so far. */
   lineNo = 0;
-  private readonly ctx: Required<LineContext> = { source: "", lineNo: 0, readMs: 0, sinceMs: -Infinity, historical: false, mtimeMs: 0 };
+  private readonly ctx: Required<LineContext> = { source: "", lineNo: 0, readMs: 0, sinceMs: -Infinity, historical: false, mtimeMs: 0, owner: -1 };
   /** Everything this file held at this time (ms) has been read: a read pass began, or a look found nothing new. */
   private readToMs = -Infinity;
   /** sinceMs of the chunks of the current read pass, and when its last chunk was opened (ms). */
@@ -56,8 +56,9 @@ export class FileSink implements LineSink {
    * last time the file had been read to its end (the previous pass began, or a look found nothing
    * new: sinceMs) and before this chunk was opened (readMs).
    */
-  open(source: string, readMs: number, historical: boolean, mtimeMs: number): this {
+  open(source: string, readMs: number, historical: boolean, mtimeMs: number, owner = -1): this {
     const c = this.ctx;
+    c.owner = owner;
     if (readMs - this.lastOpenMs >= PASS_GAP_MS) {
       this.passSinceMs = this.readToMs;
       this.readToMs = readMs;

@@ -226,4 +226,6 @@ export interface CommState {
   maxCollectives: number;
   lastAdvanceMs?: number;
   createdMs: number;
+  /** The owner (uid) of the file whose Init line made it; -1 offline. The communicator cap is shared among owners. */
+  owner: number;
 }

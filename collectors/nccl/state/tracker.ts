@@ -30,6 +30,8 @@ export interface LineContext {
   historical?: boolean;
   /** The file's mtime, the latest time a historical line can have been written. */
   mtimeMs?: number;
+  /** The file's owner (uid), live; -1 or undefined offline (one owner). */
+  owner?: number;
 }
 
 /** What a COLL line of a known process and comm pointer counts towards (see collTarget). */
@@ -68,6 +70,10 @@ export class Tracker {
   /** What each of those lines said (where → `GPU ca000 / HCA 0 (distance 7 > 4)`). */
   readonly orphanGdrWhy = new Map<string, string>();
   droppedComms = 0;
+  /** Communicators dropped (or given up) for the cap, by the owner whose communicators filled it. */
+  readonly droppedCommsByOwner = new Map<number, number>();
+  /** Communicators per owner (CommState.owner). */
+  private readonly commsPerOwner = new Map<number, number>();
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
   epoch = 0;
   droppedProcesses = 0;
@@ -192,8 +198,45 @@ export class Tracker {
 
   /** Removes a communicator and the rank records under it. */
   retireComm(key: string): void {
-    this.comms.delete(key);
+    this.dropComm(key);
     this.epoch++;
+  }
+
+  private dropComm(key: string): void {
+    const c = this.comms.get(key);
+    if (c === undefined) return;
+    this.comms.delete(key);
+    const n = (this.commsPerOwner.get(c.owner) ?? 1) - 1;
+    if (n > 0) this.commsPerOwner.set(c.owner, n);
+    else this.commsPerOwner.delete(c.owner);
+  }
+
+  /**
+   * The cap is full and owner's line makes a new communicator: if another owner has more
+   * communicators than owner has, that owner's idlest one (no collective counted, then the oldest)
+   * gives way. One user's process announcing hundreds of communicators cannot push out another
+   * user's job. Returns whether there is room now.
+   */
+  private makeRoomFor(owner: number): boolean {
+    const mine = this.commsPerOwner.get(owner) ?? 0;
+    let heavy = owner;
+    let most = mine;
+    for (const [o, n] of this.commsPerOwner) if (n > most) [heavy, most] = [o, n];
+    if (heavy === owner || most <= mine + 1) return false;
+    let victim: CommState | undefined;
+    for (const c of this.comms.values()) {
+      if (c.owner !== heavy) continue;
+      if (victim === undefined || idler(c, victim)) victim = c;
+    }
+    if (victim === undefined) return false;
+    this.noteDropped(heavy);
+    this.retireComm(victim.key);
+    return true;
+  }
+
+  private noteDropped(owner: number): void {
+    this.droppedComms++;
+    this.droppedCommsByOwner.set(owner, (this.droppedCommsByOwner.get(owner) ?? 0) + 1);
   }
 
   /** Removes one rank record of a communicator. */
@@ -210,7 +253,7 @@ export class Tracker {
       const c = this.comms.get(commKey);
       if (!c) continue;
       for (const [r, st] of c.ranks) if (st.processKey === key) c.ranks.delete(r);
-      if (c.ranks.size === 0) this.comms.delete(commKey);
+      if (c.ranks.size === 0) this.dropComm(commKey);
     }
     this.processes.delete(key);
     this.epoch++;
@@ -278,8 +321,9 @@ export class Tracker {
     if (key === undefined) return;
     let comm = this.comms.get(key);
     if (!comm) {
-      if (this.comms.size >= this.limits.maxComms) {
-        this.droppedComms++;
+      const owner = ctx.owner ?? -1;
+      if (this.comms.size >= this.limits.maxComms && !this.makeRoomFor(owner)) {
+        this.noteDropped(owner);
         return;
       }
       comm = {
@@ -296,8 +340,10 @@ export class Tracker {
         allCountedFromInit: true,
         maxCollectives: 0,
         createdMs: lineTime(ev, ctx) ?? 0,
+        owner,
       };
       this.comms.set(key, comm);
+      this.commsPerOwner.set(owner, (this.commsPerOwner.get(owner) ?? 0) + 1);
     }
     proc.comms.set(ev.comm, key);
     const replaced = comm.ranks.get(ev.rank);
@@ -536,3 +582,11 @@ function note(p: ProcessState, fact: string, where: string): void {
   if (!p.evidence.has(fact)) p.evidence.set(fact, where);
 }
 
+
+/** Whether a is a better communicator to give way than b: none counted before counted, then the older. */
+function idler(a: CommState, b: CommState): boolean {
+  const ea = a.maxCollectives === 0;
+  const eb = b.maxCollectives === 0;
+  if (ea !== eb) return ea;
+  return (a.lastAdvanceMs ?? a.createdMs) < (b.lastAdvanceMs ?? b.createdMs);
+}

@@ -28,12 +28,12 @@ console.log(JSON.stringify({ access, readErrors, reported, lines, files }));
 const denied = vi.hoisted(() => new Set<string>());
 
 // Root reads every file whatever its mode: inject EACCES at open() to test it everywhere.
-vi.mock("../../../collectors/follow/fs-async.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../../collectors/follow/fs-async.js")>();
+vi.mock("../../../collectors/untrusted-open.js", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../../collectors/untrusted-open.js")>();
   return {
     ...real,
-    openRead: (p: string) =>
-      denied.has(p) ? Promise.reject(Object.assign(new Error(`EACCES: ${p}`), { code: "EACCES" })) : real.openRead(p),
+    openJobFile: (p: string, roots: InstanceType<typeof real.TrustRoots>) =>
+      denied.has(p) ? Promise.reject(Object.assign(new Error(`EACCES: ${p}`), { code: "EACCES" })) : real.openJobFile(p, roots),
   };
 });
 

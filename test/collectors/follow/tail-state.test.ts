@@ -5,7 +5,7 @@ import { birthOf, birthTimes, Tail } from "../../../collectors/follow/tail-state
 const st = (ino: number, birth: number, ctime: number): Stats =>
   ({ dev: 1, ino, birthtimeMs: birth, ctimeMs: ctime, isFile: () => true }) as unknown as Stats;
 
-const tail = (s: Stats): Tail => new Tail({ path: "/x", dev: 1, ino: s.ino, generation: 0 }, s, "start", 100, false);
+const tail = (s: Stats): Tail => new Tail({ path: "/x", dev: 1, ino: s.ino, generation: 0, uid: 0 }, s, "start", 100, false);
 
 describe("Tail identity", () => {
   it("is (dev, ino), plus a birth time that differs from the ctime", () => {

@@ -128,6 +128,7 @@ describe("hysteresis", () => {
 function commFor(arrivals: number): CommState {
   return {
     key: "0xabc",
+    owner: -1,
     ranks: new Map(),
     seqOps: new SeqWindow(4),
     pendingArrivals: new SeqWindow(4),
