@@ -1,17 +1,18 @@
 /**
  * `ringwatch analyze [--json] FILE|DIR|- ...`: reads logs in bounded chunks (never a whole
  * multi-GB file in memory), and PyTorch Flight Recorder dumps (pickles) whole up to their limit,
- * prints the verdict. Exit 0 when the input could be read, whatever was found; 2 when it could not
- * (no input, nothing readable, bad flag).
+ * prints the verdict. Which paths are read, and how: analyze-input.ts. Exit 0 when the input could
+ * be read, whatever was found; 2 when it could not (no input, nothing readable, bad flag). What it
+ * prints holds no raw control character from the logs (control-chars.ts).
  */
-import { closeSync, openSync, readSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
 import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
 import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
+import { entries, type Input } from "./analyze-input.js";
 import { KernelLines } from "./analyze-kernel.js";
+import { escapeControls, jsonWithoutControls } from "./control-chars.js";
 
 const CHUNK = 4 * 1024 * 1024;
 const MAX_LINE = 16 * 1024 * 1024;
@@ -21,53 +22,35 @@ export interface AnalyzeIo {
   stderr: (s: string) => void;
 }
 
-function expand(arg: string, out: string[]): void {
-  const st = statSync(arg);
-  if (!st.isDirectory()) {
-    out.push(arg);
-    return;
-  }
-  for (const name of readdirSync(arg).sort()) {
-    if (name.startsWith(".")) continue;
-    const p = join(arg, name);
-    if (statSync(p).isFile()) out.push(p);
-  }
-}
-
 /**
  * The rest of a Flight Recorder dump whose first `n` bytes are in `first`, handed whole to the
  * analysis. Reading stops one byte past MAX_FR_DUMP_BYTES: a larger file is not held, and the
  * analysis says it is too large. A dump that cannot be read is one line on stderr.
  */
-function ingestDump(analysis: LogAnalysis, path: string, fd: number, first: Buffer, n: number, warn: (s: string) => void): void {
+function ingestDump(analysis: LogAnalysis, input: Input, first: Buffer, n: number, warn: (s: string) => void): void {
+  const path = input.path;
   const parts: Buffer[] = [Buffer.from(first.subarray(0, n))];
   let total = n;
   const buf = Buffer.allocUnsafe(CHUNK);
   while (total <= MAX_FR_DUMP_BYTES) {
-    let got: number;
-    try {
-      got = readSync(fd, buf, 0, Math.min(CHUNK, MAX_FR_DUMP_BYTES + 1 - total), null);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue;
-      throw err;
-    }
+    const got = input.read(buf, MAX_FR_DUMP_BYTES + 1 - total);
     if (got <= 0) break;
     parts.push(Buffer.from(buf.subarray(0, got)));
     total += got;
   }
   const r = analysis.flightRecorderDump(path, Buffer.concat(parts, total));
-  if (!r.ok) warn(`ringwatch: analyze: ${path}: not a readable Flight Recorder dump: ${r.error}\n`);
+  if (!r.ok) warn(`ringwatch: analyze: ${escapeControls(`${path}: not a readable Flight Recorder dump: ${r.error}`)}\n`);
 }
 
 /**
- * Reads one file (or stdin for `-`) line by line into the analysis; returns lines read. A file
- * that starts like a pickled dict (looksLikeFrDump) is a Flight Recorder dump: 0 lines. Lines are
+ * Reads one input (a file, or stdin for `-`) line by line into the analysis; returns lines read.
+ * A file that starts like a pickled dict (looksLikeFrDump) is a Flight Recorder dump: 0 lines. Lines are
  * cut from the bytes (the follower's LineSplitter), so a character split by a read boundary stays
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
  */
-function ingestFile(analysis: LogAnalysis, path: string, warn: (s: string) => void): number {
-  const fd = path === "-" ? 0 : openSync(path, "r");
+function ingestFile(analysis: LogAnalysis, input: Input, warn: (s: string) => void): number {
+  const path = input.path;
   const buf = Buffer.allocUnsafe(CHUNK);
   const splitter = new LineSplitter(MAX_LINE);
   const lines = analysis.lines(path);
@@ -83,16 +66,10 @@ function ingestFile(analysis: LogAnalysis, path: string, warn: (s: string) => vo
   let first = true;
   try {
     for (;;) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, CHUNK, null);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === "EAGAIN") continue;
-        throw err;
-      }
+      const n = input.read(buf, CHUNK);
       if (n <= 0) break;
       if (first && looksLikeFrDump(buf.subarray(0, n))) {
-        ingestDump(analysis, path, fd, buf, n, warn);
+        ingestDump(analysis, input, buf, n, warn);
         return 0;
       }
       if (first && looksLikeJson(buf.toString("utf8", 0, Math.min(n, 4096)))) json = [];
@@ -121,7 +98,7 @@ function ingestFile(analysis: LogAnalysis, path: string, warn: (s: string) => vo
     const tail = splitter.partial();
     if (tail.length > 0) splitter.pushTo(Buffer.from("\n"), 0, 1, lines);
   } finally {
-    if (fd !== 0) closeSync(fd);
+    input.close();
   }
   return lines.count;
 }
@@ -148,21 +125,19 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
   const analysis = new LogAnalysis(new KernelLines());
   let files = 0;
   let lines = 0;
+  // A path is a job's file name: its controls are escaped like the rest of the output.
+  const say = (line: string): void => io.stderr(`ringwatch: analyze: ${escapeControls(line)}\n`);
   for (const arg of args) {
-    const paths: string[] = [];
-    try {
-      if (arg === "-") paths.push("-");
-      else expand(arg, paths);
-    } catch (err) {
-      io.stderr(`ringwatch: analyze: cannot read ${arg}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
-      continue;
-    }
-    for (const p of paths) {
-      try {
-        lines += ingestFile(analysis, p, io.stderr);
-        files++;
-      } catch (err) {
-        io.stderr(`ringwatch: analyze: cannot read ${p}: ${(err as NodeJS.ErrnoException).code ?? String(err)}\n`);
+    for (const e of entries(arg)) {
+      if ("skipped" in e) say(`skipped ${e.path}: ${e.skipped}`);
+      else if ("error" in e) say(`cannot read ${e.path}: ${e.error}`);
+      else {
+        try {
+          lines += ingestFile(analysis, e.input, io.stderr);
+          files++;
+        } catch (err) {
+          say(`cannot read ${e.input.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        }
       }
     }
   }
@@ -171,6 +146,6 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     return 2;
   }
   const report = analysis.report();
-  io.stdout(json ? JSON.stringify(report, null, 2) + "\n" : formatReport(report, { files, lines, dumps: analysis.dumpCount }));
+  io.stdout(json ? jsonWithoutControls(JSON.stringify(report, null, 2)) + "\n" : escapeControls(formatReport(report, { files, lines, dumps: analysis.dumpCount }), true));
   return 0;
 }

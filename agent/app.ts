@@ -3,18 +3,19 @@
  * runner and the HTTP server. Constructing it starts nothing; start() / runOnce() / stop() do.
  */
 import type { Logger } from "pino";
-import { Registry, collectDefaultMetrics } from "prom-client";
+import { Registry } from "prom-client";
 import type { Collector, CollectorDeps } from "../collectors/collector.js";
 import { createExec, type Exec } from "../collectors/exec.js";
 import type { AgentConfig, CollectorSwitch } from "./config/config.js";
 import { MODULES } from "./config/flags.js";
 import { applyReload, reloadFailed } from "./reload.js";
 import { Runner, type RunnerOptions } from "./runner.js";
-import { createSelfMetrics } from "./self-metrics.js";
+import { createSelfMetrics, registerProcessMetrics } from "./self-metrics.js";
 import { createMetricsServer, type MetricsServer } from "./web/server.js";
 import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 import { VERSION } from "./version.js";
 import { exposition } from "./web/exposition.js";
+import { SteadyClock } from "./steady-clock.js";
 
 export interface Agent {
   readonly registry: Registry;
@@ -64,10 +65,10 @@ function runnerLimits(config: AgentConfig): Pick<RunnerOptions, "timeoutMs" | "i
 }
 
 export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
-  const now = deps.now ?? Date.now;
+  // Monotonic Unix ms: a step of the system clock neither hides nor fakes a silence (steady-clock.ts).
+  const now = deps.now ?? new SteadyClock().now;
   const registry = new Registry();
-  // Event-loop lag sampled every 100 ms, not prom-client's default 10 ms: 100 wake-ups a second cost ~1 % of a core.
-  if (!config.once) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+  if (!config.once) registerProcessMetrics(registry);
   const exec = createExec();
   const onScrape = { refresh: (): void => undefined };
   const self = createSelfMetrics(registry, VERSION, () => onScrape.refresh());

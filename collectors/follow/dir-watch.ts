@@ -7,8 +7,8 @@
  * without inotify, or whose watch failed, are rescanned by the poll loop; a root that does not
  * exist yet is looked for there too.
  */
-import { watch, type Dirent, type FSWatcher, type Stats } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { watch, type Dir as Dir_, type FSWatcher, type Stats } from "node:fs";
+import { opendir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { wanted, type PathPattern } from "./glob.js";
 
@@ -22,11 +22,19 @@ const DIR_BUSY_DELAY_MS = 1000;
 const DIR_DELAY_PER_FILE_MS = 0.1;
 /** New files stat()ed at once while a directory is walked. */
 const STAT_BATCH = 32;
+/**
+ * A timed rescan (sweep, poll loop) of a directory waits this many times as long as its last scan
+ * took: a folder flooded with 300,000 files is walked a few times a minute, not every sweep, and
+ * costs the agent at most about 1/DUTY of a core. Events (a watch that fired) rescan as before.
+ */
+const DUTY = 20;
 
 export interface DirSink {
   added(path: string, st: Stats): void;
   unlinked(path: string): void;
   known(path: string): boolean;
+  /** Whether path is followed now (known, and not dropped for the file cap). */
+  followed(path: string): boolean;
   /** Whether a known path now names another file than the one followed under it (st: what it names now). */
   replaced?(path: string, st: Stats): boolean;
   watchFailed(err: unknown): void;
@@ -40,13 +48,19 @@ interface Dir {
   polled: boolean;
   watch: FSWatcher | null;
   timer: NodeJS.Timeout | null;
+  /** The followed files found here (dropped ones are not kept: the registry remembers them). */
   files: Set<string>;
+  /** Entries the last scan listed: an event's rescan waits longer for a big directory. */
+  entries: number;
   subdirs: Set<string>;
   /** The scan in progress (a request meanwhile sets `again` and waits for the same promise). */
   running: Promise<void> | null;
   again: boolean;
   /** The next scan also stats the files it knows (a followed file may have been renamed over one). */
   statKnown: boolean;
+  /** When the last scan ended, and how long it took (ms): timed rescans of a huge directory are spaced out. */
+  scannedAtMs: number;
+  scanCostMs: number;
 }
 
 export class DirWatcher {
@@ -74,7 +88,11 @@ export class DirWatcher {
   /** Rescans every directory (sweep), or only those without a watch (poll loop); finds new roots. */
   async rescan(onlyPolled: boolean): Promise<void> {
     for (const [root, polled] of this.roots) if (!this.dirs.has(root)) await this.scan(root, polled);
-    for (const d of [...this.dirs.values()]) if (!onlyPolled || d.polled) await this.scan(d.path, d.polled);
+    for (const d of [...this.dirs.values()]) {
+      if (onlyPolled && !d.polled) continue;
+      if (Date.now() - d.scannedAtMs < DUTY * d.scanCostMs) continue;
+      await this.scan(d.path, d.polled);
+    }
   }
 
   /**
@@ -121,7 +139,7 @@ export class DirWatcher {
       if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
       const id = `${st.dev}:${st.ino}`;
       if (this.ids.has(id)) return; // reached before under another name
-      d = { path, id, polled, watch: null, timer: null, files: new Set(), subdirs: new Set(), running: null, again: false, statKnown: false };
+      d = { path, id, polled, watch: null, timer: null, files: new Set(), entries: 0, subdirs: new Set(), running: null, again: false, statKnown: false, scannedAtMs: 0, scanCostMs: 0 };
       this.dirs.set(path, d);
       this.ids.set(id, path);
     }
@@ -134,7 +152,10 @@ export class DirWatcher {
       try {
         do {
           dir.again = false;
+          const t0 = Date.now();
           await this.scanOnce(dir);
+          dir.scannedAtMs = Date.now();
+          dir.scanCostMs = dir.scannedAtMs - t0;
         } while (dir.again && !this.closed && this.dirs.get(path) === dir);
       } finally {
         dir.running = null;
@@ -145,36 +166,51 @@ export class DirWatcher {
 
   private async scanOnce(d: Dir): Promise<void> {
     if (!d.polled && d.watch === null) this.arm(d); // before readdir: nothing falls between
-    let entries: Dirent[];
+    // Streamed (opendir), and only followed paths are kept: a folder flooded with 300,000 names
+    // costs a pass over them, not their Dirents and paths held at once.
+    let handle: Dir_;
     try {
-      entries = await readdir(d.path, { withFileTypes: true });
+      handle = await opendir(d.path, { bufferSize: 128 });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException | null)?.code;
       if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
       this.drop(d.path);
       return;
     }
+    const statKnown = d.statKnown;
+    d.statKnown = false;
     const files = new Set<string>();
     const subdirs = new Set<string>();
-    for (const e of entries) {
-      const p = join(d.path, e.name);
-      let isDir = e.isDirectory();
-      let isFile = e.isFile();
-      if (e.isSymbolicLink()) {
-        if (!wanted(this.patterns, p, undefined)) continue;
-        const st = await stat(p).catch(() => undefined);
-        isDir = st?.isDirectory() ?? false;
-        isFile = st?.isFile() ?? false;
+    const fresh: string[] = [];
+    let entries = 0;
+    try {
+      for await (const e of handle) {
+        entries++;
+        const p = join(d.path, e.name);
+        let isDir = e.isDirectory();
+        let isFile = e.isFile();
+        if (e.isSymbolicLink()) {
+          if (!wanted(this.patterns, p, undefined)) continue;
+          const st = await stat(p).catch(() => undefined);
+          isDir = st?.isDirectory() ?? false;
+          isFile = st?.isFile() ?? false;
+        }
+        if (isDir && wanted(this.patterns, p, true)) subdirs.add(p);
+        else if (isFile && wanted(this.patterns, p, false) && this.accept(p)) {
+          if (this.sink.followed(p)) {
+            files.add(p);
+            if (statKnown) fresh.push(p);
+          } else if (!this.sink.known(p)) fresh.push(p);
+        }
       }
-      if (isDir && wanted(this.patterns, p, true)) subdirs.add(p);
-      else if (isFile && wanted(this.patterns, p, false) && this.accept(p)) files.add(p);
+    } catch (e) {
+      // The directory went (or became unreadable) while it was listed: what was listed stands.
+      const code = (e as NodeJS.ErrnoException | null)?.code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
     }
     if (this.closed) return;
     // New files are stat()ed STAT_BATCH at a time: one after the other, a directory of thousands
     // took seconds of thread-pool round trips before the first head read.
-    const statKnown = d.statKnown;
-    d.statKnown = false;
-    const fresh = [...files].filter((p) => statKnown || !this.sink.known(p));
     for (let i = 0; i < fresh.length && !this.closed; i += STAT_BATCH) {
       const batch = fresh.slice(i, i + STAT_BATCH);
       const stats = await Promise.all(batch.map((p) => stat(p).catch(() => undefined)));
@@ -182,10 +218,12 @@ export class DirWatcher {
         const st = stats[k];
         if (st?.isFile() !== true || this.closed) return;
         if (!this.sink.known(p) || this.sink.replaced?.(p, st) === true) this.sink.added(p, st);
+        if (this.sink.followed(p)) files.add(p);
       });
     }
     for (const p of d.files) if (!files.has(p)) this.sink.unlinked(p);
     d.files = files;
+    d.entries = entries;
     for (const s of d.subdirs) if (!subdirs.has(s)) this.drop(s);
     d.subdirs = subdirs;
     for (const s of subdirs) if (!this.dirs.has(s)) await this.scan(s, d.polled);
@@ -206,7 +244,7 @@ export class DirWatcher {
     if (d.watch !== null) d.watch.close();
     d.watch = null;
     if (d.timer !== null || this.closed) return;
-    const delay = (event === "rename" ? DIR_DELAY_MS : DIR_BUSY_DELAY_MS) + d.files.size * DIR_DELAY_PER_FILE_MS;
+    const delay = (event === "rename" ? DIR_DELAY_MS : DIR_BUSY_DELAY_MS) + d.entries * DIR_DELAY_PER_FILE_MS;
     d.timer = setTimeout(() => {
       d.timer = null;
       void this.scan(d.path, d.polled);

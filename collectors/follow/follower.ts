@@ -87,6 +87,7 @@ export class Follower {
       added: (p, st) => reg.added(p, st),
       unlinked: (p) => reg.unlinked(p),
       known: (p) => reg.byPath.has(p) || reg.isDropped(p),
+      followed: (p) => reg.byPath.has(p),
       replaced: (p, st) => {
         const t = reg.byPath.get(p);
         return t !== undefined && !t.sameFile(st);

@@ -8,7 +8,7 @@
  *
  * Which files are read at all is the allow-list --collector.infiniband.hw-counters (module.ts): by
  * default this table's files. An allowed file without a family here goes to the generic
- * ringwatch_infiniband_hw_counter_total{counter}.
+ * ringwatch_infiniband_hw_counters_total{counter}.
  */
 import type { CounterDef } from "./counters.js";
 

@@ -30,7 +30,7 @@ const GAUGES: readonly GaugeDef[] = [
   { name: "rate_bytes_per_second", help: "Signalling rate of the port in bytes per second (Gb/s × 125,000,000).", labels: PORT_LABELS },
   { name: "info", help: "Identity of the port and its HCA (link_layer, board_id, firmware_version, hca_type, node_guid where known); value is always 1.", labels: INFO_LABELS },
   {
-    name: "counter_saturated",
+    name: "counters_saturated",
     help: "1 when a fixed-width PortCounters counter sits at its maximum (it has stopped counting; rates read 0), else 0.",
     labels: COUNTER_LABELS,
   },
@@ -41,10 +41,10 @@ const GAUGES: readonly GaugeDef[] = [
   },
 ];
 
-const HW_COUNTER = "hw_counter_total";
+const HW_COUNTER = "hw_counters_total";
 const HW_HELP =
   "Driver counters from ports/<n>/hw_counters that --collector.infiniband.hw-counters allows but that have no family of their own (counter label: the kernel's file name).";
-/** hw_counters files published under their own family, not under hw_counter_total. */
+/** hw_counters files published under their own family, not under hw_counters_total. */
 const HW_NAMED_FILES: ReadonlySet<string> = new Set(HW_COUNTERS.map((d) => d.file));
 
 export type SampleSet = Map<string, Sample[]>;
@@ -93,7 +93,7 @@ export function buildSamples(devices: readonly IbDevice[]): SampleSet {
       for (const [name, value] of Object.entries(port.hwCounters)) if (!HW_NAMED_FILES.has(name)) push(set, HW_COUNTER, { ...labels, counter: name }, value);
       for (const file of port.fixedWidth) {
         const v = port.counters[file];
-        if (v !== undefined && PMA_WIDTH[file] !== undefined) push(set, "counter_saturated", { ...labels, counter: file }, isSaturated(file, v) ? 1 : 0);
+        if (v !== undefined && PMA_WIDTH[file] !== undefined) push(set, "counters_saturated", { ...labels, counter: file }, isSaturated(file, v) ? 1 : 0);
       }
     }
   }

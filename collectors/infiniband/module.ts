@@ -43,7 +43,7 @@ export const infinibandModule: CollectorModule<"infiniband", InfinibandSettings>
       name: HW_FLAG,
       kind: "list",
       default: HW_NAMED,
-      help: `The ports/<n>/hw_counters files to read (allow-list; repeat the flag or separate with commas): file names, and ${HW_NAMED} for every counter with its own ringwatch_infiniband_* family. An allowed file without one is published as ringwatch_infiniband_hw_counter_total{counter}; empty: none is read.`,
+      help: `The ports/<n>/hw_counters files to read (allow-list; repeat the flag or separate with commas): file names, and ${HW_NAMED} for every counter with its own ringwatch_infiniband_* family. An allowed file without one is published as ringwatch_infiniband_hw_counters_total{counter}; empty: none is read.`,
     },
   ],
   uses: ["path.sysfs", "collector.timeout"],

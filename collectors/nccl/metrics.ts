@@ -71,7 +71,7 @@ export class NcclMetrics {
     this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
     this.collectives = counter(registry, "ringwatch_nccl_rank_collectives_total", "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.", ["comm_id", "rank"]);
     this.lastProgress = gauge(registry, "ringwatch_nccl_rank_last_progress_timestamp_seconds", "Unix time of this rank's last collective (COLL line).", ["comm_id", "rank"]);
-    this.lastOpCount = gauge(registry, "ringwatch_nccl_rank_last_op_count", "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).", ["comm_id", "rank"]);
+    this.lastOpCount = gauge(registry, "ringwatch_nccl_rank_last_op_number", "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).", ["comm_id", "rank"]);
     this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"]);
     this.transport = gauge(registry, "ringwatch_nccl_transport_info", "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).", ["comm_id", "rank", "net", "gdr"]);
     this.netDevice = gauge(

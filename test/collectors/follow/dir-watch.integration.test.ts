@@ -28,6 +28,7 @@ describe("DirWatcher.rescanDirOf", () => {
       },
       unlinked: (p) => void names.delete(p),
       known: (p) => names.has(p),
+      followed: (p) => names.has(p),
       replaced: (p, st) => names.has(p) && names.get(p) !== st.ino,
       watchFailed: () => undefined,
     };

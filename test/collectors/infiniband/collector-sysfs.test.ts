@@ -55,7 +55,7 @@ describe("sysfs source on gpud's H100 tree", () => {
     expect(valueOf(s, "port_transmit_wait_total", p)).toBe(2489603687);
     expect(valueOf(s, "rx_write_requests_total", p)).toBe(3809045607);
     expect(valueOf(s, "roce_adp_retrans_total", p)).toBe(3);
-    expect(s.some((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toBe(false);
+    expect(s.some((x) => x.name === "ringwatch_infiniband_hw_counters_total")).toBe(false);
     expect(valueOf(s, "counters_unreadable", p)).toBe(0);
     const types = parsePromText(await deps.registry.metrics()).types;
     expect(types.get("ringwatch_infiniband_symbol_error_total")).toBe("counter");
@@ -66,7 +66,7 @@ describe("sysfs source on gpud's H100 tree", () => {
   it("flags fixed-width counters sitting at their maximum (4-bit 15, 8-bit 255)", async () => {
     const { deps, collector } = make();
     await collector.once();
-    const sat = (await exposed(deps)).filter((x) => x.name === "ringwatch_infiniband_counter_saturated");
+    const sat = (await exposed(deps)).filter((x) => x.name === "ringwatch_infiniband_counters_saturated");
     const on = sat.filter((x) => x.value === 1).map((x) => `${x.labels.device}:${x.labels.counter}`);
     expect(on.sort()).toEqual([...[...IB8, "mlx5_bond_0"].map((d) => `${d}:excessive_buffer_overrun_errors`), "mlx5_1:link_downed"].sort());
     expect(sat.find((x) => x.labels.device === "mlx5_0" && x.labels.counter === "symbol_error")?.value).toBe(0);

@@ -70,7 +70,7 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
     expect(valueOf(s, "rate_bytes_per_second", bond)).toBe(25e9);
     expect(valueOf(s, "symbol_error_total", bond)).toBeUndefined();
     // 64-bit -x counters do not saturate: no hint series.
-    expect(s.some((x) => x.name === "ringwatch_infiniband_counter_saturated")).toBe(false);
+    expect(s.some((x) => x.name === "ringwatch_infiniband_counters_saturated")).toBe(false);
     expect(s.some((x) => x.name === "ringwatch_infiniband_counters_unreadable")).toBe(false);
     const runs = T.loggedRuns(argsLog);
     expect(runs.filter((r) => r.tool === "ibstat").map((r) => r.args)).toEqual([[]]);
@@ -86,8 +86,8 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
     const s = await exposed(deps);
     const p0 = { device: "mlx5_0", port: "1" };
     expect(valueOf(s, "link_downed_total", p0)).toBe(1);
-    expect(valueOf(s, "counter_saturated", { ...p0, counter: "link_downed" })).toBe(0);
-    expect(valueOf(s, "counter_saturated", { ...p0, counter: "unicast_rcv_packets" })).toBeUndefined();
+    expect(valueOf(s, "counters_saturated", { ...p0, counter: "link_downed" })).toBe(0);
+    expect(valueOf(s, "counters_saturated", { ...p0, counter: "unicast_rcv_packets" })).toBeUndefined();
     expect(T.loggedRuns(argsLog).filter((r) => r.tool === "perfquery").map((r) => r.args.join(" "))).toEqual(["-x -C mlx5_0 -P 1", "-C mlx5_0 -P 1"]);
   });
 

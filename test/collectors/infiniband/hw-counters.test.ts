@@ -54,7 +54,7 @@ describe("named hw_counters families on the real captures", () => {
     expect(valueOf(s, "req_transport_retries_exceeded_total", p)).toBeUndefined();
     expect(valueOf(s, "req_rnr_retries_exceeded_total", p)).toBeUndefined();
     // Every file has a family: nothing is left for the generic metric, and lifespan (a setting) is no counter.
-    expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
+    expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counters_total")).toEqual([]);
     expect(s.some((x) => x.name.includes("lifespan"))).toBe(false);
     // mlx4_0 and hfi1_0 have no hw_counters: no hw series for them.
     expect(s.some((x) => x.name === "ringwatch_infiniband_local_ack_timeout_errors_total" && x.labels.device !== "mlx5_0")).toBe(false);
@@ -103,7 +103,7 @@ describe("named hw_counters families on the real captures", () => {
     // Ports without the files have no series (absent, not 0); the real counters beside them are unchanged.
     expect(s.filter((x) => x.name === "ringwatch_infiniband_req_transport_retries_exceeded_total").map((x) => x.labels.device).sort()).toEqual(["mlx5_4", "mlx5_bond_0"]);
     expect(valueOf(s, "rx_dct_connect_requests_total", { device: "mlx5_bond_0", port: "1" })).toBe(422237);
-    expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
+    expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counters_total")).toEqual([]);
     const types = parsePromText(text).types;
     expect(types.get("ringwatch_infiniband_req_transport_retries_exceeded_total")).toBe("counter");
     expect(text).toContain("# HELP ringwatch_infiniband_req_transport_retries_exceeded_total Times a requester QP ran out of transport retries");
@@ -115,12 +115,12 @@ describe("named hw_counters families on the real captures", () => {
     expect(new Set(HW_COUNTERS.map((d) => d.file)).size).toBe(HW_COUNTERS.length);
     for (const m of metrics) expect(m).toMatch(/^[a-z][a-z0-9_]*_total$/);
     const others = new Set([...PORT_COUNTERS, ...LEGACY_COUNTERS].map((d) => d.metric));
-    expect(metrics.filter((m) => others.has(m) || m === "hw_counter_total")).toEqual([]);
+    expect(metrics.filter((m) => others.has(m) || m === "hw_counters_total")).toEqual([]);
   });
 });
 
 describe("the allow-list --collector.infiniband.hw-counters", () => {
-  it("a file without a family, once allowed, goes to hw_counter_total; by default it is not even read", async () => {
+  it("a file without a family, once allowed, goes to hw_counters_total; by default it is not even read", async () => {
     const t = tree(GPUD_DUMP);
     // Files no family covers (soft-RoCE rxe's names), written next to the real ones.
     writeFileSync(join(t.root, "class/infiniband/mlx5_0/ports/1/hw_counters/send_err"), "7\n");
@@ -128,11 +128,11 @@ describe("the allow-list --collector.infiniband.hw-counters", () => {
     const p = { device: "mlx5_0", port: "1" };
 
     const byDefault = (await scrape(t.root)).series;
-    expect(byDefault.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total")).toEqual([]);
+    expect(byDefault.filter((x) => x.name === "ringwatch_infiniband_hw_counters_total")).toEqual([]);
     expect(valueOf(byDefault, "counters_unreadable", p)).toBe(0);
 
     const extended = (await scrape(t.root, hwCounterAllowList(["named", "send_err", "completer_retry_err"]))).series;
-    expect(extended.filter((x) => x.name === "ringwatch_infiniband_hw_counter_total").map((x) => [x.labels.device, x.labels.counter, x.value])).toEqual([
+    expect(extended.filter((x) => x.name === "ringwatch_infiniband_hw_counters_total").map((x) => [x.labels.device, x.labels.counter, x.value])).toEqual([
       ["mlx5_0", "send_err", 7],
     ]);
     expect(valueOf(extended, "counters_unreadable", p)).toBe(1);

@@ -24,7 +24,7 @@ describe("buildSamples", () => {
       }),
     ]);
     const sat: Record<string, number> = {};
-    for (const s of set.get("counter_saturated") ?? []) sat[s.labels.counter ?? ""] = s.value;
+    for (const s of set.get("counters_saturated") ?? []) sat[s.labels.counter ?? ""] = s.value;
     expect(sat).toEqual({ symbol_error: 1, port_rcv_errors: 0, link_downed: 1, local_link_integrity_errors: 1 });
   });
 

@@ -12,7 +12,7 @@ import { parsePromText, seriesKey, type Series } from "../../helpers/exposition.
 import { makeTree, NODE_EXPORTER_GOLDEN, NODE_EXPORTER_TTAR, type Tree } from "./trees.js";
 
 /** Families ringwatch has and node_exporter does not. */
-const RINGWATCH_ONLY = new Set(["counter_saturated", "counters_unreadable", "hw_counter_total"]);
+const RINGWATCH_ONLY = new Set(["counters_saturated", "counters_unreadable", "hw_counters_total"]);
 
 const short = (name: string, prefix: string): string => name.slice(prefix.length);
 const nonEmpty = (labels: Record<string, string>): Record<string, string> =>
@@ -85,8 +85,8 @@ describe("node_exporter golden output vs ringwatch on the same tree", () => {
   });
 
   it("ringwatch-only families hold what the tree shows", () => {
-    const sat = ours.filter((o) => o.name === "ringwatch_infiniband_counter_saturated" && o.value === 1).map(seriesKey);
-    expect(sat).toEqual([seriesKey({ name: "ringwatch_infiniband_counter_saturated", labels: { device: "mlx4_0", port: "1", counter: "port_xmit_wait" } })]);
+    const sat = ours.filter((o) => o.name === "ringwatch_infiniband_counters_saturated" && o.value === 1).map(seriesKey);
+    expect(sat).toEqual([seriesKey({ name: "ringwatch_infiniband_counters_saturated", labels: { device: "mlx4_0", port: "1", counter: "port_xmit_wait" } })]);
     const unreadable = ours.filter((o) => o.name === "ringwatch_infiniband_counters_unreadable" && o.value > 0).map((o) => [o.labels.device, o.value]);
     expect(unreadable).toEqual([["i40iw0", 17]]);
   });
