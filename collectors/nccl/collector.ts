@@ -27,7 +27,9 @@ import { InspectorWatch } from "./inspector-watch.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
-import { rankProcesses, type RankProcess } from "./rank-processes.js";
+import { liveRankPids, rankProcesses, type RankProcess } from "./rank-processes.js";
+import { CapWarnings } from "./cap-warnings.js";
+import { DEFAULT_MAX_FILES } from "../follow/options.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -102,10 +104,18 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let startedMs: number | undefined;
   const hung = new Set<string>();
   const rasHung = new Set<string>();
+  const caps = new CapWarnings(log);
   const spin = new GpuSpinClock(opts.gpu);
   // RAS's standstills are seen at the poll interval: the threshold stretches to twice the longest recent one.
+  // An answer counts only from a socket that a live process of a rank the logs know (or root) holds.
   const makeRas = (o: NcclRasOptions): RasWatch =>
-    new RasWatch({ ...o, now: deps.now, log, progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs } });
+    new RasWatch({
+      ...o,
+      now: deps.now,
+      log,
+      progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs },
+      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => liveRankPids(tracker, view) },
+    });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
   const makeRasNode = (): RasNode =>
     createRasNode({
@@ -168,7 +178,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       sinks.set(key, sink);
     }
     if (meta.historical) historicalFiles.add(file.path);
-    return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs);
+    return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs, file.uid);
   }
 
   /** When each unreadable path was last logged: one line per path per READ_ERROR_LOG_MS. */
@@ -278,6 +288,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     try {
       const now = deps.now();
       retire(now);
+      caps.commsDropped(tracker.droppedCommsByOwner, opts.maxComms);
       spin.update(now);
       logChanges(evaluate());
       if (ras !== undefined) logRasChanges(rasNow(ras.snapshot()));
@@ -303,6 +314,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       {
         openSink,
         onReadError,
+        onFileDropped: (path, uid) => caps.fileDropped(path, uid, DEFAULT_MAX_FILES),
         onLook: (f) => sinks.get(fileKey(f))?.looked(deps.now()),
         onTruncated: (f) => forget(f),
         onFileRemoved: (f) => forget(f),
@@ -371,11 +383,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (follow) refollow();
     },
     start(): void {
-      void startFollowing();
+      // RAS is asked from the start, logs or none: once the heads of the logs are read, which name
+      // the rank processes whose RAS socket is believed.
+      void startFollowing().then(() => ras?.tick(false));
       timer = setInterval(tick, opts.evaluateEveryMs ?? 5000);
       timer.unref();
-      // RAS is asked from the start, logs or none.
-      ras?.tick(false);
       void inspector?.start();
     },
     async stop(): Promise<void> {

@@ -3,10 +3,11 @@
  * ranks to jobs (the job collector reads it through peer("nccl"), by its own declaration of it).
  * The same ranks as ringwatch_nccl_rank_info (ranks only NCCL RAS knows are not here: RAS gives a
  * pid but no log to pin the process by).
+ * liveRankPids() gives the RAS client the processes it may believe (ras/socket-owner.ts).
  */
 import { canonicalBusId } from "../pci.js";
 import type { ProcessState } from "./state/model.js";
-import type { TrackedState } from "./detect/verdict.js";
+import type { NodeView, TrackedState } from "./detect/verdict.js";
 import { ncclBusIdToPci } from "./parse/bus-id.js";
 
 export interface RankProcess {
@@ -32,4 +33,23 @@ export function rankProcesses(t: TrackedState, nodePid: (p: ProcessState) => num
     }
   }
   return out;
+}
+
+/**
+ * The node pids (in <path.procfs>) of the processes that run a rank the logs know and that are alive
+ * now: each is checked at the call (view.alive: the process found for the logged pid, with the start
+ * time it had then), so a pid that exited, or was reused by another process, is not among them.
+ * Empty with --no-collector.nccl.check-pids (no process is looked up).
+ */
+export function liveRankPids(t: TrackedState, view: Pick<NodeView, "alive" | "nodePid">): number[] {
+  const keys = new Set<string>();
+  for (const c of t.comms.values()) for (const r of c.ranks.values()) keys.add(r.processKey);
+  const out = new Set<number>();
+  for (const key of keys) {
+    const p = t.processes.get(key);
+    if (p === undefined || view.alive(p) !== true) continue;
+    const pid = view.nodePid?.(p);
+    if (pid !== undefined) out.add(pid);
+  }
+  return [...out];
 }

@@ -7,6 +7,9 @@
  * (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras-verdict.ts turns them into verdicts.
  * Where the job's NCCL has monitor mode (2.29+), a subscription (ras/monitor.ts) hears a dead peer
  * the moment RAS declares it: it is published at once and a query follows at once.
+ * With `owner`, an answer counts only when a process of a rank the logs know (or root) holds the
+ * socket that answered (ras/socket-owner.ts); any other is counted as `untrusted`, logged once, and
+ * treated as no job here: a local user listening on the RAS port cannot forge a verdict.
  */
 import type { Logger } from "pino";
 import { rasFindings } from "./findings/ras.js";
@@ -17,9 +20,19 @@ import { RasMonitor, type RasMonitorState } from "./ras/monitor.js";
 import type { RasEvent } from "./ras/parse-event.js";
 import { RasReader, type RasReport } from "./ras/parse-text.js";
 import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./ras/progress.js";
+import { belief, refusal, socketOwner, type RasConnection, type SocketOwner } from "./ras/socket-owner.js";
 
-export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error";
-export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error"];
+/** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
+export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error" | "untrusted";
+export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error", "untrusted"];
+
+/** Where the owner of a RAS socket is looked up, and which processes are the job's (ras/socket-owner.ts). */
+export interface RasOwnerSource {
+  /** <path.procfs>, read at each check (a reload may change it). */
+  procfsRoot: () => string;
+  /** Node pids (in procfsRoot) of the live processes of the ranks the followed logs know, now. */
+  rankPids: () => readonly number[];
+}
 
 export interface RasWatchOptions {
   address: RasAddress;
@@ -36,6 +49,8 @@ export interface RasWatchOptions {
   maxBytes?: number;
   /** Subscribe to monitor mode where the job's NCCL has it (default true). */
   monitor?: boolean;
+  /** Believe only a socket held by a rank process (or root); undefined: believe any answer. */
+  owner?: RasOwnerSource;
 }
 
 /** Monitor events counted by type; any other type counts as `other`. */
@@ -114,6 +129,9 @@ export class RasWatch {
   private readonly events = new Map<string, number>(RAS_EVENT_TYPES.map((t) => [t, 0]));
   /** Processes (node:pid) a PEER_DEAD event named, until the job goes. */
   private readonly deadByEvent = new Set<string>();
+  /** Who held the socket of the last answer checked; the rank pid that did, looked at first next time. */
+  private owner: SocketOwner | undefined;
+  private ownerPid: number | undefined;
 
   constructor(
     opts: RasWatchOptions,
@@ -122,7 +140,12 @@ export class RasWatch {
     this.opts = { ...opts };
     this.progress = new RasProgress({ ...opts.progress });
     if (opts.monitor !== false) {
-      this.monitor = new RasMonitor({ address: opts.address, onEvent: (e) => this.onEvent(e), onState: (s, reason) => this.onMonitorState(s, reason) });
+      this.monitor = new RasMonitor({
+        address: opts.address,
+        onEvent: (e) => this.onEvent(e),
+        onState: (s, reason) => this.onMonitorState(s, reason),
+        verify: (c) => this.verifyPeer(c, "monitor"),
+      });
     }
   }
 
@@ -245,7 +268,16 @@ export class RasWatch {
   private async ask(signal: AbortSignal): Promise<void> {
     const leg = this.opts.legTimeoutSeconds ?? 5;
     const { host, port } = this.opts.address;
-    const r: RasQueryResult = await queryRas({ host, port, legTimeoutSeconds: leg, deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000, maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024, signal, json: true });
+    const r: RasQueryResult = await queryRas({
+      host,
+      port,
+      legTimeoutSeconds: leg,
+      deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000,
+      maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024,
+      signal,
+      json: true,
+      verify: (c) => this.verifyPeer(c, "query"),
+    });
     if (signal.aborted) return;
     const report = r.ok ? reportOf(r.text, r.format) : undefined;
     const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined ? "error" : "ok";
@@ -253,13 +285,17 @@ export class RasWatch {
     const now = this.opts.now();
     const where = `${host}:${port}`;
     if (report === undefined) {
-      // No job answers (it ended, or none runs here): what the last one said goes with it.
-      // A timeout or a garbled answer keeps it: the job may be too busy to answer in time.
-      if (outcome === "unreachable") {
+      // No job answers (it ended, or none runs here), or one not believed answers: what the last one
+      // said goes with it. A timeout or a garbled answer keeps it: the job may be too busy to answer in time.
+      if (outcome === "unreachable" || outcome === "untrusted") {
         this.forget();
         this.monitor?.reset();
       }
       const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
+      if (outcome === "untrusted") {
+        this.logRefusal(reason, "answer");
+        return;
+      }
       this.logOnce(`fail:${outcome}`, () => {
         if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
         else this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`);
@@ -274,10 +310,46 @@ export class RasWatch {
     this.progress.record(now, observed);
     this.findings = rasFindings([{ source: "ras", reports: [report] }]);
     if (hasMonitorMode(report.version)) this.monitor?.ensure();
+    const owner = this.opts.owner !== undefined && this.owner?.trusted === true ? belief(this.owner) : null;
     this.logOnce(`ok:${this.format}`, () =>
       this.opts.log.info(
-        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length },
+        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length, socket_owner: owner },
         `nccl: NCCL RAS at ${where} answers (${this.format === "json" ? "every rank's counts" : "text: counts only where they differ"})`,
+      ),
+    );
+  }
+
+  /**
+   * Checks who holds the socket that answered (ras/socket-owner.ts): undefined when it is believed,
+   * else why not. A refused monitor subscription is counted and logged here; a refused query in ask().
+   */
+  private verifyPeer(c: RasConnection, via: "query" | "monitor"): string | undefined {
+    const src = this.opts.owner;
+    if (src === undefined) return undefined;
+    const root = src.procfsRoot();
+    const owner = socketOwner(root, c, src.rankPids(), this.ownerPid);
+    this.owner = owner;
+    if (owner.trusted) {
+      if (owner.by !== "root") this.ownerPid = owner.pid;
+      return undefined;
+    }
+    const reason = refusal(owner, root);
+    if (via === "monitor") {
+      this.queries.set("untrusted", (this.queries.get("untrusted") ?? 0) + 1);
+      this.logRefusal(reason, "monitor subscription");
+    }
+    return reason;
+  }
+
+  /** One warning per episode (until another outcome is logged) and owner. */
+  private logRefusal(reason: string, what: string): void {
+    const o = this.owner;
+    const who = o === undefined || o.trusted ? "?" : o.why === "unseen" ? "unseen" : `${o.why}:${o.uid}`;
+    const where = `${this.opts.address.host}:${this.opts.address.port}`;
+    this.logOnce(`untrusted:${who}`, () =>
+      this.opts.log.warn(
+        { ras_addr: where, reason, socket_uid: o !== undefined && !o.trusted && o.why !== "unseen" ? o.uid : null, rank_processes: o !== undefined && !o.trusted ? o.ranks : null },
+        `nccl: NCCL RAS ${what} at ${where} ignored, not this node's evidence: ${reason} (counted in ringwatch_nccl_ras_queries_total{result="untrusted"}; docs/nccl.md, "Who may answer")`,
       ),
     );
   }

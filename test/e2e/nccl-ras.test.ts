@@ -2,7 +2,9 @@
  * Production mode end to end: a job that writes no COLL line (no log at all here), only NCCL's RAS
  * service (test/fakes/nccl-ras --job, NCCL 2.29.7's protocol and JSON). The built agent asks it,
  * and /metrics carries the hang, the evidence, the rank behind on the other node and the identity
- * of this node's ranks; the verdict drops when the job moves again.
+ * of this node's ranks; the verdict drops when the job moves again. The fake runs as root, as a job
+ * in a container usually does: that is why its answers are believed with no log naming its process
+ * (docs/nccl.md, "Who may answer"; test/security/ras-forge.test.ts checks the other cases).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { RasJob } from "../fakes/ras/render.mjs";

@@ -5,10 +5,11 @@
  * the per-test factories).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import type { RasEvent, RasJob } from "../fakes/ras/render.mjs";
+import { sharedTempDir } from "./staged-build.js";
 
 /** The repository's root: the nearest directory up from here with a package.json (this file also runs compiled, from .bench/). */
 function repoRoot(): string {
@@ -18,6 +19,23 @@ function repoRoot(): string {
 }
 
 const fakeRas = join(repoRoot(), "test/fakes/nccl-ras");
+
+/**
+ * The fake as another user can start it: a copy in a directory every user reaches (a checkout under
+ * a 0700 home directory is out of their reach), made once, removed when this process exits.
+ */
+let sharedFake: string | undefined;
+function fakeFor(user: { uid: number; gid: number } | undefined): string {
+  if (user === undefined) return fakeRas;
+  if (sharedFake === undefined) {
+    const dir = sharedTempDir("rw-fake-ras-");
+    cpSync(fakeRas, join(dir, "nccl-ras"));
+    cpSync(join(dirname(fakeRas), "ras"), join(dir, "ras"), { recursive: true });
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+    sharedFake = join(dir, "nccl-ras");
+  }
+  return sharedFake;
+}
 
 export type RasMode = "ok" | "silent" | "not-ras" | "refuse-timeout" | "close-early" | "trickle";
 
@@ -30,11 +48,27 @@ export interface RasService {
   stop(): Promise<void>;
 }
 
+/** Who runs the fake and where it listens. */
+export interface FakeRasPlace {
+  /** Run it as this user (the caller must be root), e.g. nobody (65534): a listener that is no rank's. */
+  user?: { uid: number; gid: number };
+  /** host:port to listen on (FAKE_RAS_ADDR), e.g. "[::1]:0"; default 127.0.0.1 on a free port. */
+  addr?: string;
+}
+
+/** Another user must read what the fake reads: the directory and its file. */
+function shareWith(place: FakeRasPlace, dir: string, file: string): void {
+  if (place.user === undefined) return;
+  chmodSync(dir, 0o755);
+  chmodSync(file, 0o644);
+}
+
 /** Writes `report` to <dir>/ras-report.txt and serves it. */
-export async function startRasService(dir: string, report: string, mode: RasMode = "ok", timeoutMs = 10_000): Promise<RasService> {
+export async function startRasService(dir: string, report: string, mode: RasMode = "ok", timeoutMs = 10_000, place: FakeRasPlace = {}): Promise<RasService> {
   const file = join(dir, "ras-report.txt");
   writeFileSync(file, report);
-  const { service } = await spawnFake([file], { FAKE_RAS_MODE: mode }, timeoutMs);
+  shareWith(place, dir, file);
+  const { service } = await spawnFake([file], { FAKE_RAS_MODE: mode, ...(place.addr !== undefined ? { FAKE_RAS_ADDR: place.addr } : {}) }, timeoutMs, "ignore", place.user);
   return service;
 }
 
@@ -51,10 +85,12 @@ export interface RasJobService extends RasService {
 }
 
 /** Writes `job` to <dir>/ras-job.json and serves it (`nccl-ras --job`). */
-export async function startRasJob(dir: string, job: RasJob, opts: { delayMs?: number; timeoutMs?: number } = {}): Promise<RasJobService> {
+export async function startRasJob(dir: string, job: RasJob, opts: { delayMs?: number; timeoutMs?: number } & FakeRasPlace = {}): Promise<RasJobService> {
   const jobFile = join(dir, "ras-job.json");
   writeFileSync(jobFile, JSON.stringify(job));
-  const { service, child, acked } = await spawnFake(["--job", jobFile], {}, opts.timeoutMs ?? 10_000, "pipe");
+  shareWith(opts, dir, jobFile);
+  const env: Record<string, string> = opts.addr !== undefined ? { FAKE_RAS_ADDR: opts.addr } : {};
+  const { service, child, acked } = await spawnFake(["--job", jobFile], env, opts.timeoutMs ?? 10_000, "pipe", opts.user);
   let sent = 0;
   const control = async (msg: object): Promise<void> => {
     const n = ++sent;
@@ -78,8 +114,9 @@ async function spawnFake(
   env: Record<string, string>,
   timeoutMs: number,
   stdin: "ignore" | "pipe" = "ignore",
+  user?: { uid: number; gid: number },
 ): Promise<{ service: RasService; child: ChildProcess; acked: (n: number) => Promise<void> }> {
-  const child = spawn(process.execPath, [fakeRas, ...args], { env: { ...process.env, ...env }, stdio: [stdin, "pipe", "pipe"] });
+  const child = spawn(process.execPath, [fakeFor(user), ...args], { env: { ...process.env, ...env }, stdio: [stdin, "pipe", "pipe"], ...(user !== undefined ? { uid: user.uid, gid: user.gid, cwd: dirname(fakeFor(user)) } : {}) });
   const { stdout, stderr } = child;
   if (stdout === null || stderr === null) throw new Error("nccl-ras without stdout/stderr pipes");
   let err = "";

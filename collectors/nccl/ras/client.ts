@@ -9,9 +9,12 @@
  *   > STATUS                   < the report (what `ncclras` prints), then the server closes
  *
  * One query = one connection. Every step has the same deadline; the answer is capped in size.
- * Nothing listening (no NCCL job, or RAS off) is a normal answer, "unreachable".
+ * Nothing listening (no NCCL job, or RAS off) is a normal answer, "unreachable". With `verify`, the
+ * owner of the socket that answered is checked once it has greeted (it has accepted the connection,
+ * so the kernel lists its end): a refusal ends the query there, "untrusted", before any report is read.
  */
 import { connect, type Socket } from "node:net";
+import type { RasConnection } from "./socket-owner.js";
 
 export const RAS_CLIENT_PROTOCOL = 2;
 export const RAS_DEFAULT_PORT = 28028;
@@ -32,11 +35,27 @@ export interface RasQueryOptions extends RasAddress {
   signal?: AbortSignal;
   /** Ask for the JSON report first (`SET FORMAT json`); an NCCL without it answers in text. */
   json?: boolean;
+  /** Checks who answered (ras/socket-owner.ts), after its greeting: a reason to refuse it, or undefined. */
+  verify?: (c: RasConnection) => string | undefined;
 }
 
-export type RasQueryResult =
-  | { ok: true; text: string; ms: number; format: "json" | "text" }
-  | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string; ms: number };
+export type RasFailure = "unreachable" | "timeout" | "error" | "untrusted";
+
+export type RasQueryResult = { ok: true; text: string; ms: number; format: "json" | "text" } | { ok: false; result: RasFailure; reason: string; ms: number };
+
+/** The two ends of a connected socket, or undefined once it is closed. */
+export function connectionOf(sock: Socket): RasConnection | undefined {
+  const { localAddress, localPort, remoteAddress, remotePort } = sock;
+  if (localAddress === undefined || localPort === undefined || remoteAddress === undefined || remotePort === undefined) return undefined;
+  return { server: { address: remoteAddress, port: remotePort }, client: { address: localAddress, port: localPort } };
+}
+
+/** Runs a verify hook on a socket: a reason to refuse the peer, or undefined. */
+export function refusedPeer(sock: Socket, verify: ((c: RasConnection) => string | undefined) | undefined): string | undefined {
+  if (verify === undefined) return undefined;
+  const c = connectionOf(sock);
+  return c === undefined ? "the connection closed before its owner could be checked" : verify(c);
+}
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "EADDRNOTAVAIL", "ENETUNREACH", "EHOSTUNREACH"]);
 const MAX_REPLY_LINE = 1024;
@@ -92,7 +111,7 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
     let size = 0;
     let done = false;
     let format: "json" | "text" = "text";
-    const finish = (r: { ok: true; text: string; format: "json" | "text" } | { ok: false; result: "unreachable" | "timeout" | "error"; reason: string }): void => {
+    const finish = (r: { ok: true; text: string; format: "json" | "text" } | { ok: false; result: RasFailure; reason: string }): void => {
       if (done) return;
       done = true;
       clearTimeout(timer);
@@ -125,6 +144,11 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
       if (step === "protocol") {
         if (!reply.toUpperCase().startsWith("SERVER PROTOCOL ")) {
           finish({ ok: false, result: "error", reason: `not an NCCL RAS service: it answered "${reply.slice(0, 80)}"` });
+          return false;
+        }
+        const refused = refusedPeer(sock, o.verify);
+        if (refused !== undefined) {
+          finish({ ok: false, result: "untrusted", reason: refused });
           return false;
         }
         step = "timeout";

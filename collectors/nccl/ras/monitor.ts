@@ -9,11 +9,14 @@
  *   ... events (parse-event.ts) until either side closes
  *
  * Connected only when asked (after a STATUS query found a job); an NCCL without monitor mode is not
- * asked again until reset() (a new job). Never throws; every state change is reported.
+ * asked again until reset() (a new job). With `verify`, who answered is checked after its greeting,
+ * as for a query (client.ts): a refused one is never subscribed to, and no event of it is read.
+ * Never throws; every state change is reported.
  */
 import { connect, type Socket } from "node:net";
-import { RAS_CLIENT_PROTOCOL, type RasAddress } from "./client.js";
+import { RAS_CLIENT_PROTOCOL, refusedPeer, type RasAddress } from "./client.js";
 import { RasEventReader, type RasEvent } from "./parse-event.js";
+import type { RasConnection } from "./socket-owner.js";
 
 export type RasMonitorState = "off" | "connecting" | "subscribed" | "unsupported";
 
@@ -24,6 +27,8 @@ export interface RasMonitorOptions {
   onEvent: (e: RasEvent) => void;
   /** Every change of state, with why. */
   onState: (state: RasMonitorState, reason: string) => void;
+  /** Checks who answered (ras/socket-owner.ts): a reason to refuse it, or undefined. */
+  verify?: (c: RasConnection) => string | undefined;
 }
 
 /** An event line is at most 2 KiB in NCCL (formattedNotification); longer is garbage. */
@@ -104,6 +109,8 @@ export class RasMonitor {
       const upper = line.toUpperCase();
       if (step === "protocol") {
         if (!upper.startsWith("SERVER PROTOCOL ")) return end("off", `not an NCCL RAS service: "${line.slice(0, 80)}"`);
+        const refused = refusedPeer(sock, this.opts.verify);
+        if (refused !== undefined) return end("off", `not believed: ${refused}`);
         step = "format";
         sock.write("SET FORMAT json\n");
       } else if (step === "format") {
