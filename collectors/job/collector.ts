@@ -58,7 +58,13 @@ function cgroupReader(procfsRoot: string): (pid: number) => CgroupJob | undefine
   };
 }
 
-export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Collector {
+/** The job collector; the nccl collector reads its GPU compute processes (nccl/ras/gpu-processes.ts). */
+export interface JobCollector extends Collector {
+  /** Pids of the GPU compute processes of the last poll (none before the first, or in another PID namespace). */
+  computePids(): readonly number[];
+}
+
+export function createJobCollector(deps: CollectorDeps, opts: JobOptions): JobCollector {
   const log = deps.logger;
   const metrics = new JobMetrics(deps.registry);
   const logged = new Map<SourceName, string>();
@@ -87,6 +93,9 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
     else log.warn({ source, reason: msg }, `job: ${source} failed`);
   }
 
+  /** The GPU compute processes of the last poll (the nccl collector's RAS check asks: ras/gpu-processes.ts). */
+  let gpuPids: readonly number[] = [];
+
   async function update(): Promise<void> {
     const started = performance.now();
     const off = { state: "off" } as const;
@@ -107,6 +116,7 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
       namespaceLogged = true;
       computeApps = [];
     }
+    gpuPids = computeApps.map((a) => a.pid);
     const ranks = opts.nccl?.rankProcesses() ?? [];
 
     const present = [pods, apps].filter((o) => o.state !== "off" && o.state !== "absent");
@@ -131,5 +141,5 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): Colle
     );
   }
 
-  return { name: "job", mode: "poll", update, once: update };
+  return { name: "job", mode: "poll", update, once: update, computePids: () => gpuPids };
 }

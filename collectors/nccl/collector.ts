@@ -42,6 +42,8 @@ export interface NcclOptions {
   checkPids: boolean;
   usePolling: boolean | "auto";
   gpu?: GpuReadings;
+  /** Pids of the GPU compute processes (the job collector's): RAS answers from them are the job's too. */
+  gpuProcesses?: () => readonly number[];
   headBytes?: number;
   /** How often verdicts are evaluated for logging and retirement (ms). Default 5000. */
   evaluateEveryMs?: number;
@@ -114,7 +116,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       now: deps.now,
       log,
       progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs },
-      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => liveRankPids(tracker, view) },
+      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => [...liveRankPids(tracker, view), ...(opts.gpuProcesses?.() ?? [])] },
     });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
   const makeRasNode = (): RasNode =>

@@ -4,6 +4,7 @@ import { ConfigError } from "../settings/flags.js";
 import { formatHostPort } from "../settings/host-port.js";
 import { createNcclCollector } from "./collector.js";
 import { isGpuReadings } from "./detect/gpu-readings.js";
+import { isGpuProcesses } from "./ras/gpu-processes.js";
 import { parseRasAddress, type RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 
@@ -90,6 +91,11 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       checkPids: n.checkPids,
       usePolling: n.polling,
       ...(isGpuReadings(gpu) ? { gpu } : {}),
+      // The job collector comes later in the list: asked when a RAS answer is checked, not now.
+      gpuProcesses: () => {
+        const job = peer("job");
+        return isGpuProcesses(job) ? job.computePids() : [];
+      },
       ...(n.ras !== undefined ? { ras: n.ras } : {}),
       ...(n.flightRecorder !== undefined ? { flightRecorder: n.flightRecorder } : {}),
       ...(n.inspectorPaths.length > 0 ? { inspectorPaths: n.inspectorPaths } : {}),

@@ -199,6 +199,38 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
   });
 });
 
+describe.skipIf(!isRoot)("NCCL RAS: a GPU compute process's socket is the job's, with no log (agent as root)", () => {
+  it("no NCCL log here, the listener (another user's) is a process nvidia-smi lists on a GPU: believed", async () => {
+    const { s, pid } = await rasAs(JOB_USER);
+    const apps = join(tempDir("rw-ras-forge-apps-"), "apps.csv");
+    // nvidia-smi --query-compute-apps=pid,gpu_uuid,gpu_bus_id --format=csv,noheader (collectors/job/compute-apps.ts).
+    writeFileSync(apps, `${pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
+    const withJob = flags(logDir(), s.port).filter((f) => f !== "--no-collector.job");
+    agent = await startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+    const a = agent;
+    const hung = await eventually(
+      async () => {
+        const t = await a.scrape();
+        return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
+      },
+      { timeoutMs: 30_000, what: "the RAS hang" },
+    );
+    expect(samplesOf(hung, "ringwatch_nccl_ras_dead_process")).toEqual(['ringwatch_nccl_ras_dead_process{process="10.0.0.2:5155"} 1']);
+    const answers = a.logs().find((l) => l.includes("answers ("));
+    expect(JSON.parse(answers ?? "{}")).toMatchObject({ socket_owner: `held by rank process ${pid}` });
+  });
+
+  it("the same, but nvidia-smi lists another process: refused", async () => {
+    const { s } = await rasAs(JOB_USER);
+    const apps = join(tempDir("rw-ras-forge-apps-"), "apps.csv");
+    writeFileSync(apps, `${process.pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
+    const withJob = flags(logDir(), s.port).filter((f) => f !== "--no-collector.job");
+    agent = await startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+    const t = await afterRefusals(agent);
+    expectNothingForged(t);
+  });
+});
+
 describe.skipIf(!isRoot)("NCCL RAS: the uid check where fds cannot be read (agent as nobody)", () => {
   /** The agent as nobody, from a copy every user can read. */
   function startAsNobody(dir: string, port: number): Promise<RunningAgent> {
