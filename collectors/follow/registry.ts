@@ -7,6 +7,7 @@
  * once more, and only then is it removed (onFileRemoved).
  */
 import type { Stats } from "node:fs";
+import { idlest, OwnerShares } from "../owner-shares.js";
 import type { HeadIndex } from "./head-index.js";
 import { idOf, Tail, type StartMode } from "./tail-state.js";
 import type { FollowedFile, FollowerHandlers, FollowerStats, ResumePoint } from "./types.js";
@@ -53,7 +54,7 @@ export class Registry {
   /** Paths left out for the file cap, by keyed hash (DroppedPaths): not stat()ed again while it is full. */
   private readonly dropped = new DroppedPaths();
   /** Followed files per owner (uid): the cap is shared among owners, not taken by whoever writes first. */
-  private readonly perOwner = new Map<number, number>();
+  private readonly perOwner = new OwnerShares();
   /** Tails whose head read is still to do. */
   headsPending = 0;
 
@@ -119,9 +120,7 @@ export class Registry {
     for (const p of t.paths) this.byPath.delete(p);
     t.paths.clear();
     this.byId.delete(`${t.file.dev}:${t.file.ino}`);
-    const n = (this.perOwner.get(t.file.uid) ?? 1) - 1;
-    if (n > 0) this.perOwner.set(t.file.uid, n);
-    else this.perOwner.delete(t.file.uid);
+    this.perOwner.remove(t.file.uid);
     this.unindex(t);
     this.host.forgetFile(t);
     const file = t.file;
@@ -159,7 +158,7 @@ export class Registry {
       this.headsPending++;
     }
     this.byId.set(idOf(st), t);
-    this.perOwner.set(st.uid, (this.perOwner.get(st.uid) ?? 0) + 1);
+    this.perOwner.add(st.uid);
     t.paths.add(path);
     this.byPath.set(path, t);
     this.dropped.delete(path);
@@ -169,22 +168,13 @@ export class Registry {
   }
 
   /**
-   * The cap is full and a file of owner uid is new: if another owner follows more files than uid
-   * does, its least recently written file (empty ones first) gives way and is counted as dropped.
-   * So one user's flood of files cannot push out another user's logs, and it costs that user only
-   * its own idle files.
+   * The cap is full and a file of owner uid is new: an owner with at least two more files gives
+   * way (owner-shares.ts), its least recently written file (empty ones first), counted as dropped.
    */
   private makeRoomFor(uid: number): boolean {
-    const mine = this.perOwner.get(uid) ?? 0;
-    let heavy = uid;
-    let most = mine;
-    for (const [owner, n] of this.perOwner) if (n > most) [heavy, most] = [owner, n];
-    if (heavy === uid || most <= mine + 1) return false;
-    let victim: Tail | undefined;
-    for (const t of this.byId.values()) {
-      if (t.file.uid !== heavy || t.busy) continue;
-      if (victim === undefined || idler(t, victim)) victim = t;
-    }
+    const heavy = this.perOwner.yielderTo(uid);
+    if (heavy === undefined) return false;
+    const victim = idlest(this.byId.values(), (t) => t.file.uid === heavy && !t.busy, idler);
     if (victim === undefined) return false;
     const path = victim.paths.values().next().value ?? victim.file.path;
     this.host.stats.filesDropped++;

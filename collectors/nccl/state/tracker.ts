@@ -12,6 +12,7 @@ import { gdrOffText, noteFailureFacts } from "./failures.js";
 import { PytorchLog } from "./pytorch-log.js";
 import { SeqWindow } from "./seq-window.js";
 import { ncclTimestampMs } from "./times.js";
+import { idlest, OwnerShares } from "../../owner-shares.js";
 
 export interface LineContext {
   /** File the line came from. */
@@ -72,8 +73,8 @@ export class Tracker {
   droppedComms = 0;
   /** Communicators dropped (or given up) for the cap, by the owner whose communicators filled it. */
   readonly droppedCommsByOwner = new Map<number, number>();
-  /** Communicators per owner (CommState.owner). */
-  private readonly commsPerOwner = new Map<number, number>();
+  /** Communicators per owner (CommState.owner): the cap is shared among owners (owner-shares.ts). */
+  private readonly commsPerOwner = new OwnerShares();
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
   epoch = 0;
   droppedProcesses = 0;
@@ -206,28 +207,19 @@ export class Tracker {
     const c = this.comms.get(key);
     if (c === undefined) return;
     this.comms.delete(key);
-    const n = (this.commsPerOwner.get(c.owner) ?? 1) - 1;
-    if (n > 0) this.commsPerOwner.set(c.owner, n);
-    else this.commsPerOwner.delete(c.owner);
+    this.commsPerOwner.remove(c.owner);
   }
 
   /**
-   * The cap is full and owner's line makes a new communicator: if another owner has more
-   * communicators than owner has, that owner's idlest one (no collective counted, then the oldest)
-   * gives way. One user's process announcing hundreds of communicators cannot push out another
-   * user's job. Returns whether there is room now.
+   * The cap is full and owner's line makes a new communicator: an owner with at least two more
+   * gives way (owner-shares.ts), its idlest one first (no collective counted, then the oldest). One
+   * user's process announcing hundreds of communicators cannot push out another user's job.
+   * Returns whether there is room now.
    */
   private makeRoomFor(owner: number): boolean {
-    const mine = this.commsPerOwner.get(owner) ?? 0;
-    let heavy = owner;
-    let most = mine;
-    for (const [o, n] of this.commsPerOwner) if (n > most) [heavy, most] = [o, n];
-    if (heavy === owner || most <= mine + 1) return false;
-    let victim: CommState | undefined;
-    for (const c of this.comms.values()) {
-      if (c.owner !== heavy) continue;
-      if (victim === undefined || idler(c, victim)) victim = c;
-    }
+    const heavy = this.commsPerOwner.yielderTo(owner);
+    if (heavy === undefined) return false;
+    const victim = idlest(this.comms.values(), (c) => c.owner === heavy, idler);
     if (victim === undefined) return false;
     this.noteDropped(heavy);
     this.retireComm(victim.key);
@@ -343,7 +335,7 @@ export class Tracker {
         owner,
       };
       this.comms.set(key, comm);
-      this.commsPerOwner.set(owner, (this.commsPerOwner.get(owner) ?? 0) + 1);
+      this.commsPerOwner.add(owner);
     }
     proc.comms.set(ev.comm, key);
     const replaced = comm.ranks.get(ev.rank);
