@@ -7,6 +7,8 @@
  *    (before: every file-I/O thread stuck in open() on a FIFO, the agent blind for good);
  *  - a symlink to a file only the agent's user may read, holding a commId
  *    (before: read, and the commId on /metrics);
+ *  - 10,001 empty files in the log folder, one over the follower's cap of 10,000
+ *    (before: the legitimate job's logs, which came later, never followed);
  *  - a live process of its own announcing 300 communicators, over the cap of 256
  *    (before: the legitimate job's communicator never tracked, its hang never reported);
  *  - the Flight Recorder pipe of rank 0 flipped between a FIFO and a symlink to a file the agent
@@ -27,11 +29,13 @@ const COMM = "0x49bbd7790311d5eb";
 const SECRET_COMM = "0x5ec2e75ec2e75ec2";
 const LINKS = 80;
 const FLOOD_COMMS = 300;
+const FLOOD_FILES = 10_001;
 
 /** The job user's attack, as one process of that user (argv: logs dir, outside dir, fr dir, agent-owned file). */
 const ATTACK = String.raw`
 const fs = require("node:fs"); const path = require("node:path");
 const [logs, outside, fr, agentFile] = process.argv.slice(1);
+for (let i = 0; i < ${FLOOD_FILES}; i++) fs.writeFileSync(path.join(logs, "empty-" + i + ".log"), "");
 const grow = path.join(outside, "grow.log"), fifo = path.join(outside, "fifo");
 // A live process announcing 300 communicators in the real Init COMPLETE shape (fixture 02).
 const host = "evil", pid = process.pid;
@@ -168,6 +172,15 @@ describe.runIf(isRoot)("a job user attacks the folders the agent follows (agent 
   it("the attacker's 300 communicators gave way to the job's, and that is counted and logged once", () => {
     expect(sample(hungScrape, "ringwatch_nccl_communicators_dropped_total")).toBeGreaterThanOrEqual(FLOOD_COMMS - 256);
     const lines = (agent as RunningAgent).logs().filter((l) => l.includes("the communicator cap (256) is full"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`uid ${ATTACKER.uid}`);
+  });
+
+  it("the attacker's 10,001 empty files gave way to the job's logs, and that is logged once", () => {
+    // The 8 rank files (and the attacker's own few) each took the place of an empty file.
+    expect(sample(hungScrape, "ringwatch_nccl_log_files_dropped_total")).toBeGreaterThanOrEqual(FLOOD_FILES + 8 - 10_000);
+    expect(sample(hungScrape, "ringwatch_nccl_log_files")).toBe(10_000);
+    const lines = (agent as RunningAgent).logs().filter((l) => l.includes("the file cap (10000) is full"));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`uid ${ATTACKER.uid}`);
   });
