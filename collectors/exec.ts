@@ -1,7 +1,11 @@
 /**
  * The only module that starts processes. Always an argument array, never a shell, always bounded:
  * one-shot tools run under a timeout that kills them, long-lived streams are killed on stop().
+ * A process that cannot be started (EMFILE, ENFILE, EAGAIN, ...) is a failed run, never a throw
+ * and never an unhandled error: see startChild().
  */
+import type { ChildProcess } from "node:child_process";
+import { channel } from "node:diagnostics_channel";
 import { execa, type ResultPromise } from "execa";
 
 /** Outcome of a one-shot tool run. Never thrown: callers decide what a failure means. */
@@ -102,23 +106,88 @@ function firstLine(text: string): string {
 /** Environment for tools: C locale so their output is the format our parsers know. */
 const TOOL_ENV = { LC_ALL: "C", LANG: "C" };
 
+/**
+ * Node publishes every ChildProcess it creates here, even one whose spawn failed. On EMFILE and
+ * ENFILE, Node gives up before setting up the child's stdio and emits 'error' on the next tick;
+ * execa then throws ("subprocess.stdio is not iterable") before it listens for that 'error', which
+ * would end the agent. Held in a module constant so that the channel, and its subscriber, live as
+ * long as the agent.
+ */
+const spawned = channel("child_process");
+/** The child created while startChild() runs execa(), and the launch error it emits. */
+let catching: { child: ChildProcess | undefined; error: Promise<NodeJS.ErrnoException> } | undefined;
+spawned.subscribe((message) => {
+  const child = (message as { process?: ChildProcess }).process;
+  if (catching === undefined || child === undefined || catching.child !== undefined) return;
+  catching.child = child;
+  // Always listened to from the moment the child exists: an 'error' can no longer go unhandled.
+  catching.error = new Promise((resolve) => child.once("error", resolve));
+});
+
+/** What a launch error code means, for the log line. */
+const LAUNCH_ERRORS: Record<string, string> = {
+  EMFILE: "too many open files in the agent",
+  ENFILE: "too many open files on the system",
+  EAGAIN: "no more processes allowed",
+  ENOMEM: "out of memory",
+};
+
+/** Why a process could not be started: `file: cannot start: EMFILE (too many open files in the agent)`. */
+function launchProblem(file: string, err: unknown): string {
+  const e = err as Partial<NodeJS.ErrnoException> | undefined;
+  const code = typeof e?.code === "string" ? e.code : undefined;
+  const why = code !== undefined ? `${code}${LAUNCH_ERRORS[code] ? ` (${LAUNCH_ERRORS[code]})` : ""}` : firstLine(err instanceof Error ? err.message : String(err));
+  return `${file}: cannot start: ${why}`;
+}
+
+/**
+ * execa(), or why it could not start the process: the launch error Node reports for the child
+ * (EMFILE, ...) when execa threw on a child whose spawn failed, else what execa threw.
+ */
+function startChild(start: () => ResultPromise, file: string): { child: ResultPromise } | { failed: Promise<string> } {
+  const watch: NonNullable<typeof catching> = { child: undefined, error: Promise.resolve(new Error("not started")) };
+  catching = watch;
+  let thrown: unknown;
+  try {
+    return { child: start() };
+  } catch (err) {
+    thrown = err;
+  } finally {
+    catching = undefined;
+  }
+  const child = watch.child;
+  if (child?.pid !== undefined) child.kill("SIGKILL"); // started after all, but not ours to follow: not left behind
+  // A child whose spawn failed emits its launch error on the next tick: wait for it, for its code.
+  const why = child !== undefined && child.pid === undefined ? watch.error : Promise.resolve(thrown);
+  return { failed: why.then((err) => launchProblem(file, err)) };
+}
+
 export function createExec(): Exec {
   const children = new Set<ResultPromise>();
 
   async function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<ToolResult> {
     const command = describe(file, args);
-    const child = execa(file, args, {
-      reject: false,
-      shell: false,
-      stdin: "ignore",
-      timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      killSignal: "SIGTERM",
-      forceKillAfterDelay: 1000,
-      maxBuffer: opts.maxBytes ?? DEFAULT_MAX_BYTES,
-      stripFinalNewline: false,
-      env: TOOL_ENV,
-      cleanup: true,
-    });
+    const started = startChild(
+      () =>
+        execa(file, args, {
+          reject: false,
+          shell: false,
+          stdin: "ignore",
+          timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          killSignal: "SIGTERM",
+          forceKillAfterDelay: 1000,
+          maxBuffer: opts.maxBytes ?? DEFAULT_MAX_BYTES,
+          stripFinalNewline: false,
+          env: TOOL_ENV,
+          cleanup: true,
+        }),
+      file,
+    );
+    if ("failed" in started) {
+      const problem = await started.failed;
+      return { command, exitCode: undefined, stdout: "", stderr: "", notFound: false, timedOut: false, overflowed: false, signal: undefined, ok: false, problem };
+    }
+    const child = started.child;
     children.add(child);
     try {
       const r = await child;
@@ -133,6 +202,7 @@ export function createExec(): Exec {
       else if (r.timedOut) problem = `${command}: timed out and was killed`;
       else if (overflowed) problem = `${command}: output exceeded the limit and the tool was killed`;
       else if (r.signal) problem = `${command}: killed by ${r.signal}`;
+      else if (!ok && r.exitCode === undefined && code !== undefined) problem = launchProblem(file, r); // EAGAIN, ...: it never ran
       else if (!ok) {
         const why = firstLine(stderr) || firstLine(stdout) || "no output";
         problem = `${command}: exit code ${r.exitCode ?? "?"}: ${why}`;
@@ -161,14 +231,13 @@ export function createExec(): Exec {
     opts: StreamOptions = {},
   ): StreamHandle {
     const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
-    const child = execa(file, args, {
-      reject: false,
-      shell: false,
-      stdin: "ignore",
-      buffer: false,
-      env: TOOL_ENV,
-      cleanup: true,
-    });
+    const started = startChild(() => execa(file, args, { reject: false, shell: false, stdin: "ignore", buffer: false, env: TOOL_ENV, cleanup: true }), file);
+    if ("failed" in started) {
+      // Reported like an exit, later, as when the file is missing: the caller's retry logic applies.
+      void started.failed.then((problem) => handlers.onExit({ exitCode: undefined, signal: undefined, notFound: false, stderrTail: "", problem }));
+      return { pid: undefined, kill: () => started.failed.then(() => undefined) };
+    }
+    const child = started.child;
     children.add(child);
 
     let pending = "";
@@ -221,6 +290,7 @@ export function createExec(): Exec {
         let problem: string;
         if (notFound) problem = `${file}: not found or not executable`;
         else if (r.signal) problem = `${describe(file, args)}: killed by ${r.signal}`;
+        else if (r.exitCode === undefined && code !== undefined) problem = launchProblem(file, r); // EAGAIN, ...: it never ran
         else problem = `${describe(file, args)}: exited with code ${r.exitCode ?? "?"}${why ? `: ${why}` : ""}`;
         handlers.onExit({ exitCode: r.exitCode, signal: r.signal, notFound, stderrTail, problem });
       },

@@ -3,6 +3,11 @@
  * With --web.config.file it speaks TLS (node:https), sends the configured headers, rate-limits and
  * asks every path for basic auth, like exporter-toolkit; the web config is re-read when its files
  * change (source.ts), and a changed certificate is used from the next connection on.
+ *
+ * What a client cannot take from others: connections are capped in all (from the open-file limit,
+ * clients.ts) and per client, a connection that sends no complete request in HEADERS_TIMEOUT_MS,
+ * or stays idle after a response for KEEP_ALIVE_TIMEOUT_MS, is closed, and password checks are
+ * bounded (auth.ts). Running out of file descriptors is logged, never fatal.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
@@ -11,6 +16,8 @@ import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { ListenAddress } from "../config/config.js";
+import { PasswordChecks } from "./auth.js";
+import { connectionLimits, hostClients, ownOpenFileLimit, Shares, type ClientOf } from "./clients.js";
 import { checkClient, type TlsMaterial } from "./tls.js";
 import { NO_WEB_CONFIG, WebConfigSource, type LoadedWebConfig } from "./source.js";
 import { exposition } from "./exposition.js";
@@ -40,7 +47,24 @@ export interface MetricsServerOptions {
   version: string;
   /** A web config as loadWebConfig() returned it, and its path (re-read when its files change). */
   web?: { path: string | undefined; loaded: LoadedWebConfig; onReload?: (result: "success" | "failure") => void };
+  /** Connections at most, in all and per client; default: connectionLimits() of this process's open-file limit. */
+  connections?: { total: number; perClient: number };
+  /** Who a connection comes from; default: hostClients() (this host's addresses are one client). */
+  clientOf?: ClientOf;
 }
+
+/** A request's headers must be complete this long after the connection opened or the last response. */
+const HEADERS_TIMEOUT_MS = 10_000;
+/** The whole request (a GET has no body). */
+const REQUEST_TIMEOUT_MS = 20_000;
+/** Idle keep-alive connections are closed after this: longer than a 60 s scrape interval, so Prometheus reuses its connection. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** How often Node looks for connections past HEADERS_TIMEOUT_MS and REQUEST_TIMEOUT_MS. */
+const CHECK_INTERVAL_MS = 1_000;
+/** A TLS handshake not done in this long is dropped. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** A server error (such as EMFILE on accept) is logged at most this often. */
+const ERROR_LOG_INTERVAL_MS = 60_000;
 
 /** Server options of node:tls that are not part of the secure context; public fields of tls.Server, read for each new connection. */
 interface ClientCertPolicy {
@@ -51,6 +75,8 @@ interface ClientCertPolicy {
 export function createMetricsServer(registry: Registry, logger: Logger, opts: MetricsServerOptions): MetricsServer {
   const landing = landingPage(opts.version, opts.telemetryPath);
   const source = new WebConfigSource(opts.web?.path, opts.web?.loaded ?? NO_WEB_CONFIG, logger, opts.web?.onReload);
+  const clientOf = opts.clientOf ?? hostClients();
+  const checks = new PasswordChecks();
 
   /** Rate limit, headers and basic auth of the web config; false when the request has been answered. */
   async function admit(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
@@ -60,7 +86,13 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
       return false;
     }
     for (const [name, value] of Object.entries(web.settings?.headers ?? {})) res.setHeader(name, value);
-    if (await web.auth.check(req.headers.authorization)) return true;
+    const verdict = await checks.check(web.auth, req.headers.authorization, clientOf(req.socket.remoteAddress));
+    if (verdict === "ok") return true;
+    if (verdict === "busy") {
+      // Too many password checks waiting: asking again later costs the server nothing now.
+      res.writeHead(429, { "retry-after": "1", "content-type": "text/plain; charset=utf-8" }).end("Too Many Requests\n");
+      return false;
+    }
     res.writeHead(401, { "www-authenticate": "Basic", "content-type": "text/plain; charset=utf-8" }).end("Unauthorized\n");
     return false;
   }
@@ -99,8 +131,10 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
     });
   };
   const initialTls = source.current().tls;
-  const server: Server | HttpsServer = initialTls ? createTlsServer(initialTls, source, logger, onRequest) : createServer(onRequest);
-  server.keepAliveTimeout = 65_000;
+  const timeouts = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS };
+  const server: Server | HttpsServer = initialTls ? createTlsServer(initialTls, source, logger, onRequest, timeouts) : createServer(timeouts, onRequest);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  limitConnections(server, opts.connections ?? connectionLimits(ownOpenFileLimit()), clientOf, logger);
 
   return {
     replaceWebConfig: (path, next) => source.replace(path, next),
@@ -113,12 +147,14 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
         server.once("error", onError);
         server.listen({ port: addr.port, host: addr.host }, () => {
           server.off("error", onError);
+          logErrorsOf(server, logger);
           const a = server.address();
           resolve(typeof a === "object" && a ? a.port : addr.port);
         });
       });
     },
     close(graceMs = 3000): Promise<void> {
+      checks.stop();
       return new Promise((resolve) => {
         if (!server.listening) return resolve();
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -133,12 +169,52 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
 }
 
 /**
+ * At most `total` connections (Node closes the ones beyond at once) and `perClient` for one
+ * client (closed as soon as they are accepted), so that one client cannot use up the file
+ * descriptors or the connections of every other.
+ */
+function limitConnections(server: Server | HttpsServer, limits: { total: number; perClient: number }, clientOf: ClientOf, logger: Logger): void {
+  server.maxConnections = limits.total;
+  const shares = new Shares(Number.POSITIVE_INFINITY, limits.perClient);
+  server.on("connection", (socket: Socket) => {
+    const client = clientOf(socket.remoteAddress);
+    if (!shares.take(client)) {
+      logger.debug({ client, limit: limits.perClient }, "connection refused: this client holds its share of the connections");
+      socket.destroy();
+      return;
+    }
+    socket.once("close", () => shares.give(client));
+  });
+  server.on("drop", () => logger.debug({ limit: limits.total }, "connection refused: the server holds its maximum of connections"));
+}
+
+/** Errors of a listening server (EMFILE or ENFILE on accept) are logged, at most once a minute; they end nothing. */
+function logErrorsOf(server: Server | HttpsServer, logger: Logger): void {
+  let lastMs = Number.NEGATIVE_INFINITY;
+  server.on("error", (err: NodeJS.ErrnoException) => {
+    const now = Date.now();
+    if (now - lastMs < ERROR_LOG_INTERVAL_MS) return;
+    lastMs = now;
+    logger.warn({ reason: err.code ?? err.message }, "the HTTP server cannot accept a connection; going on");
+  });
+}
+
+/**
  * node:https with the web config's TLS material. Before each new connection the web config is
  * looked at again (prepended to node:tls's own listener, so it applies to this very connection);
  * once the handshake is done, the client-certificate checks node:tls cannot make are made.
  */
-function createTlsServer(initial: TlsMaterial, source: WebConfigSource, logger: Logger, onRequest: (req: IncomingMessage, res: ServerResponse) => void): HttpsServer {
-  const server = createHttpsServer({ ...initial.context, requestCert: initial.requestCert, rejectUnauthorized: initial.rejectUnauthorized }, onRequest);
+function createTlsServer(
+  initial: TlsMaterial,
+  source: WebConfigSource,
+  logger: Logger,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  timeouts: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number },
+): HttpsServer {
+  const server = createHttpsServer(
+    { ...initial.context, ...timeouts, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, requestCert: initial.requestCert, rejectUnauthorized: initial.rejectUnauthorized },
+    onRequest,
+  );
   /** The TLS material in use, and the last one tried (not tried again on every connection if it failed). */
   let applied = initial;
   let tried = initial;

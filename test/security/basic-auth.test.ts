@@ -2,7 +2,7 @@
  * basic_auth_users, http_server_config.headers and rate_limit of --web.config.file, against the real
  * built agent over real HTTP(S). Needs `npm run build` first.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -84,30 +84,39 @@ describe("basic auth (basic_auth_users)", () => {
     expect((await curl(`${a.url}/metrics`, ["-u", "prometheus:nope"])).status).toBe(401);
   });
 
-  // These two were timing ratios; they now count the bcrypt runs the agent makes (its bcryptjs is
+  // These were timing ratios; they now count the bcrypt runs the agent makes (its bcryptjs is
   // instrumented by count-bcrypt.mjs), which is what the timings stood for.
-  it("caches a successful check: scrapes after the first do not run bcrypt again; a wrong password always does", async () => {
+  it("caches every result: the same right or wrong password sent again runs no bcrypt", async () => {
     const a = await startCounted(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 11)}"\n`);
     expect(bcryptRuns(a)).toEqual([]);
     expect((await get(a, "/healthz", basic("prometheus", "s3cret"))).status).toBe(200);
     expect(bcryptRuns(a)).toEqual(["11"]);
     expect((await get(a, "/healthz", basic("prometheus", "wrong"))).status).toBe(401);
-    expect((await get(a, "/healthz", basic("prometheus", "wrong"))).status).toBe(401); // never served from the cache
+    expect(bcryptRuns(a)).toEqual(["11", "11"]);
+    expect((await get(a, "/healthz", basic("prometheus", "wrong"))).status).toBe(401); // answered from the cache, still 401
+    expect(bcryptRuns(a)).toEqual(["11", "11"]);
+    expect((await get(a, "/healthz", basic("prometheus", "wrong too"))).status).toBe(401); // a new password is checked
     expect(bcryptRuns(a)).toEqual(["11", "11", "11"]);
     for (let i = 0; i < 20; i++) expect((await get(a, "/healthz", basic("prometheus", "s3cret"))).status).toBe(200);
     // Without the cache these 20 would be 20 more bcrypt runs.
     expect(bcryptRuns(a)).toEqual(["11", "11", "11"]);
   });
 
-  it("a wrong password costs one bcrypt at the costliest configured cost whether the user exists or not", async () => {
-    const a = await startCounted(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 11)}"\n  quick: "${CHEAP}"\n`);
+  it("an unknown user costs one bcrypt at the configured users' cost, as a known user's wrong password does, and is cached alike", async () => {
+    const a = await startCounted(
+      `basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 11)}"\n  grafana: "${bcrypt.hashSync("other-pw", 11)}"\n  quick: "${CHEAP}"\n  slow: "${bcrypt.hashSync("slow-pw", 12)}"\n`,
+    );
     for (let i = 0; i < 3; i++) {
       expect((await get(a, "/healthz", basic("prometheus", `wrong${i}`))).status).toBe(401);
       expect((await get(a, "/healthz", basic(`nobody${i}`, `wrong${i}`))).status).toBe(401);
     }
     // Without a decoy check, an unknown user would be answered without any bcrypt run; checked
     // against the cheap hash, faster than a known user: either way timing would tell users apart.
+    // The decoy has the cost most users have (11), not the highest (12) or the lowest (04).
     expect(bcryptRuns(a)).toEqual(["11", "11", "11", "11", "11", "11"]);
+    expect((await get(a, "/healthz", basic("nobody0", "wrong0"))).status).toBe(401);
+    expect((await get(a, "/healthz", basic("prometheus", "wrong0"))).status).toBe(401);
+    expect(bcryptRuns(a)).toHaveLength(6); // both answered from the cache
     expect((await get(a, "/healthz", basic("quick", "wrong"))).status).toBe(401);
     expect(bcryptRuns(a).at(-1)).toBe("04"); // a known user is checked against its own hash
   });
@@ -151,5 +160,44 @@ describe("basic auth over TLS", () => {
     expect(sample(ok.body, 'ringwatch_web_config_reloads_total{result="failure"}')).toBe(0);
     const c = await curl(`https://127.0.0.1:${a.port}/metrics`, ["--cacert", pki.caCert, "-u", "prometheus:s3cret"]);
     expect(c.status).toBe(200);
+  });
+
+  it("keeps the cache when the certificate rotates or the file changes otherwise; a user whose hash changed is checked anew", async () => {
+    // The agent reads copies, so that the test can rewrite them.
+    const live = mkdtempSync(join(tmpdir(), "rw-auth-live-"));
+    copyFileSync(server.cert, join(live, "tls.crt"));
+    copyFileSync(server.key, join(live, "tls.key"));
+    const config = join(live, "web.yml");
+    const yaml = (hash: string, extra = ""): string => `tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: "${hash}"\n${extra}`;
+    const hash = bcrypt.hashSync("s3cret", 11);
+    writeFileSync(config, yaml(hash));
+    const a = await startAgent([...NO_COLLECTORS, `--web.config.file=${config}`], COUNT_BCRYPT);
+    running = a;
+    const scrape = (password: string): ReturnType<typeof httpsGet> => httpsGet(a.port, "/metrics", { ca: pki.caCert, auth: { user: "prometheus", password } });
+    const first = await scrape("s3cret");
+    expect(first.status).toBe(200);
+    expect((await scrape("n3w")).status).toBe(401); // a wrong password for now, cached as such
+    expect(bcryptRuns(a)).toEqual(["11", "11"]);
+
+    const rotated = serverCert(pki, "server-auth-rotated");
+    copyFileSync(rotated.cert, join(live, "tls.crt"));
+    copyFileSync(rotated.key, join(live, "tls.key"));
+    const afterRotation = await scrape("s3cret");
+    expect(afterRotation.serverSerial).not.toBe(first.serverSerial); // the new certificate is in use
+    expect(afterRotation.status).toBe(200);
+    writeFileSync(config, yaml(hash, "http_server_config:\n  headers:\n    X-Frame-Options: deny\n"));
+    const afterEdit = await scrape("s3cret");
+    expect(afterEdit.headers["x-frame-options"]).toBe("deny"); // the edit is in force
+    expect(afterEdit.status).toBe(200);
+    expect((await scrape("n3w")).status).toBe(401);
+    expect(bcryptRuns(a)).toEqual(["11", "11"]); // two reloads, and every answer from the cache
+
+    // A new password: the failure cached for it under the old hash does not refuse it.
+    writeFileSync(config, yaml(bcrypt.hashSync("n3w", 10), "http_server_config:\n  headers:\n    X-Frame-Options: deny\n"));
+    const changed = await scrape("n3w");
+    expect(changed.status).toBe(200);
+    expect((await scrape("s3cret")).status).toBe(401);
+    expect(bcryptRuns(a)).toEqual(["11", "11", "10", "10"]);
+    expect(sample(changed.body, 'ringwatch_web_config_reloads_total{result="success"}')).toBe(3);
   });
 });

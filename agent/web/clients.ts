@@ -1,0 +1,123 @@
+/**
+ * Who a connection comes from, and how much of the server one client may hold. Every local user
+ * can connect from loopback and from any of the host's own addresses, so all of them are one
+ * client, "this host"; any other address (Prometheus, a pod in its own network namespace) is a
+ * client of its own. No client may take more than its share of the connections or of the pending
+ * bcrypt checks, so a local user cannot use them all up and lock Prometheus out.
+ */
+import { readFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
+
+export const THIS_HOST = "this host";
+
+/** The client a remote address belongs to: THIS_HOST or the plain address. */
+export type ClientOf = (remoteAddress: string | undefined) => string;
+
+/** `::ffff:10.0.0.1` → `10.0.0.1`, `fe80::1%eth0` → `fe80::1`, `10.0.0.1` → `10.0.0.1`. */
+export function plainAddress(address: string): string {
+  const percent = address.indexOf("%");
+  const a = percent < 0 ? address : address.slice(0, percent);
+  return a.toLowerCase().startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+}
+
+/** 127.0.0.0/8 and ::1 (a plain address). */
+export function isLoopback(a: string): boolean {
+  return a.startsWith("127.") || a === "::1";
+}
+
+/** The host's own addresses, plain; undefined when they cannot be read (e.g. no file descriptor left). */
+function hostAddresses(): Set<string> | undefined {
+  try {
+    const out = new Set<string>();
+    for (const list of Object.values(networkInterfaces())) for (const i of list ?? []) out.add(plainAddress(i.address));
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ClientOf for this host; its addresses are read again at most every refreshMs (an address may come and go). */
+export function hostClients(refreshMs = 10_000, now: () => number = Date.now, addresses: () => Set<string> | undefined = hostAddresses): ClientOf {
+  let own = new Set<string>();
+  let readAt = Number.NEGATIVE_INFINITY;
+  return (remote) => {
+    if (remote === undefined) return THIS_HOST; // a socket already closed: nothing it holds lasts
+    const a = plainAddress(remote);
+    if (isLoopback(a)) return THIS_HOST;
+    if (now() - readAt >= refreshMs) {
+      own = addresses() ?? own;
+      readAt = now();
+    }
+    return own.has(a) ? THIS_HOST : a;
+  };
+}
+
+/** Counts what each client holds: at most `total` in all and `perClient` for any one client. */
+export class Shares {
+  private readonly held = new Map<string, number>();
+  private count = 0;
+
+  constructor(
+    readonly total: number,
+    readonly perClient: number,
+  ) {}
+
+  /** Takes one for the client; false (nothing taken) when the client or everyone is at the limit. */
+  take(client: string): boolean {
+    const mine = this.held.get(client) ?? 0;
+    if (this.count >= this.total || mine >= this.perClient) return false;
+    this.held.set(client, mine + 1);
+    this.count++;
+    return true;
+  }
+
+  /** Gives back one that take() gave. */
+  give(client: string): void {
+    const mine = this.held.get(client) ?? 0;
+    if (mine <= 0) return;
+    if (mine === 1) this.held.delete(client);
+    else this.held.set(client, mine - 1);
+    this.count--;
+  }
+
+  heldBy(client: string): number {
+    return this.held.get(client) ?? 0;
+  }
+
+  get used(): number {
+    return this.count;
+  }
+}
+
+/** The soft "Max open files" of /proc/<pid>/limits text; undefined if absent or unlimited. */
+export function openFileLimit(limitsText: string): number | undefined {
+  for (const line of limitsText.split("\n")) {
+    if (!line.startsWith("Max open files")) continue;
+    const soft = line.slice("Max open files".length).trim().split(" ")[0];
+    return soft !== undefined && /^\d+$/.test(soft) ? Number(soft) : undefined;
+  }
+  return undefined;
+}
+
+/** Connections at most, and file descriptors left to the rest of the agent (followed logs, tools' pipes). */
+export const MAX_CONNECTIONS = 512;
+export const RESERVED_FDS = 128;
+const MIN_CONNECTIONS = 16;
+
+/**
+ * The connection limits for an open-file limit: MAX_CONNECTIONS, fewer where the limit leaves less
+ * than RESERVED_FDS descriptors besides them (at least 16); one client may hold half of them.
+ */
+export function connectionLimits(fdLimit: number | undefined): { total: number; perClient: number } {
+  const total = fdLimit === undefined ? MAX_CONNECTIONS : Math.max(MIN_CONNECTIONS, Math.min(MAX_CONNECTIONS, fdLimit - RESERVED_FDS));
+  return { total, perClient: Math.max(1, Math.floor(total / 2)) };
+}
+
+/** This process's open-file limit (Node raises the soft limit to the hard one at start). */
+export function ownOpenFileLimit(): number | undefined {
+  try {
+    return openFileLimit(readFileSync("/proc/self/limits", "utf8"));
+  } catch {
+    return undefined;
+  }
+}
