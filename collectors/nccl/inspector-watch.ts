@@ -50,7 +50,7 @@ export class InspectorWatch {
         ...(this.opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: this.opts.sweepIntervalMs } : {}),
         ...(this.opts.pollIntervalMs !== undefined ? { pollIntervalMs: this.opts.pollIntervalMs } : {}),
       },
-      { openSink: (file) => feed.sink(file.path) },
+      { openSink: (file) => feed.sink(file.path, file.uid) },
     );
     try {
       await this.follower.start();

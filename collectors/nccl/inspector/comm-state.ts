@@ -30,6 +30,8 @@ export class CommState {
     readonly commId: string,
     readonly nranks: number,
     private readonly limits: InspectorLimits,
+    /** The owner (uid) of the file that first named it; -1 unknown. */
+    readonly owner = -1,
   ) {}
 
   /** A new local rank in the next free column. */

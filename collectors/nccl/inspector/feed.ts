@@ -5,6 +5,7 @@
  * communicators with no record for retireAfterMs. Synchronous, never throws on input, bounded by
  * InspectorLimits (what does not fit is counted in stats().skipped).
  */
+import { idlest, OwnerShares } from "../../owner-shares.js";
 import { CommState } from "./comm-state.js";
 import { parseInspectorLine } from "./parse.js";
 import {
@@ -38,6 +39,8 @@ export class InspectorFeed {
   private readonly now: () => number;
   private readonly comms = new Map<string, CommState>();
   private rankCount = 0;
+  /** Communicators per owner of the files that named them. */
+  private readonly owners = new OwnerShares();
   private readonly counts: InspectorStats = {
     lines: 0,
     records: 0,
@@ -53,37 +56,41 @@ export class InspectorFeed {
   }
 
   /** One complete line (no newline) of the Inspector file at `path`. */
-  line(path: string, text: string): void {
+  line(path: string, text: string, owner = -1): void {
     this.counts.lines++;
     const r = parseInspectorLine(text);
     if (r === undefined) {
       this.skip(path, "garbage");
       return;
     }
-    this.record(r, path);
+    this.record(r, path, owner);
   }
 
-  /** A LineSink (collectors/follow) for one file. */
-  sink(path: string): { line(text: string): void } {
-    return { line: (text: string) => this.line(path, text) };
+  /** A LineSink (collectors/follow) for one file, whose owner (uid) its communicators count against. */
+  sink(path: string, owner = -1): { line(text: string): void } {
+    return { line: (text: string) => this.line(path, text, owner) };
   }
 
-  /** One parsed record; `path` names its file in stats().lastSkip. */
-  record(r: InspectorRecord, path = ""): void {
+  /**
+   * One parsed record; `path` names its file in stats().lastSkip. The communicator cap is shared
+   * per owner of the files (owner-shares.ts): another user's records cannot push a job's out.
+   */
+  record(r: InspectorRecord, path = "", owner = -1): void {
     const now = this.now();
     const dumped = r.dumpTimestampSeconds !== undefined ? r.dumpTimestampSeconds * 1000 : NaN;
     // The writer runs on this node: its dump time is on the agent's clock (old for a file's head read at start).
     const t = dumped <= now + CLOCK_SKEW_MS ? dumped : now;
     let comm = this.comms.get(r.commId);
     if (comm === undefined) {
-      if (this.comms.size >= this.limits.maxComms) return this.skip(path, "comm_limit");
-      comm = new CommState(r.commId, r.nranks, this.limits);
+      if (this.comms.size >= this.limits.maxComms && !this.makeRoomFor(owner)) return this.skip(path, "comm_limit");
+      comm = new CommState(r.commId, r.nranks, this.limits, owner);
       this.comms.set(r.commId, comm);
+      this.owners.add(owner);
     }
     let st = comm.ranks.get(r.rank);
     if (st === undefined) {
       if (comm.ranks.size >= this.limits.maxRanksPerComm || this.rankCount >= this.limits.maxRanks) {
-        if (comm.ranks.size === 0) this.comms.delete(r.commId);
+        if (comm.ranks.size === 0) this.forget(comm);
         return this.skip(path, "rank_limit");
       }
       st = comm.addRank(r.rank, this.bwOpts);
@@ -111,9 +118,8 @@ export class InspectorFeed {
   /** Per communicator, sorted by id; communicators silent for retireAfterMs are forgotten first. */
   snapshot(now = this.now()): InspectorSnapshot {
     for (const [id, c] of this.comms) {
-      if (now - c.lastRecordMs <= this.limits.retireAfterMs) continue;
-      this.comms.delete(id);
-      this.rankCount -= c.ranks.size;
+      if (now - c.lastRecordMs <= this.limits.retireAfterMs || this.comms.get(id) !== c) continue;
+      this.forget(c);
       this.counts.commsRetired++;
     }
     const comms = [...this.comms.values()].sort((a, b) => (a.commId < b.commId ? -1 : a.commId > b.commId ? 1 : 0)).map((c) => c.snapshot(now, this.stragglerOpts));
@@ -130,6 +136,23 @@ export class InspectorFeed {
   /** Communicators and ranks held now (for tests of the bounds). */
   size(): { comms: number; ranks: number } {
     return { comms: this.comms.size, ranks: this.rankCount };
+  }
+
+  private forget(c: CommState): void {
+    this.comms.delete(c.commId);
+    this.rankCount -= c.ranks.size;
+    this.owners.remove(c.owner);
+  }
+
+  /** The cap is full: an owner with at least two more communicators gives way, its quietest one. */
+  private makeRoomFor(owner: number): boolean {
+    const heavy = this.owners.yielderTo(owner);
+    if (heavy === undefined) return false;
+    const victim = idlest(this.comms.values(), (c) => c.owner === heavy, (a, b) => a.lastRecordMs < b.lastRecordMs);
+    if (victim === undefined) return false;
+    this.forget(victim);
+    this.counts.skipped.comm_limit++;
+    return true;
   }
 
   private skip(path: string, reason: keyof SkipCounts): void {

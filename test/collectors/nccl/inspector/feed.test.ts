@@ -132,6 +132,24 @@ describe("InspectorFeed", () => {
     expect(feed.stats().skipped.comm_limit).toBe(7);
   });
 
+  it("shares the cap per file owner: another user's communicators take the place of a flooder's quietest", () => {
+    let now = T0_US / 1000;
+    const feed = new InspectorFeed({ now: () => now, limits: { maxComms: 4 } });
+    for (let c = 0; c < 10; c++) {
+      now += 1000;
+      feed.line("evil.log", inspectorLine(rec({ commId: `0xe${c}`, dumpUs: now * 1000 }), "2.28"), 4242);
+    }
+    expect(feed.snapshot(now).comms.map((c) => c.commId)).toEqual(["0xe0", "0xe1", "0xe2", "0xe3"]);
+    now += 1000;
+    feed.line("job.log", inspectorLine(rec({ commId: "0xab", dumpUs: now * 1000 }), "2.28"), 1000);
+    feed.line("job.log", inspectorLine(rec({ commId: "0xac", dumpUs: now * 1000 }), "2.28"), 1000);
+    // The flooder's two quietest (first written) gave way; a third of the job's would not: shares are even.
+    expect(feed.snapshot(now).comms.map((c) => c.commId)).toEqual(["0xab", "0xac", "0xe2", "0xe3"]);
+    feed.line("job.log", inspectorLine(rec({ commId: "0xad", dumpUs: now * 1000 }), "2.28"), 1000);
+    expect(feed.snapshot(now).comms.map((c) => c.commId)).toEqual(["0xab", "0xac", "0xe2", "0xe3"]);
+    expect(feed.stats().skipped.comm_limit).toBe(6 + 2 + 1);
+  });
+
   it("keeps a busy communicator's memory flat: 100,000 records hold no more than 1,000", () => {
     const job = simulateInspectorJob({ seed: 51, nranks: 8, count: 12_500, gapMs: 5, jitterMs: 0.5, ops: [{ op: "AllReduce", bytes: 2 ** 20 }] });
     // The writer helper concatenates: flatten every line first, so that the parser's flattening of
