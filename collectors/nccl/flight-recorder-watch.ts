@@ -16,7 +16,7 @@ import { flightRecorderFindings } from "./findings/flight-recorder.js";
 import type { Finding } from "./findings/report.js";
 import { analyzeFrDumps, type FrAnalysis } from "./flight-recorder/analyze.js";
 import { findPipes, pokePipe, rankFiles, type PokeResult } from "./flight-recorder/live-pipes.js";
-import { readFrDump } from "./flight-recorder/read.js";
+import { readFrDumpIsolated } from "./flight-recorder/isolated.js";
 import type { FrRead } from "./flight-recorder/types.js";
 
 export interface FlightRecorderOptions {
@@ -33,13 +33,15 @@ export interface FlightRecorderWatchOptions extends FlightRecorderOptions {
   cooldownMs?: number;
 }
 
-export type FrDumpOutcome = "ok" | "unreadable" | "too_large";
-export const FR_DUMP_OUTCOMES: readonly FrDumpOutcome[] = ["ok", "unreadable", "too_large"];
+/** over_budget: reading it went past its budget, or the reader's memory or time (flight-recorder/isolated.ts). */
+export type FrDumpOutcome = "ok" | "unreadable" | "too_large" | "over_budget";
+export const FR_DUMP_OUTCOMES: readonly FrDumpOutcome[] = ["ok", "unreadable", "too_large", "over_budget"];
 export const FR_POKE_RESULTS: readonly PokeResult[] = ["ok", "no_reader", "error"];
 
 /**
- * Larger dumps are left to `ringwatch analyze`: the pickle reader runs on the event loop at 7-28
- * MB/s (bench part g), so 16 MiB holds a scrape up to ~2 s. A 2,000-entry buffer with stacks is ~1 MB.
+ * Larger dumps are not even handed to the reader (a worker thread with a 64 MB heap, which reads
+ * dumps up to about 4 MB; flight-recorder/isolated.ts) and are left to `ringwatch analyze`. A
+ * 2,000-entry buffer with stacks is ~1 MB.
  */
 export const MAX_LIVE_DUMP_BYTES = 16 * 1024 * 1024;
 /** Collectives kept per process group and dump: the analysis needs the last few. */
@@ -184,15 +186,17 @@ export class FlightRecorderWatch {
       this.count("too_large");
     } else {
       try {
-        r = readFrDump(await readFd(fd, f.size), name, { entriesPerGroup: ENTRIES_PER_GROUP });
+        // In a worker with its own heap and time limits: a dump that needs more fails, the agent goes on.
+        r = await readFrDumpIsolated(await readFd(fd, f.size), name, { entriesPerGroup: ENTRIES_PER_GROUP });
       } catch (err) {
         r = { ok: false, source: name, rank: f.rank, error: (err as NodeJS.ErrnoException).code ?? String(err) };
       } finally {
         close(fd, () => undefined);
       }
-      // PyTorch writes in place: a dump cut short may still be on its way (the file's clock, not the agent's).
-      if (!r.ok && Date.now() - f.mtimeMs < SETTLE_MS) return undefined;
-      this.count(r.ok ? "ok" : "unreadable");
+      // PyTorch writes in place: a dump cut short may still be on its way (the file's clock, not the
+      // agent's). One over its budget is not read again: that would only spend the budget again.
+      if (!r.ok && r.over === undefined && Date.now() - f.mtimeMs < SETTLE_MS) return undefined;
+      this.count(r.ok ? "ok" : r.over !== undefined ? "over_budget" : "unreadable");
     }
     if (!r.ok) this.opts.log.warn({ path: f.path, rank: f.rank, reason: r.error }, `nccl: Flight Recorder dump ${f.path} could not be read: ${r.error}`);
     return r.ok ? { ok: true, dump: { ...r.dump, source: f.path } } : { ...r, source: f.path };

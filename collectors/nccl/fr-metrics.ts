@@ -23,7 +23,7 @@ export class FlightRecorderMetrics {
     this.missing = gauge(registry, "ringwatch_nccl_fr_missing_ranks", "Ranks of a process group with no readable Flight Recorder dump on this node (on another node, or they did not dump).", ["process_group"]);
     this.mismatch = gauge(registry, "ringwatch_nccl_fr_mismatch", "Collectives the ranks of a process group recorded differently at one sequence number, by torchfrtrace's class: op, size, dtype, state.", ["process_group", "kind"]);
     this.dumpTime = gauge(registry, "ringwatch_nccl_fr_last_dump_timestamp_seconds", "Unix time of the newest Flight Recorder dump read.", []);
-    this.dumps = counter(registry, "ringwatch_nccl_fr_dumps_total", "Flight Recorder dump files read, by result: ok, unreadable (corrupt, truncated, not a dump), too_large (over 16 MiB).", ["result"]);
+    this.dumps = counter(registry, "ringwatch_nccl_fr_dumps_total", "Flight Recorder dump files read, by result: ok, unreadable (corrupt, truncated, not a dump), too_large (over 16 MiB), over_budget (over its reading budget, or the reader's heap or time).", ["result"]);
     this.pokes = counter(registry, "ringwatch_nccl_fr_pokes_total", "Writes to the ranks' debug-info pipes when a hang began, by result: ok, no_reader (the rank is gone), error.", ["result"]);
   }
 

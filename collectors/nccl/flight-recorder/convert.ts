@@ -2,10 +2,14 @@
  * An unpickled Flight Recorder dict (unpickle.ts) → FrDump. Tolerant: a key that is missing or of
  * another type is left out, older key names are read too (seq_id, nccl_version, pg_config as
  * `{pg_id: [ranks]}`), and a dump without pg_status gets each group's last enqueued and completed
- * collective from its entries. Every list is read up to a limit, so the work is bounded by the
- * limits, not by how often a hostile pickle repeats one object.
+ * collective from its entries. Every list is read up to a limit, and everything read is counted
+ * against the dump's budget (budget.ts), every reference to a shared object as often as it is
+ * referred to: the work is bounded by the budget, not by how often a hostile pickle repeats one
+ * object. Rank lists are parsed once each (ranks.ts), frames made once each (FrameCache).
  */
-import { parseRanks } from "./ranks.js";
+import { Budget } from "./budget.js";
+import { RankLists } from "./ranks.js";
+import { groupNameOf, keptEntries } from "./trim.js";
 import type { FrDump, FrEntry, FrFrame, FrGroup } from "./types.js";
 
 /** Entries kept per dump (the newest); PyTorch's buffer (TORCH_FR_BUFFER_SIZE) is usually 2,000-20,000. */
@@ -23,7 +27,19 @@ type Dict = Map<unknown, unknown>;
 
 const isDict = (v: unknown): v is Dict => v instanceof Map;
 const get = (d: Dict, key: string): unknown => Map.prototype.get.call(d, key) as unknown;
-const str = (v: unknown): string | undefined => (typeof v === "string" ? (v.length > MAX_TEXT ? v.slice(0, MAX_TEXT) : v) : undefined);
+/** Fields of an entry read for its key (every entry), and for the rest of it (the entries kept). */
+const KEY_FIELDS = 8;
+const ENTRY_FIELDS = 16;
+
+/** A string as kept: its first MAX_TEXT characters. */
+const clip = (v: unknown): string | undefined => (typeof v === "string" ? (v.length > MAX_TEXT ? v.slice(0, MAX_TEXT) : v) : undefined);
+
+/** A string kept, its characters counted. */
+function str(v: unknown, b: Budget): string | undefined {
+  const s = clip(v);
+  if (s !== undefined) b.spend("chars", s.length);
+  return s;
+}
 
 /** An integer, from a number, a bigint or (JSON dumps) a decimal string. */
 function int(v: unknown): number | undefined {
@@ -44,8 +60,7 @@ const seqNum = (v: unknown): number | undefined => {
 
 const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
 
-function sizes(v: unknown): number[][] | undefined {
-  if (!Array.isArray(v)) return undefined;
+function sizes(v: readonly unknown[]): number[][] | undefined {
   const out: number[][] = [];
   for (const t of v.slice(0, MAX_TENSORS)) {
     if (!Array.isArray(t)) return undefined;
@@ -60,15 +75,49 @@ function sizes(v: unknown): number[][] | undefined {
   return out;
 }
 
-function strings(v: unknown): string[] | undefined {
-  if (!Array.isArray(v)) return undefined;
+function strings(v: readonly unknown[]): string[] | undefined {
   const out: string[] = [];
   for (const x of v.slice(0, MAX_TENSORS)) {
-    const s = str(x);
+    const s = clip(x);
     if (s === undefined) return undefined;
     out.push(s);
   }
   return out;
+}
+
+/**
+ * An entry's sizes and dtypes, each list converted once: a pickle may name one list from many
+ * entries (its memo). What a list costs is counted at every reference all the same, since the
+ * analysis goes through it once per entry that holds it. The same array is handed to every such
+ * entry, so it must not be changed.
+ */
+class SharedLists {
+  private readonly sizesMade = new Map<unknown[], number[][] | undefined>();
+  private readonly stringsMade = new Map<unknown[], string[] | undefined>();
+
+  constructor(private readonly budget: Budget) {}
+
+  sizes(v: unknown): number[][] | undefined {
+    if (!Array.isArray(v)) return undefined;
+    let cost = 0;
+    for (let i = 0; i < v.length && i < MAX_TENSORS; i++) {
+      const t: unknown = v[i];
+      cost += 1 + (Array.isArray(t) ? Math.min(t.length, MAX_DIMS) : 0);
+    }
+    this.budget.spend("sizes", cost);
+    if (!this.sizesMade.has(v)) this.sizesMade.set(v, sizes(v));
+    return this.sizesMade.get(v);
+  }
+
+  strings(v: unknown): string[] | undefined {
+    if (!Array.isArray(v)) return undefined;
+    let chars = 0;
+    for (let i = 0; i < v.length && i < MAX_TENSORS; i++) chars += clip(v[i])?.length ?? 0;
+    this.budget.spend("values", Math.min(v.length, MAX_TENSORS));
+    this.budget.spend("chars", chars);
+    if (!this.stringsMade.has(v)) this.stringsMade.set(v, strings(v));
+    return this.stringsMade.get(v);
+  }
 }
 
 /**
@@ -81,15 +130,20 @@ class FrameCache {
   private readonly ids = new Map<FrFrame, number>();
   private readonly stacks = new Map<string, FrFrame[]>();
 
+  constructor(private readonly budget: Budget) {}
+
   stack(v: unknown): FrFrame[] {
     if (!Array.isArray(v)) return [];
     const out: FrFrame[] = [];
     let key = "";
-    for (const f of v.slice(0, MAX_FRAMES)) {
+    const items = v.slice(0, MAX_FRAMES);
+    this.budget.spend("values", items.length);
+    for (const f of items) {
       if (!isDict(f)) continue;
       let frame = this.frames.get(f);
       if (frame === undefined) {
-        frame = { name: str(get(f, "name")) ?? "?", file: str(get(f, "filename")) ?? "?", line: int(get(f, "line")) ?? 0 };
+        const b = this.budget;
+        frame = { name: str(get(f, "name"), b) ?? "?", file: str(get(f, "filename"), b) ?? "?", line: int(get(f, "line")) ?? 0 };
         this.frames.set(f, frame);
         this.ids.set(frame, this.ids.size);
       }
@@ -111,28 +165,48 @@ export function opOf(profilingName: string): string {
   return space >= 0 ? rest.slice(0, space) : rest;
 }
 
-function entryOf(e: Dict, frames: FrameCache): FrEntry {
-  const profilingName = str(get(e, "profiling_name")) ?? "?";
+/** What every entry is read for, kept or not: its group, its collective and how far it got. */
+type EntryKey = Pick<FrEntry, "profilingName" | "op" | "isP2p" | "pgId" | "pgName" | "pgDesc" | "seq" | "state">;
+
+function keyOf(e: Dict, b: Budget): EntryKey {
+  b.spend("values", KEY_FIELDS);
+  const profilingName = str(get(e, "profiling_name"), b) ?? "?";
   const op = opOf(profilingName);
-  const out: FrEntry = { profilingName, op, isP2p: bool(get(e, "is_p2p")) ?? (op === "send" || op === "recv"), frames: frames.stack(get(e, "frames")) };
+  const key: EntryKey = { profilingName, op, isP2p: bool(get(e, "is_p2p")) ?? (op === "send" || op === "recv") };
+  const pgId = int(get(e, "pg_id"));
+  if (pgId !== undefined) key.pgId = pgId;
+  const pg = get(e, "process_group");
+  if (Array.isArray(pg)) {
+    const name = str(pg[0], b);
+    const desc = str(pg[1], b);
+    if (name !== undefined) key.pgName = name;
+    if (desc !== undefined) key.pgDesc = desc;
+  }
+  const seq = int(get(e, "collective_seq_id")) ?? int(get(e, "seq_id"));
+  if (seq !== undefined) key.seq = seq;
+  const state = str(get(e, "state"), b);
+  if (state !== undefined) key.state = state;
+  return key;
+}
+
+function entryOf(e: Dict, key: EntryKey, frames: FrameCache, lists: SharedLists, b: Budget): FrEntry {
+  b.spend("values", ENTRY_FIELDS);
+  const out: FrEntry = { profilingName: key.profilingName, op: key.op, isP2p: key.isP2p, frames: frames.stack(get(e, "frames")) };
   const set = <K extends keyof FrEntry>(k: K, v: FrEntry[K] | undefined): void => {
     if (v !== undefined) out[k] = v;
   };
   set("recordId", int(get(e, "record_id")));
-  set("pgId", int(get(e, "pg_id")));
-  const pg = get(e, "process_group");
-  if (Array.isArray(pg)) {
-    set("pgName", str(pg[0]));
-    set("pgDesc", str(pg[1]));
-  }
-  set("seq", int(get(e, "collective_seq_id")) ?? int(get(e, "seq_id")));
+  set("pgId", key.pgId);
+  set("pgName", key.pgName);
+  set("pgDesc", key.pgDesc);
+  set("seq", key.seq);
   set("p2pSeq", int(get(e, "p2p_seq_id")));
   set("opId", int(get(e, "op_id")));
-  set("inputSizes", sizes(get(e, "input_sizes")));
-  set("outputSizes", sizes(get(e, "output_sizes")));
-  set("inputDtypes", strings(get(e, "input_dtypes")));
-  set("outputDtypes", strings(get(e, "output_dtypes")));
-  set("state", str(get(e, "state")));
+  set("inputSizes", lists.sizes(get(e, "input_sizes")));
+  set("outputSizes", lists.sizes(get(e, "output_sizes")));
+  set("inputDtypes", lists.strings(get(e, "input_dtypes")));
+  set("outputDtypes", lists.strings(get(e, "output_dtypes")));
+  set("state", key.state);
   set("timeCreatedNs", int(get(e, "time_created_ns")));
   // JSON dumps write 0 for "not yet"; pickles write None.
   set("timeStartedNs", int(get(e, "time_discovered_started_ns")) || undefined);
@@ -144,11 +218,9 @@ function entryOf(e: Dict, frames: FrameCache): FrEntry {
   return out;
 }
 
-/** The group an entry belongs to: its process_group name, else (1.x) its pg_id. */
-export const groupNameOf = (e: FrEntry): string | undefined => e.pgName ?? (e.pgId !== undefined ? String(e.pgId) : undefined);
-
-function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
+function groupsOf(root: Dict, entries: readonly EntryKey[], b: Budget): FrGroup[] {
   const groups = new Map<string, FrGroup>();
+  const rankLists = new RankLists(b);
   const group = (name: string): FrGroup | undefined => {
     let g = groups.get(name);
     if (g === undefined && groups.size < MAX_GROUPS) {
@@ -160,17 +232,19 @@ function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
   const config = get(root, "pg_config");
   if (isDict(config)) {
     for (const [key, v] of config) {
+      b.spend("values", 1);
       const name = typeof key === "string" ? key : typeof key === "number" ? String(key) : undefined;
       if (name === undefined) continue;
+      b.spend("chars", name.length);
       const g = group(name);
       if (g === undefined) break;
       if (isDict(v)) {
-        const desc = str(get(v, "desc"));
+        const desc = str(get(v, "desc"), b);
         if (desc !== undefined) g.desc = desc;
-        const ranks = parseRanks(get(v, "ranks"));
+        const ranks = rankLists.ranksOf(get(v, "ranks"));
         if (ranks !== undefined) g.ranks = ranks;
       } else {
-        const ranks = parseRanks(v); // 1.x: pg_id → [ranks]
+        const ranks = rankLists.ranksOf(v); // 1.x: pg_id → [ranks]
         if (ranks !== undefined) g.ranks = ranks;
         if (typeof key === "number") g.pgId = key;
       }
@@ -188,6 +262,7 @@ function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
   const status = get(root, "pg_status");
   if (isDict(status)) {
     for (const [key, v] of status) {
+      b.spend("values", 1);
       const id = int(key);
       if (id === undefined || !isDict(v)) continue;
       const g = group(nameOfId.get(id) ?? String(id));
@@ -229,8 +304,12 @@ function groupsOf(root: Dict, entries: readonly FrEntry[]): FrGroup[] {
   return [...groups.values()];
 }
 
-/** The dump in `root` (a dict), or why it is not one. */
-export function dumpOf(root: unknown, source: string): { dump: Omit<FrDump, "rank" | "rankFrom">; rank?: number } | string {
+/**
+ * The dump in `root` (a dict), or why it is not one; throws OverBudget past `budget`. With
+ * `entriesPerGroup`, only the entries trim.ts keeps are read whole (the others only for their
+ * group, collective and state, which the groups' progress is taken from).
+ */
+export function dumpOf(root: unknown, source: string, budget: Budget = new Budget(), entriesPerGroup?: number): { dump: Omit<FrDump, "rank" | "rankFrom">; rank?: number } | string {
   if (!isDict(root)) return "not a Flight Recorder dump: the pickle holds no dict";
   const rawEntries = get(root, "entries");
   const hasEntries = Array.isArray(rawEntries);
@@ -240,23 +319,31 @@ export function dumpOf(root: unknown, source: string): { dump: Omit<FrDump, "ran
   const list: unknown[] = hasEntries ? rawEntries : [];
   const from = Math.max(0, list.length - MAX_ENTRIES);
   let dropped = from;
-  const entries: FrEntry[] = [];
-  const frames = new FrameCache();
+  const raw: Dict[] = [];
+  const keys: EntryKey[] = [];
   for (let i = from; i < list.length; i++) {
     const e = list[i];
-    if (isDict(e)) entries.push(entryOf(e, frames));
-    else dropped++;
+    if (isDict(e)) {
+      raw.push(e);
+      keys.push(keyOf(e, budget));
+    } else dropped++;
   }
+  const keep = entriesPerGroup !== undefined ? keptEntries(keys, entriesPerGroup) : undefined;
+  const entries: FrEntry[] = [];
+  const frames = new FrameCache(budget);
+  const lists = new SharedLists(budget);
+  for (let i = 0; i < raw.length; i++) if (keep === undefined || keep[i] === true) entries.push(entryOf(raw[i] as Dict, keys[i] as EntryKey, frames, lists, budget));
+  dropped += raw.length - entries.length;
   const dump: Omit<FrDump, "rank" | "rankFrom"> = {
     source,
     hasPgStatus: isDict(get(root, "pg_status")),
-    groups: groupsOf(root, entries),
+    groups: groupsOf(root, keys, budget),
     entries,
     entriesDropped: dropped,
   };
-  const version = str(get(root, "version"));
+  const version = str(get(root, "version"), budget);
   if (version !== undefined) dump.version = version;
-  const lib = str(get(root, "comm_lib_version")) ?? str(get(root, "nccl_version"));
+  const lib = str(get(root, "comm_lib_version"), budget) ?? str(get(root, "nccl_version"), budget);
   if (lib !== undefined) dump.commLibVersion = lib;
   const rank = int(get(root, "rank"));
   return rank !== undefined && rank >= 0 ? { dump, rank } : { dump };

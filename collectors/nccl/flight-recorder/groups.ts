@@ -3,12 +3,17 @@
  * list (torchfrtrace keys groups the same way, since split_group can reuse a name), and for each
  * member rank how far it got and its entries in that group by collective_seq_id.
  */
-import { groupNameOf } from "./convert.js";
+import { groupNameOf } from "./trim.js";
 import type { FrDump, FrEntry, FrGroup } from "./types.js";
 
 /** Groups analysed per job, and ranks per group; more are left out (and said so). */
 export const MAX_JOB_GROUPS = 1_024;
 export const MAX_JOB_RANKS = 65_536;
+/**
+ * Ranks in the rank lists of all the job's groups together (the analysis goes through each group's
+ * list: its missing ranks); groups past it are left out (and said so). 32 groups of 131,072 ranks.
+ */
+export const MAX_JOB_LISTED_RANKS = 32 * 131_072;
 
 export interface RankInGroup {
   rank: number;
@@ -30,20 +35,32 @@ export interface JobGroup {
   members: Map<number, RankInGroup>;
 }
 
-const keyOf = (name: string, ranks: readonly number[] | undefined): string => (ranks ? `${name}|${ranks.join(",")}` : name);
+/** A group's key; `joined` holds each rank list of the dump at hand joined once (a dump hands one array to every group that shares a list). */
+function keyOf(name: string, ranks: readonly number[] | undefined, joined: Map<readonly number[], string>): string {
+  if (ranks === undefined) return name;
+  let j = joined.get(ranks);
+  if (j === undefined) {
+    j = ranks.join(",");
+    joined.set(ranks, j);
+  }
+  return `${name}|${j}`;
+}
 
 /** Every group any dump names, with the member ranks whose dumps record it. `dumps` holds one dump per rank. */
 export function jobGroups(dumps: ReadonlyMap<number, FrDump>): { groups: JobGroup[]; truncated: boolean } {
   const groups = new Map<string, JobGroup>();
   let truncated = false;
+  let listed = 0;
+  const joined = new Map<readonly number[], string>();
   const groupFor = (g: FrGroup): JobGroup | undefined => {
-    const key = keyOf(g.name, g.ranks);
+    const key = keyOf(g.name, g.ranks, joined);
     let jg = groups.get(key);
     if (jg === undefined) {
-      if (groups.size >= MAX_JOB_GROUPS) {
+      if (groups.size >= MAX_JOB_GROUPS || listed + (g.ranks?.length ?? 0) > MAX_JOB_LISTED_RANKS) {
         truncated = true;
         return undefined;
       }
+      listed += g.ranks?.length ?? 0;
       jg = { key, name: g.name, ...(g.desc !== undefined ? { desc: g.desc } : {}), ...(g.ranks ? { ranks: g.ranks } : {}), members: new Map() };
       groups.set(key, jg);
     }
@@ -57,6 +74,7 @@ export function jobGroups(dumps: ReadonlyMap<number, FrDump>): { groups: JobGrou
     names.set(rank, new Set(dump.groups.map((x) => x.name)));
   }
   for (const [rank, dump] of dumps) {
+    joined.clear(); // lists are shared within a dump, not across dumps: keep no dump's joins past it
     const mine = new Map<string, RankInGroup>(); // by group name, for the entries below
     for (const g of dump.groups) {
       const jg = groupFor(g);

@@ -1,4 +1,5 @@
 /** Rank lists and rank numbers as Flight Recorder dumps and their file names carry them. */
+import type { Budget } from "./budget.js";
 
 /** A group larger than this is not listed rank by rank (its size is still known). */
 export const MAX_GROUP_RANKS = 131_072;
@@ -38,6 +39,33 @@ export function parseRanks(v: unknown): number[] | undefined {
   if (cur >= 0) out.push(cur);
   else if (out.length > 0) return undefined; // a trailing comma
   return out.length > MAX_GROUP_RANKS ? undefined : sortedUnique(out);
+}
+
+/**
+ * The rank lists of one dump, each parsed once: a job's groups often share one list (the pickle
+ * then refers to one string, or one list, from every group), and equal strings parse alike. The
+ * same array is handed to every group that names it, so it must not be changed. Every group still
+ * counts its ranks against the budget (what the analysis goes through per group); a list's
+ * characters count once, when it is parsed.
+ */
+export class RankLists {
+  private readonly parsed = new Map<unknown, number[] | undefined>();
+
+  constructor(private readonly budget: Budget) {}
+
+  ranksOf(v: unknown): number[] | undefined {
+    if (typeof v !== "string" && !Array.isArray(v)) return undefined;
+    let ranks: number[] | undefined;
+    if (this.parsed.has(v)) ranks = this.parsed.get(v);
+    else {
+      if (typeof v === "string") this.budget.spend("chars", v.length);
+      else this.budget.spend("values", v.length);
+      ranks = parseRanks(v);
+      this.parsed.set(v, ranks);
+    }
+    if (ranks !== undefined) this.budget.spend("ranks", ranks.length);
+    return ranks;
+  }
 }
 
 function sortedUnique(xs: number[]): number[] {

@@ -1,12 +1,14 @@
 /**
  * A Flight Recorder dump file's bytes → FrDump, or a one-line reason it cannot be read (corrupt,
- * truncated, too large, not a dump). Never throws for any input. Which rank wrote it: the dump's own
- * `rank` key where it has one, else the file name (`<TORCH_FR_DUMP_TEMP_FILE><rank>`).
+ * truncated, too large, over its budget, not a dump). Never throws for any input. Which rank wrote
+ * it: the dump's own `rank` key where it has one, else the file name (`<TORCH_FR_DUMP_TEMP_FILE><rank>`).
+ * The work and memory it may cost are bounded by one budget per dump (budget.ts), from the pickle's
+ * first opcode to the last entry converted. The agent calls it in a worker (isolated.ts).
  */
+import { Budget, OverBudget } from "./budget.js";
 import { dumpOf } from "./convert.js";
 import { rankFromName } from "./ranks.js";
-import { trimEntries } from "./trim.js";
-import type { FrRead } from "./types.js";
+import type { FrOverLimit, FrRead } from "./types.js";
 import { looksLikePickle, unpickle } from "./unpickle.js";
 
 /**
@@ -32,19 +34,21 @@ export interface ReadOptions {
 /** `bytes` read from the file `name` (its base name, or any name that ends in the rank). */
 export function readFrDump(bytes: Uint8Array, name: string, opts: ReadOptions = {}): FrRead {
   const fileRank = rankFromName(name);
-  const fail = (error: string): FrRead => ({ ok: false, source: name, ...(fileRank !== undefined ? { rank: fileRank } : {}), error });
+  const fail = (error: string, over?: FrOverLimit): FrRead => ({ ok: false, source: name, ...(fileRank !== undefined ? { rank: fileRank } : {}), error, ...(over !== undefined ? { over } : {}) });
   if (bytes.length > MAX_FR_DUMP_BYTES) return fail(`too large: over ${MAX_FR_DUMP_BYTES / (1024 * 1024)} MiB`);
-  const raw = unpickle(bytes);
-  if (!raw.ok) return fail(raw.error);
+  const budget = new Budget();
+  const raw = unpickle(bytes, budget);
+  if (!raw.ok) return fail(raw.error, raw.overBudget ? "budget" : undefined);
   let got: ReturnType<typeof dumpOf>;
   try {
-    got = dumpOf(raw.value, name);
+    got = dumpOf(raw.value, name, budget, opts.entriesPerGroup);
   } catch (err) {
+    if (err instanceof OverBudget) return fail(err.message, "budget");
     // A hostile pickle can make objects that only look like dicts (a Map's prototype swapped).
     return fail(`corrupt: ${err instanceof Error ? err.message.slice(0, 120) : "unreadable structure"}`);
   }
   if (typeof got === "string") return fail(got);
   const rank = got.rank ?? fileRank;
-  const dump = opts.entriesPerGroup !== undefined ? trimEntries(got.dump, opts.entriesPerGroup) : got.dump;
+  const dump = got.dump;
   return { ok: true, dump: { ...dump, ...(rank !== undefined ? { rank, rankFrom: got.rank !== undefined ? "dump" : "file_name" } : {}) } };
 }

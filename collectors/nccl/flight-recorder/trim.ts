@@ -1,18 +1,21 @@
 /** A dump cut down to what the analysis uses, for jobs of thousands of ranks. */
-import { groupNameOf } from "./convert.js";
-import type { FrDump, FrEntry } from "./types.js";
+import type { FrEntry } from "./types.js";
+
+/** The group an entry belongs to: its process_group name, else (1.x) its pg_id. */
+export const groupNameOf = (e: Pick<FrEntry, "pgName" | "pgId">): string | undefined => e.pgName ?? (e.pgId !== undefined ? String(e.pgId) : undefined);
 
 /**
- * The dump with, per process group, only the entries of its last `perGroup` collectives (and the
- * point-to-point operations among them): what the analysis compares across ranks. The groups'
- * last-* numbers are kept, so nothing it concludes changes unless a rank ran more than `perGroup`
- * collectives past the one the others wait in. Bounds the memory of a job of thousands of ranks.
+ * Which of a dump's entries (oldest first) to keep: per process group, those of its last
+ * `perGroup` collectives (and the point-to-point operations among them), what the analysis
+ * compares across ranks. The groups' last-* numbers come from all entries, so nothing it concludes
+ * changes unless a rank ran more than `perGroup` collectives past the one the others wait in.
+ * Bounds the memory of a job of thousands of ranks: convert.ts reads only these whole.
  */
-export function trimEntries<T extends Pick<FrDump, "entries" | "entriesDropped">>(dump: T, perGroup: number): T {
+export function keptEntries(entries: readonly Pick<FrEntry, "pgName" | "pgId" | "seq">[], perGroup: number): boolean[] {
   const seqs = new Map<string, Set<number>>();
-  const keep: boolean[] = new Array<boolean>(dump.entries.length).fill(false);
-  for (let i = dump.entries.length - 1; i >= 0; i--) {
-    const e = dump.entries[i] as FrEntry;
+  const keep: boolean[] = new Array<boolean>(entries.length).fill(false);
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i] as Pick<FrEntry, "pgName" | "pgId" | "seq">;
     const name = groupNameOf(e) ?? "";
     const set = seqs.get(name) ?? new Set<number>();
     seqs.set(name, set);
@@ -22,6 +25,5 @@ export function trimEntries<T extends Pick<FrDump, "entries" | "entriesDropped">
       keep[i] = true;
     }
   }
-  const entries = dump.entries.filter((_, i) => keep[i]);
-  return { ...dump, entries, entriesDropped: dump.entriesDropped + dump.entries.length - entries.length };
+  return keep;
 }

@@ -90,4 +90,11 @@ export interface FrDump {
   entriesDropped: number;
 }
 
-export type FrRead = { ok: true; dump: FrDump } | { ok: false; source: string; rank?: number; error: string };
+/**
+ * Why a dump that is not read was stopped, where it was for its cost: `budget`, it went past its
+ * budget (budget.ts); `memory` or `time`, the worker reading it went past its heap or its time
+ * (isolated.ts). Absent for a dump that is corrupt, truncated or no dump.
+ */
+export type FrOverLimit = "budget" | "memory" | "time";
+
+export type FrRead = { ok: true; dump: FrDump } | { ok: false; source: string; rank?: number; error: string; over?: FrOverLimit };
