@@ -8,7 +8,8 @@
  * exist yet is looked for there too.
  */
 import { watch, type Dir as Dir_, type FSWatcher, type Stats } from "node:fs";
-import { opendir, stat } from "node:fs/promises";
+import { lstat, opendir, stat } from "node:fs/promises";
+import { performance } from "node:perf_hooks";
 import { dirname, join } from "node:path";
 import { wanted, type PathPattern } from "./glob.js";
 
@@ -28,9 +29,14 @@ const STAT_BATCH = 32;
  * costs the agent at most about 1/DUTY of a core. Events (a watch that fired) rescan as before.
  */
 const DUTY = 20;
+/** ... but never more than this apart (on a polled file system the timed rescans find new files). */
+const MAX_GAP_MS = 60_000;
+/** A listing that took longer than this is a costly one: a vanished file does not walk it again at once. */
+const COSTLY_SCAN_MS = 50;
 
 export interface DirSink {
-  added(path: string, st: Stats): void;
+  /** owner: whom the file is charged to for the file cap (a symlink's owner, not its target's). */
+  added(path: string, st: Stats, owner: number): void;
   unlinked(path: string): void;
   known(path: string): boolean;
   /** Whether path is followed now (known, and not dropped for the file cap). */
@@ -58,9 +64,15 @@ interface Dir {
   again: boolean;
   /** The next scan also stats the files it knows (a followed file may have been renamed over one). */
   statKnown: boolean;
-  /** When the last scan ended, and how long it took (ms): timed rescans of a huge directory are spaced out. */
+  /** When the last scan ended, and how long its own listing took (performance.now() ms): timed rescans of a huge directory are spaced out. */
   scannedAtMs: number;
   scanCostMs: number;
+  /**
+   * Whom the files found here are charged to for the file cap: the owner of the symlink that led
+   * here, if one did (a job user's link to a folder of root's files charges that user), else each
+   * file's own owner (undefined).
+   */
+  owner: number | undefined;
 }
 
 export class DirWatcher {
@@ -90,7 +102,7 @@ export class DirWatcher {
     for (const [root, polled] of this.roots) if (!this.dirs.has(root)) await this.scan(root, polled);
     for (const d of [...this.dirs.values()]) {
       if (onlyPolled && !d.polled) continue;
-      if (Date.now() - d.scannedAtMs < DUTY * d.scanCostMs) continue;
+      if (this.tooSoon(d)) continue;
       await this.scan(d.path, d.polled);
     }
   }
@@ -104,7 +116,17 @@ export class DirWatcher {
     const d = this.dirs.get(dirname(path));
     if (d === undefined) return;
     d.statKnown = true;
+    // A huge folder (a flood) is not walked again at every file that goes: its timed rescan comes.
+    if (d.scanCostMs > COSTLY_SCAN_MS && this.tooSoon(d)) {
+      this.fired(d, "rename");
+      return;
+    }
     await this.scan(d.path, d.polled);
+  }
+
+  /** Whether a timed rescan of d now would come sooner than its cost allows (DUTY). */
+  private tooSoon(d: Dir): boolean {
+    return performance.now() - d.scannedAtMs < Math.min(MAX_GAP_MS, DUTY * d.scanCostMs);
   }
 
   /** Whether path lies below a root on a file system without inotify. */
@@ -132,14 +154,14 @@ export class DirWatcher {
     this.dirs.clear();
   }
 
-  private async scan(path: string, polled: boolean): Promise<void> {
+  private async scan(path: string, polled: boolean, owner?: number): Promise<void> {
     let d = this.dirs.get(path);
     if (d === undefined) {
       const st = await stat(path).catch(() => undefined);
       if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
       const id = `${st.dev}:${st.ino}`;
       if (this.ids.has(id)) return; // reached before under another name
-      d = { path, id, polled, watch: null, timer: null, files: new Set(), entries: 0, subdirs: new Set(), running: null, again: false, statKnown: false, scannedAtMs: 0, scanCostMs: 0 };
+      d = { path, id, polled, watch: null, timer: null, files: new Set(), entries: 0, subdirs: new Set(), running: null, again: false, statKnown: false, scannedAtMs: -Infinity, scanCostMs: 0, owner };
       this.dirs.set(path, d);
       this.ids.set(id, path);
     }
@@ -152,10 +174,7 @@ export class DirWatcher {
       try {
         do {
           dir.again = false;
-          const t0 = Date.now();
           await this.scanOnce(dir);
-          dir.scannedAtMs = Date.now();
-          dir.scanCostMs = dir.scannedAtMs - t0;
         } while (dir.again && !this.closed && this.dirs.get(path) === dir);
       } finally {
         dir.running = null;
@@ -180,9 +199,13 @@ export class DirWatcher {
     const statKnown = d.statKnown;
     d.statKnown = false;
     const files = new Set<string>();
-    const subdirs = new Set<string>();
+    const subdirs = new Map<string, number | undefined>();
     const fresh: string[] = [];
+    /** Owners of the symlinks among the entries (a link is charged to its owner, not its target's). */
+    const linkOwner = new Map<string, number>();
     let entries = 0;
+    let complete = true;
+    const t0 = performance.now();
     try {
       for await (const e of handle) {
         entries++;
@@ -191,11 +214,12 @@ export class DirWatcher {
         let isFile = e.isFile();
         if (e.isSymbolicLink()) {
           if (!wanted(this.patterns, p, undefined)) continue;
-          const st = await stat(p).catch(() => undefined);
+          const [st, link] = await Promise.all([stat(p).catch(() => undefined), lstat(p).catch(() => undefined)]);
           isDir = st?.isDirectory() ?? false;
           isFile = st?.isFile() ?? false;
+          if (link !== undefined && d.owner === undefined) linkOwner.set(p, link.uid);
         }
-        if (isDir && wanted(this.patterns, p, true)) subdirs.add(p);
+        if (isDir && wanted(this.patterns, p, true)) subdirs.set(p, d.owner ?? linkOwner.get(p));
         else if (isFile && wanted(this.patterns, p, false) && this.accept(p)) {
           if (this.sink.followed(p)) {
             files.add(p);
@@ -204,10 +228,14 @@ export class DirWatcher {
         }
       }
     } catch (e) {
-      // The directory went (or became unreadable) while it was listed: what was listed stands.
+      // The listing broke off (the directory went, EIO, ESTALE): what it listed is added, and no
+      // followed file counts as gone for not being listed; the directory is looked at again soon.
+      complete = false;
       const code = (e as NodeJS.ErrnoException | null)?.code;
       if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
     }
+    d.scanCostMs = performance.now() - t0;
+    d.scannedAtMs = performance.now();
     if (this.closed) return;
     // New files are stat()ed STAT_BATCH at a time: one after the other, a directory of thousands
     // took seconds of thread-pool round trips before the first head read.
@@ -217,16 +245,23 @@ export class DirWatcher {
       batch.forEach((p, k) => {
         const st = stats[k];
         if (st?.isFile() !== true || this.closed) return;
-        if (!this.sink.known(p) || this.sink.replaced?.(p, st) === true) this.sink.added(p, st);
+        if (!this.sink.known(p) || this.sink.replaced?.(p, st) === true) this.sink.added(p, st, d.owner ?? linkOwner.get(p) ?? st.uid);
         if (this.sink.followed(p)) files.add(p);
       });
     }
-    for (const p of d.files) if (!files.has(p)) this.sink.unlinked(p);
+    for (const p of d.files) {
+      if (files.has(p)) continue;
+      if (complete) this.sink.unlinked(p);
+      else if (this.sink.followed(p)) files.add(p);
+    }
     d.files = files;
     d.entries = entries;
-    for (const s of d.subdirs) if (!subdirs.has(s)) this.drop(s);
-    d.subdirs = subdirs;
-    for (const s of subdirs) if (!this.dirs.has(s)) await this.scan(s, d.polled);
+    if (complete) {
+      for (const s of d.subdirs) if (!subdirs.has(s)) this.drop(s);
+    }
+    d.subdirs = complete ? new Set(subdirs.keys()) : new Set([...d.subdirs, ...subdirs.keys()]);
+    for (const [s, owner] of subdirs) if (!this.dirs.has(s)) await this.scan(s, d.polled, owner);
+    if (!complete) this.fired(d, "rename");
   }
 
   private arm(d: Dir): void {

@@ -11,7 +11,7 @@ import { DirWatcher } from "./dir-watch.js";
 import { FdCache } from "./fd-cache.js";
 import { HeadIndex } from "./head-index.js";
 import { needsPolling } from "./fs-type.js";
-import { compilePaths } from "./glob.js";
+import { compilePaths, wanted } from "./glob.js";
 import { resolveOptions, type ResolvedOptions } from "./options.js";
 import { WorkQueue } from "./queue.js";
 import { readTail, type ReadContext } from "./reader.js";
@@ -78,7 +78,10 @@ export class Follower {
     this.buffers = Array.from({ length: READ_SLOTS }, () => Buffer.allocUnsafe(READ_CHUNK));
     const patterns = await compilePaths(this.o.paths, this.o.maxDepth);
     const roots = new Map<string, boolean>();
-    this.roots.set(patterns.map((p) => p.root));
+    this.roots.set(
+      patterns.map((p) => p.root),
+      (p) => wanted(patterns, p, false),
+    );
     for (const p of patterns) {
       roots.set(p.root, this.o.usePolling === "auto" ? await needsPolling(p.root) : this.o.usePolling);
     }

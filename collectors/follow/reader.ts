@@ -124,8 +124,10 @@ async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadCo
     if (await skipIfCopy(t, fd, size, buf, ctx)) return;
   }
   if (isSparse(st, t.offset)) {
+    // The skip passes over the overlap check below: make it first (a copytruncate is still one).
+    if (t.offset > 0 && !(await unchanged(t, fd, buf, false))) ctx.truncated(t);
     ctx.stats.sparseSkipped++;
-    skipTo(t, size - ctx.headBytes);
+    await skipTo(t, fd, size - ctx.headBytes, buf);
   }
   if (!(await readRange(t, fd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
     ctx.truncated(t);
@@ -185,11 +187,20 @@ function isSparse(st: Stats, offset: number): boolean {
   return st.size - offset > SPARSE_MIN_BYTES && st.blocks * 512 < st.size / 64;
 }
 
-/** Goes on from pos (a line start is looked for: the bytes up to the next newline are skipped). */
-function skipTo(t: Tail, pos: number): void {
+/**
+ * Goes on from pos. Where the byte before it ends a line (a newline) or lies in a hole (NUL: a
+ * writer without O_APPEND left one after a copytruncate, and its first line may start right
+ * here), pos is a line start; else the bytes up to the next newline are a cut line and skipped.
+ */
+async function skipTo(t: Tail, fd: number, pos: number, buf: Buffer): Promise<void> {
+  if (pos <= t.offset) return;
+  const skipNul = t.splitter.skipNul;
   t.splitter.reset();
-  t.splitter.skipping = true;
-  t.offset = Math.max(pos, t.offset);
+  const n = await readAt(fd, buf, 0, 1, pos - 1);
+  const before = n === 1 ? buf[0] : 10;
+  t.splitter.skipNul = skipNul || before === 0;
+  t.splitter.skipping = before !== 10 && before !== 0;
+  t.offset = pos;
   t.tailLen = 0;
 }
 

@@ -61,7 +61,8 @@ export class Registry {
   constructor(private readonly host: RegistryHost) {}
 
   /** A file is (or may be) at path now. */
-  added(path: string, st: Stats): void {
+  /** owner: whom the file is charged to for the cap (default: the file's owner; a symlink's owner where the walk found one). */
+  added(path: string, st: Stats, owner = st.uid): void {
     if (!st.isFile() || !this.host.accept(path)) return;
     let t = this.byId.get(idOf(st));
     if (t !== undefined && !t.sameFile(st)) {
@@ -79,7 +80,7 @@ export class Registry {
       this.host.enqueue(t);
       return;
     }
-    this.create(path, st);
+    this.create(path, st, owner);
   }
 
   unlinked(path: string): void {
@@ -136,12 +137,12 @@ export class Registry {
     }
   }
 
-  private create(path: string, st: Stats): void {
-    if (this.byId.size >= this.host.maxFiles && !this.makeRoomFor(st.uid)) {
+  private create(path: string, st: Stats, owner: number): void {
+    if (this.byId.size >= this.host.maxFiles && !this.makeRoomFor(owner)) {
       if (!this.dropped.has(path)) {
         this.host.stats.filesDropped++;
         this.dropped.add(path);
-        this.host.call(() => this.host.handlers.onFileDropped?.(path, st.uid));
+        this.host.call(() => this.host.handlers.onFileDropped?.(path, owner));
       }
       return;
     }
@@ -149,7 +150,7 @@ export class Registry {
     if (this.gens.has(path)) this.host.stats.rotations++;
     const generation = resume?.generation ?? (this.gens.get(path) ?? -1) + 1;
     this.setGen(path, Math.max(generation, this.gens.get(path) ?? -1));
-    const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation, uid: st.uid };
+    const file: FollowedFile = { path, dev: st.dev, ino: st.ino, generation, uid: owner };
     const mode = resume !== undefined ? "start" : this.host.startMode(st);
     const t = new Tail(file, st, mode, this.host.maxLineBytes, this.host.onPollingFs(path));
     if (resume !== undefined) t.resumeFrom(resume);
@@ -158,7 +159,7 @@ export class Registry {
       this.headsPending++;
     }
     this.byId.set(idOf(st), t);
-    this.perOwner.add(st.uid);
+    this.perOwner.add(owner);
     t.paths.add(path);
     this.byPath.set(path, t);
     this.dropped.delete(path);
@@ -235,44 +236,50 @@ function idler(a: Tail, b: Tail): boolean {
 }
 
 /**
- * Paths dropped for the cap, remembered as 32-bit hashes keyed with a per-process random seed
- * (a job user cannot make a legitimate log's name collide with a dropped one): 300,000 flooded
- * names cost a few MB, not their strings. At most MAX_DROPPED are kept; then the set starts anew.
+ * Paths dropped for the cap, remembered as 52-bit hashes keyed with a per-process random seed
+ * (a job user cannot make a legitimate log's name collide with a dropped one, and 1,000,000 of
+ * them collide with a new name about once in 4,500,000,000): 300,000 flooded names cost a few
+ * MB, not their strings. At most MAX_DROPPED are kept; then the set starts anew.
  */
 class DroppedPaths {
   static readonly MAX_DROPPED = 1_000_000;
-  private readonly seed = (Math.random() * 0x100000000) >>> 0;
+  private readonly seeds = [(Math.random() * 0x100000000) >>> 0, (Math.random() * 0x100000000) >>> 0] as const;
   private readonly set = new Set<number>();
 
   has(path: string): boolean {
-    return this.set.has(this.hash(path));
+    return this.set.has(this.key(path));
   }
 
   add(path: string): void {
     if (this.set.size >= DroppedPaths.MAX_DROPPED) this.set.clear();
-    this.set.add(this.hash(path));
+    this.set.add(this.key(path));
   }
 
   delete(path: string): void {
-    this.set.delete(this.hash(path));
+    this.set.delete(this.key(path));
   }
 
-  /** murmur3's 32-bit mix over UTF-16 code units, seeded. */
-  private hash(s: string): number {
-    let h = this.seed;
-    for (let i = 0; i < s.length; i++) {
-      let k = Math.imul(s.charCodeAt(i), 0xcc9e2d51);
-      k = (k << 15) | (k >>> 17);
-      h ^= Math.imul(k, 0x1b873593);
-      h = (h << 13) | (h >>> 19);
-      h = (Math.imul(h, 5) + 0xe6546b64) | 0;
-    }
-    h ^= s.length;
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-    h = Math.imul(h, 0xc2b2ae35);
-    h ^= h >>> 16;
-    return h >>> 0;
+  /** Two seeded 32-bit hashes, 32 + 20 bits of them (a safe integer). */
+  private key(path: string): number {
+    return murmur(path, this.seeds[0]) * 0x100000 + (murmur(path, this.seeds[1]) & 0xfffff);
   }
+}
+
+/** murmur3's 32-bit mix over UTF-16 code units, seeded. */
+function murmur(s: string, seed: number): number {
+  let h = seed;
+  for (let i = 0; i < s.length; i++) {
+    let k = Math.imul(s.charCodeAt(i), 0xcc9e2d51);
+    k = (k << 15) | (k >>> 17);
+    h ^= Math.imul(k, 0x1b873593);
+    h = (h << 13) | (h >>> 19);
+    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  }
+  h ^= s.length;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }

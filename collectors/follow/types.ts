@@ -14,7 +14,10 @@ export interface FollowedFile {
   ino: number;
   /** Bumps when the same path is a new file or was truncated. Starts at 0 per path. */
   generation: number;
-  /** The file's owner (uid) when it was found: the file cap is shared among owners. */
+  /**
+   * Whom the file is charged to (uid) for the caps shared among owners: the file's owner, or the
+   * owner of the symlink (to it or to a folder above it) through which it was found.
+   */
   uid: number;
 }
 

@@ -29,6 +29,8 @@ import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "
 import { Tracker } from "./state/tracker.js";
 import { liveRankPids, rankProcesses, type RankProcess } from "./rank-processes.js";
 import { CapWarnings } from "./cap-warnings.js";
+import { ReadErrorLog } from "./read-error-log.js";
+import { REFUSAL_WORDS } from "../untrusted-open.js";
 import { DEFAULT_MAX_FILES } from "../follow/options.js";
 
 export interface NcclOptions {
@@ -83,7 +85,6 @@ export interface NcclCollector extends Collector<NcclSettings> {
 }
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
-const READ_ERROR_LOG_MS = 10 * 60_000;
 
 function trackerLimits(maxComms: number): { maxComms: number; maxProcesses: number } {
   return { maxComms, maxProcesses: Math.max(4096, maxComms * 8) };
@@ -183,15 +184,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs, file.uid);
   }
 
-  /** When each unreadable path was last logged: one line per path per READ_ERROR_LOG_MS. */
-  const readErrorLogged = new Map<string, number>();
+  const readErrors = new ReadErrorLog(log, deps.now);
   function onReadError(path: string, code: string): void {
-    const t = deps.now();
-    const last = readErrorLogged.get(path);
-    if (last !== undefined && t - last < READ_ERROR_LOG_MS) return;
-    if (readErrorLogged.size >= 1000) readErrorLogged.clear();
-    readErrorLogged.set(path, t);
-    log.warn({ path, code }, `nccl: cannot read ${path}: ${code}; retrying`);
+    readErrors.failed(path, code, (REFUSAL_WORDS as Readonly<Record<string, string>>)[code]);
   }
 
   function forget(f: FollowedFile): void {

@@ -11,7 +11,7 @@
  */
 import { close, read } from "node:fs";
 import type { Logger } from "pino";
-import { openJobFile, TrustRoots } from "../untrusted-open.js";
+import { openJobFile, prefixRoot, RefusedFile, REFUSAL_WORDS, TrustRoots } from "../untrusted-open.js";
 import { flightRecorderFindings } from "./findings/flight-recorder.js";
 import type { Finding } from "./findings/report.js";
 import { analyzeFrDumps, type FrAnalysis } from "./flight-recorder/analyze.js";
@@ -92,6 +92,8 @@ export class FlightRecorderWatch {
   private episodeMs: number | undefined;
   private loggedVerdict: string | undefined;
   private trust: TrustRoots | undefined;
+  private trustDir: string | undefined;
+  private readonly refusedLogged = new Set<string>();
 
   constructor(opts: FlightRecorderWatchOptions) {
     this.opts = { ...opts };
@@ -150,7 +152,8 @@ export class FlightRecorderWatch {
       let opened;
       try {
         opened = await openJobFile(f.path, this.roots());
-      } catch {
+      } catch (err) {
+        this.refused(f.path, err);
         continue;
       }
       const st = opened.st;
@@ -202,11 +205,22 @@ export class FlightRecorderWatch {
     return r.ok ? { ok: true, dump: { ...r.dump, source: f.path } } : { ...r, source: f.path };
   }
 
+  /** A dump that cannot be opened: a refusal (a FIFO, a link out of the folder) is logged once per path. */
+  private refused(path: string, err: unknown): void {
+    if (!(err instanceof RefusedFile) || this.refusedLogged.has(path)) return;
+    if (this.refusedLogged.size >= 1024) this.refusedLogged.clear();
+    this.refusedLogged.add(path);
+    this.opts.log.warn({ path, code: err.code }, `nccl: Flight Recorder dump ${path} not read: ${REFUSAL_WORDS[err.code]}`);
+  }
+
   /** The dump folder is the job's: what is read there must lie in it (or belong to the link's owner). */
   private roots(): TrustRoots {
-    const dir = this.opts.dumpPrefix.slice(0, Math.max(1, this.opts.dumpPrefix.lastIndexOf("/")));
-    if (this.trust?.roots[0] !== dir) this.trust = new TrustRoots([dir]);
-    return this.trust;
+    const dir = prefixRoot(this.opts.dumpPrefix);
+    if (this.trustDir !== dir) {
+      this.trustDir = dir;
+      this.trust = new TrustRoots([dir]);
+    }
+    return this.trust as TrustRoots;
   }
 
   private count(o: FrDumpOutcome): void {

@@ -32,7 +32,7 @@ export class InspectorWatch {
   private readonly logged = new Set<string>();
 
   constructor(private readonly opts: InspectorWatchOptions) {
-    this.feed = new InspectorFeed({ now: opts.now, limits: { maxComms: Math.min(opts.maxComms, 128) } });
+    this.feed = new InspectorFeed({ now: opts.now, wallSkew: () => opts.now() - Date.now(), limits: { maxComms: Math.min(opts.maxComms, 128) } });
   }
 
   get problem(): string | undefined {

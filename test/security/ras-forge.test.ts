@@ -130,6 +130,26 @@ function expectNothingForged(t: string): void {
   expect(sample(t, "ringwatch_nccl_ras_monitor_subscribed")).toBe(0);
 }
 
+/** Scrapes until the forged (or believed) report's hang of COMM is on /metrics, and returns that exposition. */
+function rasHang(a: RunningAgent): Promise<string> {
+  return eventually(
+    async () => {
+      const t = await a.scrape();
+      return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
+    },
+    { timeoutMs: 30_000, what: "the RAS hang" },
+  );
+}
+
+/** The agent with the job collector on, its nvidia-smi listing `pid` as a GPU compute process. */
+function startWithGpuProcess(port: number, pid: number): Promise<RunningAgent> {
+  const apps = join(tempDir("rw-ras-forge-apps-"), "apps.csv");
+  // nvidia-smi --query-compute-apps=pid,gpu_uuid,gpu_bus_id --format=csv,noheader (collectors/job/compute-apps.ts).
+  writeFileSync(apps, `${pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
+  const withJob = flags(logDir(), port).filter((f) => f !== "--no-collector.job");
+  return startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+}
+
 const refusalLines = (a: RunningAgent): string[] => a.logs().filter((l) => l.includes("ignored, not this node's evidence"));
 
 describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as root)", () => {
@@ -173,13 +193,7 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
     rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7]);
     agent = await startAgent(flags(dir, s.port));
     const a = agent;
-    const hung = await eventually(
-      async () => {
-        const t = await a.scrape();
-        return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
-      },
-      { timeoutMs: 30_000, what: "the RAS hang" },
-    );
+    const hung = await rasHang(a);
     // Believed from the first query (asked once the logs' heads were read), and in fewer answers than
     // the forged tests above waited for.
     expect(untrusted(hung)).toBe(0);
@@ -202,19 +216,9 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
 describe.skipIf(!isRoot)("NCCL RAS: a GPU compute process's socket is the job's, with no log (agent as root)", () => {
   it("no NCCL log here, the listener (another user's) is a process nvidia-smi lists on a GPU: believed", async () => {
     const { s, pid } = await rasAs(JOB_USER);
-    const apps = join(tempDir("rw-ras-forge-apps-"), "apps.csv");
-    // nvidia-smi --query-compute-apps=pid,gpu_uuid,gpu_bus_id --format=csv,noheader (collectors/job/compute-apps.ts).
-    writeFileSync(apps, `${pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
-    const withJob = flags(logDir(), s.port).filter((f) => f !== "--no-collector.job");
-    agent = await startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+    agent = await startWithGpuProcess(s.port, pid);
     const a = agent;
-    const hung = await eventually(
-      async () => {
-        const t = await a.scrape();
-        return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
-      },
-      { timeoutMs: 30_000, what: "the RAS hang" },
-    );
+    const hung = await rasHang(a);
     expect(samplesOf(hung, "ringwatch_nccl_ras_dead_process")).toEqual(['ringwatch_nccl_ras_dead_process{process="10.0.0.2:5155"} 1']);
     const answers = a.logs().find((l) => l.includes("answers ("));
     expect(JSON.parse(answers ?? "{}")).toMatchObject({ socket_owner: `held by rank process ${pid}` });
@@ -222,10 +226,7 @@ describe.skipIf(!isRoot)("NCCL RAS: a GPU compute process's socket is the job's,
 
   it("the same, but nvidia-smi lists another process: refused", async () => {
     const { s } = await rasAs(JOB_USER);
-    const apps = join(tempDir("rw-ras-forge-apps-"), "apps.csv");
-    writeFileSync(apps, `${process.pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
-    const withJob = flags(logDir(), s.port).filter((f) => f !== "--no-collector.job");
-    agent = await startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+    agent = await startWithGpuProcess(s.port, process.pid);
     const t = await afterRefusals(agent);
     expectNothingForged(t);
   });
@@ -244,13 +245,7 @@ describe.skipIf(!isRoot)("NCCL RAS: the uid check where fds cannot be read (agen
     rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7]);
     agent = await startAsNobody(dir, s.port);
     const a = agent;
-    const hung = await eventually(
-      async () => {
-        const t = await a.scrape();
-        return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
-      },
-      { timeoutMs: 30_000, what: "the RAS hang" },
-    );
+    const hung = await rasHang(a);
     expect(untrusted(hung)).toBe(0);
     expect(ok(hung)).toBeLessThan(REFUSALS);
     expect(samplesOf(hung, "ringwatch_nccl_ras_dead_process")).toEqual(['ringwatch_nccl_ras_dead_process{process="10.0.0.2:5155"} 1']);

@@ -45,9 +45,9 @@ export function rankFiles(prefix: string, suffix: string): RankFile[] {
     if (end === 0 || end > 9) continue;
     if (end < middle.length && !(suffix === "" && middle.charCodeAt(end) === 46)) continue;
     out.push({ rank: Number(middle.slice(0, end)), path: join(dir, name) });
-    if (out.length >= MAX_RANK_FILES) break;
   }
-  return out.sort((a, b) => a.rank - b.rank);
+  // Every match first, then the cap: a cap in readdir's order would let any 1,024 names hide the rest.
+  return out.sort((a, b) => a.rank - b.rank).slice(0, MAX_RANK_FILES);
 }
 
 /** The FIFOs of the ranks on this node. */

@@ -27,6 +27,12 @@ export interface InspectorFeedOptions {
   bandwidth?: Partial<BandwidthOptions>;
   /** Clock (epoch ms); default Date.now. */
   now?: () => number;
+  /**
+   * The agent's clock less the wall clock (ms), which the records' dump times are on: a step of
+   * the system clock that the agent's steady clock has not bled off yet (agent/steady-clock.ts).
+   * Default 0.
+   */
+  wallSkew?: () => number;
 }
 
 /** How far a record's dump time may be ahead of the agent's clock and still be taken as its time (ms). */
@@ -37,6 +43,7 @@ export class InspectorFeed {
   private readonly stragglerOpts: StragglerOptions;
   private readonly bwOpts: BandwidthOptions;
   private readonly now: () => number;
+  private readonly wallSkew: () => number;
   private readonly comms = new Map<string, CommState>();
   private rankCount = 0;
   /** Communicators per owner of the files that named them. */
@@ -53,6 +60,7 @@ export class InspectorFeed {
     this.stragglerOpts = { ...DEFAULT_STRAGGLER, ...opts.straggler };
     this.bwOpts = { ...DEFAULT_BANDWIDTH, ...opts.bandwidth };
     this.now = opts.now ?? Date.now;
+    this.wallSkew = opts.wallSkew ?? ((): number => 0);
   }
 
   /** One complete line (no newline) of the Inspector file at `path`. */
@@ -77,7 +85,9 @@ export class InspectorFeed {
    */
   record(r: InspectorRecord, path = "", owner = -1): void {
     const now = this.now();
-    const dumped = r.dumpTimestampSeconds !== undefined ? r.dumpTimestampSeconds * 1000 : NaN;
+    // The dump time is the wall clock's; the agent's clock is steady (agent/steady-clock.ts): the
+    // difference of the two (a step of the system clock not yet bled off) is taken out.
+    const dumped = r.dumpTimestampSeconds !== undefined ? r.dumpTimestampSeconds * 1000 + this.wallSkew() : NaN;
     // The writer runs on this node: its dump time is on the agent's clock (old for a file's head read at start).
     const t = dumped <= now + CLOCK_SKEW_MS ? dumped : now;
     let comm = this.comms.get(r.commId);

@@ -48,6 +48,8 @@ export interface ProcessState {
   evidence: Map<string, string>;
   /** Last time a line of this process was read (ms). */
   lastSeenMs: number;
+  /** The owner (uid) of the file of its first line; -1 offline. The process cap is shared among owners. */
+  owner: number;
   /** COLL lines whose comm pointer had no Init COMPLETE line we saw (excerpts, init cut off). */
   unresolvedColl: number;
   /** Per unresolved comm pointer: what its COLL lines said (bounded), for offline grouping by opCount. */

@@ -73,6 +73,8 @@ export class Tracker {
   droppedComms = 0;
   /** Communicators dropped (or given up) for the cap, by the owner whose communicators filled it. */
   readonly droppedCommsByOwner = new Map<number, number>();
+  /** Processes per owner (ProcessState.owner), for the process cap. */
+  private readonly processShares = new OwnerShares();
   /** Communicators per owner (CommState.owner): the cap is shared among owners (owner-shares.ts). */
   private readonly commsPerOwner = new OwnerShares();
   /** Bumps whenever a rank record is added or removed: CollTargets from an older epoch are stale. */
@@ -226,6 +228,17 @@ export class Tracker {
     return true;
   }
 
+  /** The process cap is full: the heaviest owner's quietest process gives way (as for communicators). */
+  private makeRoomForProcess(owner: number): boolean {
+    const heavy = this.processShares.yielderTo(owner);
+    if (heavy === undefined) return false;
+    const victim = idlest(this.processes.values(), (p) => p.owner === heavy, (a, b) => a.lastSeenMs < b.lastSeenMs);
+    if (victim === undefined) return false;
+    this.droppedProcesses++;
+    this.retireProcess(victim.key);
+    return true;
+  }
+
   private noteDropped(owner: number): void {
     this.droppedComms++;
     this.droppedCommsByOwner.set(owner, (this.droppedCommsByOwner.get(owner) ?? 0) + 1);
@@ -248,6 +261,7 @@ export class Tracker {
       if (c.ranks.size === 0) this.dropComm(commKey);
     }
     this.processes.delete(key);
+    this.processShares.remove(p.owner);
     this.epoch++;
     for (const [src, k] of this.lastProcessBySource) if (k === key) this.lastProcessBySource.delete(src);
   }
@@ -260,11 +274,14 @@ export class Tracker {
     let p = this.processes.get(key);
     if (!p) {
       if (ev.host === undefined || ev.pid === undefined) return undefined;
-      if (this.processes.size >= this.limits.maxProcesses) {
+      const owner = ctx.owner ?? -1;
+      if (this.processes.size >= this.limits.maxProcesses && !this.makeRoomForProcess(owner)) {
         this.droppedProcesses++;
         return undefined;
       }
+      this.processShares.add(owner);
       p = {
+        owner,
         key,
         host: ev.host,
         pid: ev.pid,

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, appendFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { eventually, follow, MODES } from "./helpers.js";
@@ -7,6 +7,8 @@ import { testTempDir } from "../../helpers/test-temp-dir.js";
 describe.each(MODES)("Follower paths ($name)", ({ opts }) => {
   it("follows a symlinked file and a symlinked directory through their targets", async () => {
     const d = testTempDir();
+    // Outside the followed folder a link is followed to what every user could read (docs/security.md).
+    chmodSync(d, 0o755);
     const logs = join(d, "logs");
     const outside = join(d, "outside");
     mkdirSync(logs);

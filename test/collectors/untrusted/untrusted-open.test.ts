@@ -3,7 +3,7 @@
  * where the agent expects its log, dump or pipe.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, constants, lchownSync, mkdirSync, openSync, readFileSync, readSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, copyFileSync, lchownSync, mkdirSync, openSync, readFileSync, readSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openJobFifoForWrite, openJobFile, RefusedFile, TrustRoots } from "../../../collectors/untrusted-open.js";
@@ -54,23 +54,72 @@ describe("openJobFile", () => {
     expect(await refusal(openJobFile(join(d, "a"), new TrustRoots([d])))).toBe("ELOOP");
   });
 
-  it.runIf(isRoot)("outside the roots, follows a link only to a file of the link's owner (or a link of root's)", async () => {
+  it("outside the followed paths, opens only what every local user could read anyway, whoever made the link", async () => {
     const d = testTempDir();
+    chmodSync(d, 0o755);
     const roots = new TrustRoots([join(d, "logs")]);
     mkdirSync(join(d, "logs"));
-    writeFileSync(join(d, "root-only"), "x\n", { mode: 0o600 });
-    symlinkSync(join(d, "root-only"), join(d, "logs", "job.log"));
-    lchownSync(join(d, "logs", "job.log"), JOB_USER, JOB_USER);
-    expect(await refusal(openJobFile(join(d, "logs", "job.log"), roots))).toBe("EFOREIGN");
-    // The same link made by root (the operator): followed.
-    symlinkSync(join(d, "root-only"), join(d, "logs", "op.log"));
-    expect(await refusal(openJobFile(join(d, "logs", "op.log"), roots))).toBe("opened");
-    // A link through a job user's directory link: the directory link is the job user's too.
-    mkdirSync(join(d, "secret-dir"));
-    writeFileSync(join(d, "secret-dir", "f.log"), "x\n", { mode: 0o600 });
-    symlinkSync(join(d, "secret-dir"), join(d, "logs", "sub"));
-    lchownSync(join(d, "logs", "sub"), JOB_USER, JOB_USER);
+    writeFileSync(join(d, "private.log"), "x\n", { mode: 0o600 });
+    writeFileSync(join(d, "public.log"), "x\n", { mode: 0o644 });
+    mkdirSync(join(d, "closed"), { mode: 0o700 });
+    writeFileSync(join(d, "closed", "f.log"), "x\n", { mode: 0o644 });
+    symlinkSync(join(d, "private.log"), join(d, "logs", "private.log"));
+    symlinkSync(join(d, "public.log"), join(d, "logs", "public.log"));
+    symlinkSync(join(d, "closed"), join(d, "logs", "sub"));
+    expect(await refusal(openJobFile(join(d, "logs", "private.log"), roots))).toBe("EFOREIGN");
+    expect(await refusal(openJobFile(join(d, "logs", "public.log"), roots))).toBe("opened");
+    // Readable by others, but in a directory others cannot enter: refused, through a directory link too.
     expect(await refusal(openJobFile(join(d, "logs", "sub", "f.log"), roots))).toBe("EFOREIGN");
+  });
+
+  it("inside a root, only what the patterns ask for counts as inside", async () => {
+    const d = testTempDir();
+    chmodSync(d, 0o700); // nothing here is readable by every user: only the patterns let a file in
+    mkdirSync(join(d, "alice", "nccl"), { recursive: true });
+    mkdirSync(join(d, "bob", ".ssh"), { recursive: true });
+    writeFileSync(join(d, "alice", "nccl", "a.log"), "x\n", { mode: 0o600 });
+    writeFileSync(join(d, "bob", ".ssh", "id"), "x\n", { mode: 0o600 });
+    symlinkSync(join(d, "bob", ".ssh", "id"), join(d, "alice", "nccl", "steal.log"));
+    const roots = new TrustRoots([d], (p) => p.endsWith(".log") && p.includes("/nccl/"));
+    expect(await refusal(openJobFile(join(d, "alice", "nccl", "a.log"), roots))).toBe("opened");
+    expect(await refusal(openJobFile(join(d, "alice", "nccl", "steal.log"), roots))).toBe("EFOREIGN");
+  });
+
+  it.runIf(isRoot)("a job user's link swapped between a file of its own and another user's file never reads the other's", async () => {
+    const d = testTempDir();
+    chmodSync(d, 0o755);
+    const roots = new TrustRoots([join(d, "logs")]);
+    mkdirSync(join(d, "logs"), { mode: 0o777 });
+    writeFileSync(join(d, "secret"), "secret\n", { mode: 0o600 });
+    writeFileSync(join(d, "own.log"), "own\n", { mode: 0o644 });
+    lchownSync(join(d, "own.log"), JOB_USER, JOB_USER);
+    const target = join(d, "logs", "a.log");
+    let reads = 0;
+    let secrets = 0;
+    for (let i = 0; i < 400; i++) {
+      // The path is, in turn, a link to the secret and the job user's own plain file.
+      try {
+        symlinkSync(join(d, "secret"), `${target}.tmp`);
+      } catch {
+        // left over
+      }
+      renameSync(`${target}.tmp`, target);
+      const p = openJobFile(target, roots).then(
+        ({ fd }) => {
+          const b = Buffer.alloc(16);
+          const n = readSync(fd, b, 0, 16, 0);
+          closeSync(fd);
+          reads++;
+          if (b.subarray(0, n).toString() === "secret\n") secrets++;
+        },
+        () => undefined,
+      );
+      copyFileSync(join(d, "own.log"), `${target}.own`);
+      renameSync(`${target}.own`, target);
+      await p;
+    }
+    expect(reads).toBeGreaterThan(0);
+    expect(secrets).toBe(0);
   });
 });
 

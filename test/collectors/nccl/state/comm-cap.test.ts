@@ -64,6 +64,19 @@ describe("communicator cap per owner", () => {
     expect(t.comms.size).toBe(4);
   });
 
+  it("the process cap is shared the same way: a flood of made-up pids does not keep a job's process out", () => {
+    const t = new Tracker({ maxComms: 64, maxProcesses: 8 });
+    for (let pid = 1; pid <= 20; pid++) feed(t, `evil:${pid}:${pid} [0] NCCL INFO NCCL version 2.21.5+cuda12.4`, FLOODER, 1000 + pid);
+    expect(t.processes.size).toBe(8);
+    feed(t, init("node1", 500, 0x900, "0x00000000000abbcd"), JOB, 3000);
+    expect(t.processes.has("node1:500")).toBe(true);
+    expect(t.comms.has("0x00000000000abbcd")).toBe(true);
+    // The flooder's quietest process (pid 1, the first seen) gave way.
+    expect(t.processes.has("evil:1")).toBe(false);
+    expect(t.processes.size).toBe(8);
+    expect(t.droppedProcesses).toBe(12 + 1);
+  });
+
   it("offline (no owner) the cap works as before", () => {
     const t = new Tracker({ maxComms: 2, maxProcesses: 64 });
     for (let i = 0; i < 3; i++) {
