@@ -27,7 +27,7 @@ import { InspectorWatch } from "./inspector-watch.js";
 import { RasWatch, type RasSnapshot } from "./ras-watch.js";
 import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
 import { Tracker } from "./state/tracker.js";
-import { liveRankPids, rankProcesses, type RankProcess } from "./rank-processes.js";
+import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./rank-processes.js";
 import { CapWarnings } from "./cap-warnings.js";
 import { ReadErrorLog } from "./read-error-log.js";
 import { REFUSAL_WORDS } from "../untrusted-open.js";
@@ -117,7 +117,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       now: deps.now,
       log,
       progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs },
-      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => [...liveRankPids(tracker, view), ...(opts.gpuProcesses?.() ?? [])] },
+      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => [...liveRankPids(tracker, view, (pid) => processUid(opts.procfsRoot, pid)), ...(opts.gpuProcesses?.() ?? [])] },
     });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
   const makeRasNode = (): RasNode =>

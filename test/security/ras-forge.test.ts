@@ -8,7 +8,7 @@
  * Needs `npm run build` first, and root (to run processes as other users).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -79,13 +79,16 @@ async function rasAs(user: { uid: number; gid: number }, here?: number): Promise
  * What a rank process writes at NCCL_DEBUG=INFO (its INIT lines, NCCL 2.21's shapes as
  * test/fakes/nccl-rank writes them): ranks `ranks` of COMM run in process `pid` of this node.
  */
-function rankLog(dir: string, pid: number, ranks: readonly number[]): void {
+function rankLog(dir: string, pid: number, ranks: readonly number[], owner?: { uid: number; gid: number }): void {
   const host = hostname().split(".")[0] ?? "";
   const lines = [`${host}:${pid}:${pid} [0] NCCL INFO NCCL version 2.21.5+cuda12.4`];
   for (const r of ranks) {
     lines.push(`${host}:${pid}:${pid + 32} [${r % 8}] NCCL INFO ncclCommInitRank comm 0x55${r}0000 rank ${r} nranks 16 cudaDev ${r % 8} nvmlDev ${r % 8} busId ${r + 1}8000 commId ${COMM} - Init COMPLETE`);
   }
-  writeFileSync(join(dir, `nccl-${host}-${pid}.log`), `${lines.join("\n")}\n`);
+  const file = join(dir, `nccl-${host}-${pid}.log`);
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  // A rank writes its own log: the file is its user's (a log only names processes of its owner).
+  if (owner !== undefined) chownSync(file, owner.uid, owner.gid);
 }
 
 /** A log directory the agent follows, readable by nobody too. */
@@ -190,7 +193,7 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
   it("the same report from a listener that is a known rank's process (run as nobody): believed", async () => {
     const dir = logDir();
     const { s, pid } = await rasAs(NOBODY);
-    rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7]);
+    rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7], NOBODY);
     agent = await startAgent(flags(dir, s.port));
     const a = agent;
     const hung = await rasHang(a);
@@ -210,6 +213,17 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
     expect(refusalLines(a)).toEqual([]);
     await eventually(async () => (sample(await a.scrape(), "ringwatch_nccl_ras_monitor_subscribed") === 1 ? true : undefined), 10_000);
     expect(s.commands()).toContain("MONITOR lifecycle");
+  });
+});
+
+describe.skipIf(!isRoot)("NCCL RAS: a log names only its owner's processes (agent as root)", () => {
+  it("another user's log naming the listener's pid as a rank: refused (the listener is not that log's user's)", async () => {
+    const dir = logDir();
+    const { s, pid } = await rasAs(JOB_USER);
+    rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7], OTHER_USER);
+    agent = await startAgent(flags(dir, s.port));
+    const t = await afterRefusals(agent);
+    expectNothingForged(t);
   });
 });
 
@@ -242,7 +256,7 @@ describe.skipIf(!isRoot)("NCCL RAS: the uid check where fds cannot be read (agen
   it("a known rank's process of another user listens: believed on its uid (the weaker check)", async () => {
     const dir = logDir();
     const { s, pid } = await rasAs(JOB_USER);
-    rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7]);
+    rankLog(dir, pid, [0, 1, 2, 3, 4, 5, 6, 7], JOB_USER);
     agent = await startAsNobody(dir, s.port);
     const a = agent;
     const hung = await rasHang(a);
@@ -258,7 +272,7 @@ describe.skipIf(!isRoot)("NCCL RAS: the uid check where fds cannot be read (agen
     // A rank of the job (its log here), as the job's user; the listener is another local user's.
     const rank = spawn(process.execPath, ["-e", "setInterval(() => {}, 60000)"], { uid: JOB_USER.uid, gid: JOB_USER.gid, stdio: "ignore", cwd: "/" });
     children.push(rank);
-    rankLog(dir, rank.pid ?? -1, [0, 1, 2, 3, 4, 5, 6, 7]);
+    rankLog(dir, rank.pid ?? -1, [0, 1, 2, 3, 4, 5, 6, 7], JOB_USER);
     const { s } = await rasAs(OTHER_USER, rank.pid);
     agent = await startAsNobody(dir, s.port);
     const t = await afterRefusals(agent);
