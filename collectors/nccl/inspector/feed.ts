@@ -99,7 +99,7 @@ export class InspectorFeed {
     }
     let st = comm.ranks.get(r.rank);
     if (st === undefined) {
-      if (comm.ranks.size >= this.limits.maxRanksPerComm || this.rankCount >= this.limits.maxRanks) {
+      if (comm.ranks.size >= this.limits.maxRanksPerComm || (this.rankCount >= this.limits.maxRanks && !this.makeRoomFor(owner, comm))) {
         if (comm.ranks.size === 0) this.forget(comm);
         return this.skip(path, "rank_limit");
       }
@@ -154,11 +154,14 @@ export class InspectorFeed {
     this.owners.remove(c.owner);
   }
 
-  /** The cap is full: an owner with at least two more communicators gives way, its quietest one. */
-  private makeRoomFor(owner: number): boolean {
+  /**
+   * A cap is full (communicators, or ranks in all): an owner with at least two more communicators
+   * gives way, its quietest one (never `keep`, the one a rank is being added to).
+   */
+  private makeRoomFor(owner: number, keep?: CommState): boolean {
     const heavy = this.owners.yielderTo(owner);
     if (heavy === undefined) return false;
-    const victim = idlest(this.comms.values(), (c) => c.owner === heavy, (a, b) => a.lastRecordMs < b.lastRecordMs);
+    const victim = idlest(this.comms.values(), (c) => c.owner === heavy && c !== keep, (a, b) => a.lastRecordMs < b.lastRecordMs);
     if (victim === undefined) return false;
     this.forget(victim);
     this.counts.skipped.comm_limit++;

@@ -150,6 +150,21 @@ describe("InspectorFeed", () => {
     expect(feed.stats().skipped.comm_limit).toBe(6 + 2 + 1);
   });
 
+  it("the budget of ranks in all is shared per owner too: 32 communicators of 32 ranks do not keep a job's out", () => {
+    let now = T0_US / 1000;
+    const feed = new InspectorFeed({ now: () => now, limits: { maxComms: 128, maxRanks: 1024 } });
+    for (let c = 0; c < 32; c++) {
+      for (let r = 0; r < 32; r++) feed.line("evil.log", inspectorLine(rec({ commId: `0xe${c}`, rank: r, nranks: 32, dumpUs: (now + c) * 1000 }), "2.28"), 4242);
+    }
+    now += 1000;
+    for (let r = 0; r < 2; r++) feed.line("job.log", inspectorLine(rec({ commId: "0xab", rank: r, dumpUs: now * 1000 }), "2.28"), 1000);
+    const comms = feed.snapshot(now).comms;
+    expect(comms.find((c) => c.commId === "0xab")?.ranks.length).toBe(2);
+    // The flooder's quietest communicator (the first written) gave way.
+    expect(comms.some((c) => c.commId === "0xe0")).toBe(false);
+    expect(comms).toHaveLength(32);
+  });
+
   it("keeps a busy communicator's memory flat: 100,000 records hold no more than 1,000", () => {
     const job = simulateInspectorJob({ seed: 51, nranks: 8, count: 12_500, gapMs: 5, jitterMs: 0.5, ops: [{ op: "AllReduce", bytes: 2 ** 20 }] });
     // The writer helper concatenates: flatten every line first, so that the parser's flattening of
