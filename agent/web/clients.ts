@@ -1,12 +1,16 @@
 /**
  * Who a connection comes from, and how much of the server one client may hold. Every local user
  * can connect from loopback and from any of the host's own addresses, so all of them are one
- * client, "this host"; any other address (Prometheus, a pod in its own network namespace) is a
- * client of its own. No client may take more than its share of the connections or of the pending
- * bcrypt checks, so a local user cannot use them all up and lock Prometheus out.
+ * client, "this host", for connections; any other address (Prometheus, a pod in its own network
+ * namespace) is a client of its own. For password checks a local connection is told apart further
+ * by the user that owns its socket (localUserOf: the kernel's socket table), so one local user's
+ * flood of wrong passwords does not keep a scraper on the node, run by another user, waiting. No
+ * client may take more than its share of the connections or of the pending bcrypt checks, so a
+ * local user cannot use them all up and lock Prometheus out.
  */
 import { readFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
+import { addressKey, socketsAt } from "../../collectors/proc-net.js";
 
 export const THIS_HOST = "this host";
 
@@ -50,6 +54,52 @@ export function hostClients(refreshMs = 10_000, now: () => number = Date.now, ad
     }
     return own.has(a) ? THIS_HOST : a;
   };
+}
+
+/** The ends of a TCP connection, as Node's socket gives them. */
+export interface Ends {
+  remoteAddress?: string | undefined;
+  remotePort?: number | undefined;
+  localAddress?: string | undefined;
+  localPort?: number | undefined;
+}
+
+const localUsers = new WeakMap<object, string>();
+
+/**
+ * A connection of this host, told apart by the user that owns the client's socket: the row of
+ * /proc/self/net/tcp{,6} whose local end is the connection's remote end and whose remote end is
+ * ours. THIS_HOST when it cannot be found (the socket closed, /proc unreadable). Looked up once per
+ * connection (a keep-alive connection asks again for every request).
+ */
+export function localUserOf(socket: Ends & object, tables: () => [string, 4 | 6][] = ownTcpTables): string {
+  const known = localUsers.get(socket);
+  if (known !== undefined) return known;
+  let who = THIS_HOST;
+  const key = socket.remoteAddress !== undefined ? addressKey(socket.remoteAddress) : undefined;
+  if (key !== undefined && socket.remotePort !== undefined) {
+    for (const [text, family] of tables()) {
+      const own = socketsAt(text, family, key, socket.remotePort).find((s) => s.remotePort === socket.localPort);
+      if (own !== undefined) {
+        who = `${THIS_HOST} (uid ${own.uid})`;
+        break;
+      }
+    }
+  }
+  localUsers.set(socket, who);
+  return who;
+}
+
+function ownTcpTables(): [string, 4 | 6][] {
+  const out: [string, 4 | 6][] = [];
+  for (const [file, family] of [["/proc/self/net/tcp", 4], ["/proc/self/net/tcp6", 6]] as const) {
+    try {
+      out.push([readFileSync(file, "latin1"), family]);
+    } catch {
+      // no IPv6, or no /proc: not told apart
+    }
+  }
+  return out;
 }
 
 /** Counts what each client holds: at most `total` in all and `perClient` for any one client. */

@@ -17,7 +17,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { ListenAddress } from "../config/config.js";
 import { PasswordChecks } from "./auth.js";
-import { connectionLimits, hostClients, ownOpenFileLimit, Shares, type ClientOf } from "./clients.js";
+import { connectionLimits, hostClients, localUserOf, ownOpenFileLimit, Shares, THIS_HOST, type ClientOf } from "./clients.js";
 import { checkClient, type TlsMaterial } from "./tls.js";
 import { NO_WEB_CONFIG, WebConfigSource, type LoadedWebConfig } from "./source.js";
 import { exposition } from "./exposition.js";
@@ -86,7 +86,9 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
       return false;
     }
     for (const [name, value] of Object.entries(web.settings?.headers ?? {})) res.setHeader(name, value);
-    const verdict = await checks.check(web.auth, req.headers.authorization, clientOf(req.socket.remoteAddress));
+    const client = clientOf(req.socket.remoteAddress);
+    // This host's connections: one share of checks per local user, not one for all of them.
+    const verdict = await checks.check(web.auth, req.headers.authorization, client === THIS_HOST ? localUserOf(req.socket) : client);
     if (verdict === "ok") return true;
     if (verdict === "busy") {
       // Too many password checks waiting: asking again later costs the server nothing now.

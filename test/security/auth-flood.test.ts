@@ -7,7 +7,7 @@
  * (19 s here, 61.6 s on the node where it was found). Needs `npm run build` first.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { request, type IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,9 +70,17 @@ interface Flood {
   stop(): Promise<Record<string, number>>;
 }
 
-/** Starts auth-flood.mjs against the URL; resolves once every client has had a first answer. */
-async function startFlood(url: string): Promise<Flood> {
-  const child: ChildProcess = spawn(process.execPath, [join(import.meta.dirname, "auth-flood.mjs"), `${url}/metrics`, String(CLIENTS), "prometheus"], { stdio: ["ignore", "pipe", "inherit"] });
+/**
+ * Starts auth-flood.mjs against the URL; resolves once every client has had a first answer. As
+ * `user`: its code is given inline (-e), since that user may not reach this checkout.
+ */
+async function startFlood(url: string, user?: { uid: number; gid: number }): Promise<Flood> {
+  const script = join(import.meta.dirname, "auth-flood.mjs");
+  const args = [`${url}/metrics`, String(CLIENTS), "prometheus"];
+  const child: ChildProcess =
+    user === undefined
+      ? spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "inherit"] })
+      : spawn(process.execPath, ["--input-type=module", "-e", readFileSync(script, "utf8"), "auth-flood", ...args], { stdio: ["ignore", "pipe", "inherit"], uid: user.uid, gid: user.gid, cwd: "/" });
   const lines: string[] = [];
   let partial = "";
   let answers = 0;
@@ -151,6 +159,17 @@ describe("basic auth under a flood of wrong passwords", () => {
     const after = await eventually(async () => ((await scrape(agent.port, "s3cret")).status === 200 ? true : undefined), { what: "a 200 once the flood stopped" });
     expect(after).toBe(true);
     console.info(`first scrape from the flooding host: ${first.status} in ${first.ms} ms`);
+  });
+
+  it.runIf(process.getuid?.() === 0)("serves the first scrape of another local user at once while one local user floods (users told apart by their sockets' owner)", { timeout: 120_000 }, async () => {
+    const { agent } = await start(USERS);
+    const flood = await startFlood(agent.url, { uid: 65534, gid: 65534 });
+    const first = await scrape(agent.port, "s3cret");
+    expect(first.status).toBe(200);
+    expect(first.ms, "first scrape of another local user during the flood").toBeLessThan(SCRAPE_TIMEOUT_MS);
+    const answers = await flood.stop();
+    expect(answers["429"]).toBeGreaterThan(0); // the flooding user was beyond its share all along
+    console.info(`first scrape of another local user during a local flood: ${first.status} in ${first.ms} ms; flood answers ${JSON.stringify(answers)}`);
   });
 
   // Prometheus scrapes from an address of its own. On this machine every address is the host's own,

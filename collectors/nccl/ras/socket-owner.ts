@@ -20,7 +20,7 @@
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
-import { addressKey, socketsAt, TCP_LISTEN, type TcpSocket } from "./proc-net.js";
+import { addressKey, socketsAt, TCP_LISTEN, type TcpSocket } from "../../proc-net.js";
 
 export interface Endpoint {
   address: string;

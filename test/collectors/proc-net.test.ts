@@ -4,8 +4,8 @@
  * RAS socket owner compares with Node's socket addresses.
  */
 import { describe, expect, it } from "vitest";
-import { addressKey, addressText, parseProcNetTcp, printedEndpoint, socketsAt, TCP_ESTABLISHED, TCP_LISTEN, type TcpSocket } from "../../../../collectors/nccl/ras/proc-net.js";
-import { readCapture, readFixtureRaw } from "../../../helpers/fixtures.js";
+import { addressKey, addressText, parseProcNetTcp, printedEndpoint, socketsAt, TCP_ESTABLISHED, TCP_LISTEN, type TcpSocket } from "../../collectors/proc-net.js";
+import { readCapture, readFixtureRaw } from "../helpers/fixtures.js";
 
 const TCP = readCapture("procfs/ras-listeners/net/tcp");
 const TCP6 = readCapture("procfs/ras-listeners/net/tcp6");
