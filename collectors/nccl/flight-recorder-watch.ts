@@ -15,7 +15,7 @@ import { openJobFile, prefixRoot, RefusedFile, REFUSAL_WORDS, TrustRoots } from 
 import { flightRecorderFindings } from "./findings/flight-recorder.js";
 import type { Finding } from "./findings/report.js";
 import { analyzeFrDumps, type FrAnalysis } from "./flight-recorder/analyze.js";
-import { findPipes, pokePipe, rankFiles, type PokeResult } from "./flight-recorder/live-pipes.js";
+import { findPipes, pokePipe, rankFilesAsync, type PokeResult } from "./flight-recorder/live-pipes.js";
 import { readFrDumpIsolated } from "./flight-recorder/isolated.js";
 import type { FrRead } from "./flight-recorder/types.js";
 
@@ -146,7 +146,7 @@ export class FlightRecorderWatch {
   private async look(): Promise<void> {
     const seen = new Set<string>();
     let changed = false;
-    for (const f of rankFiles(this.opts.dumpPrefix, "")) {
+    for (const f of await rankFilesAsync(this.opts.dumpPrefix, "")) {
       seen.add(f.path);
       // Opened, not stat()ed by path: the fd is what gets read (a FIFO or a link swapped in is refused).
       let opened;

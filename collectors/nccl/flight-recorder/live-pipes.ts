@@ -11,6 +11,7 @@
  * a pipe swapped for a link to a file the agent can write is refused (ELOOP or ENOTFIFO), never written.
  */
 import { closeSync, lstatSync, readdirSync, writeSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { openJobFifoForWrite } from "../../untrusted-open.js";
 import { basename, dirname, join } from "node:path";
 
@@ -28,14 +29,24 @@ export const MAX_RANK_FILES = 1024;
  * `<prefix><digits>.<ext>`. Unreadable directory: none.
  */
 export function rankFiles(prefix: string, suffix: string): RankFile[] {
-  const dir = dirname(prefix);
-  const stem = basename(prefix);
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirSync(dirname(prefix));
   } catch {
     return [];
   }
+  return matchRankFiles(prefix, suffix, names);
+}
+
+/** rankFiles without blocking the event loop on a big directory (the dumps' folder is the job's). */
+export async function rankFilesAsync(prefix: string, suffix: string): Promise<RankFile[]> {
+  const names = await readdir(dirname(prefix)).catch(() => []);
+  return matchRankFiles(prefix, suffix, names);
+}
+
+function matchRankFiles(prefix: string, suffix: string, names: readonly string[]): RankFile[] {
+  const dir = dirname(prefix);
+  const stem = basename(prefix);
   const out: RankFile[] = [];
   for (const name of names) {
     if (!name.startsWith(stem) || !name.endsWith(suffix)) continue;
