@@ -6,7 +6,8 @@
  * prints holds no raw control character from the logs (control-chars.ts).
  */
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
-import { LogAnalysis } from "../collectors/nccl/findings/analyze.js";
+import { FR_ENTRIES_PER_GROUP, LogAnalysis } from "../collectors/nccl/findings/analyze.js";
+import { IsolatedFrReader, type IsolationLimits } from "../collectors/nccl/flight-recorder/isolated.js";
 import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
 import { formatReport } from "../collectors/nccl/findings/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
@@ -22,13 +23,18 @@ export interface AnalyzeIo {
   stderr: (s: string) => void;
 }
 
+/** A Flight Recorder dump's bytes, read after the logs in a worker thread (readDumps). */
+interface PendingDump {
+  path: string;
+  bytes: Buffer;
+}
+
 /**
- * The rest of a Flight Recorder dump whose first `n` bytes are in `first`, handed whole to the
- * analysis. Reading stops one byte past MAX_FR_DUMP_BYTES: a larger file is not held, and the
- * analysis says it is too large. A dump that cannot be read is one line on stderr.
+ * The rest of a Flight Recorder dump whose first `n` bytes are in `first`, kept whole for
+ * readDumps. Reading stops one byte past MAX_FR_DUMP_BYTES: a larger file is not held, and the
+ * analysis says it is too large.
  */
-function ingestDump(analysis: LogAnalysis, input: Input, first: Buffer, n: number, warn: (s: string) => void): void {
-  const path = input.path;
+function ingestDump(input: Input, first: Buffer, n: number, dumps: PendingDump[]): void {
   const parts: Buffer[] = [Buffer.from(first.subarray(0, n))];
   let total = n;
   const buf = Buffer.allocUnsafe(CHUNK);
@@ -38,8 +44,29 @@ function ingestDump(analysis: LogAnalysis, input: Input, first: Buffer, n: numbe
     parts.push(Buffer.from(buf.subarray(0, got)));
     total += got;
   }
-  const r = analysis.flightRecorderDump(path, Buffer.concat(parts, total));
-  if (!r.ok) warn(`ringwatch: analyze: ${escapeControls(`${path}: not a readable Flight Recorder dump: ${r.error}`)}\n`);
+  dumps.push({ path: input.path, bytes: Buffer.concat(parts, total) });
+}
+
+/**
+ * The limits of analyze's dump reader: a worker thread, so that a hostile dump (one the budget of
+ * flight-recorder/budget.ts lets through, yet too big for memory) ends its read, not the command.
+ * More heap than the agent's (a 64 MiB dump needs about 1 GB), and more time.
+ */
+const ANALYZE_DUMP_LIMITS: IsolationLimits = { heapMb: 2048, timeMs: 300_000, idleMs: 1_000 };
+
+/** Reads the dumps in a worker thread, in the order given; one stderr line per dump that cannot be read. */
+async function readDumps(analysis: LogAnalysis, dumps: readonly PendingDump[], warn: (s: string) => void): Promise<void> {
+  if (dumps.length === 0) return;
+  const reader = new IsolatedFrReader(ANALYZE_DUMP_LIMITS);
+  try {
+    for (const d of dumps) {
+      const r = await reader.read(d.bytes, d.path, { entriesPerGroup: FR_ENTRIES_PER_GROUP });
+      analysis.flightRecorderRead(r);
+      if (!r.ok) warn(`ringwatch: analyze: ${escapeControls(`${d.path}: not a readable Flight Recorder dump: ${r.error}`)}\n`);
+    }
+  } finally {
+    await reader.close();
+  }
 }
 
 /**
@@ -49,7 +76,7 @@ function ingestDump(analysis: LogAnalysis, input: Input, first: Buffer, n: numbe
  * whole, CRLF counts as one line end and a line of more than MAX_LINE bytes (garbage: no log line
  * is that long) is skipped without being held whole.
  */
-function ingestFile(analysis: LogAnalysis, input: Input, warn: (s: string) => void): number {
+function ingestFile(analysis: LogAnalysis, input: Input, dumps: PendingDump[]): number {
   const path = input.path;
   const buf = Buffer.allocUnsafe(CHUNK);
   const splitter = new LineSplitter(MAX_LINE);
@@ -69,7 +96,7 @@ function ingestFile(analysis: LogAnalysis, input: Input, warn: (s: string) => vo
       const n = input.read(buf, CHUNK);
       if (n <= 0) break;
       if (first && looksLikeFrDump(buf.subarray(0, n))) {
-        ingestDump(analysis, input, buf, n, warn);
+        ingestDump(input, buf, n, dumps);
         return 0;
       }
       if (first && looksLikeJson(buf.toString("utf8", 0, Math.min(n, 4096)))) json = [];
@@ -103,7 +130,7 @@ function ingestFile(analysis: LogAnalysis, input: Input, warn: (s: string) => vo
   return lines.count;
 }
 
-export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
+export async function runAnalyze(argv: readonly string[], io: AnalyzeIo): Promise<number> {
   let json = false;
   const args: string[] = [];
   for (const a of argv) {
@@ -123,6 +150,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     return 2;
   }
   const analysis = new LogAnalysis(new KernelLines());
+  const dumps: PendingDump[] = [];
   let files = 0;
   let lines = 0;
   // A path is a job's file name: its controls are escaped like the rest of the output.
@@ -133,7 +161,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
       else if ("error" in e) say(`cannot read ${e.path}: ${e.error}`);
       else {
         try {
-          lines += ingestFile(analysis, e.input, io.stderr);
+          lines += ingestFile(analysis, e.input, dumps);
           files++;
         } catch (err) {
           say(`cannot read ${e.input.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
@@ -145,6 +173,7 @@ export function runAnalyze(argv: readonly string[], io: AnalyzeIo): number {
     io.stderr("ringwatch: analyze: none of the inputs could be read\n");
     return 2;
   }
+  await readDumps(analysis, dumps, io.stderr);
   const report = analysis.report();
   io.stdout(json ? jsonWithoutControls(JSON.stringify(report, null, 2)) + "\n" : escapeControls(formatReport(report, { files, lines, dumps: analysis.dumpCount }), true));
   return 0;

@@ -90,7 +90,7 @@ async function runDaemon(argv: readonly string[], config: AgentConfig, logger: L
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "analyze") {
     let out = "";
-    const code = runAnalyze(argv.slice(1), { stdout: (s) => (out += s), stderr: (s) => process.stderr.write(s) });
+    const code = await runAnalyze(argv.slice(1), { stdout: (s) => (out += s), stderr: (s) => process.stderr.write(s) });
     process.stdout.write(out, () => process.exit(code));
     return;
   }

@@ -19,12 +19,12 @@ afterAll(() => removeTree(dir));
 
 let fileNo = 0;
 /** Runs `ringwatch analyze --json` on a real file holding `bytes`; returns exit code, report, stderr. */
-function analyzeFile(bytes: Buffer): { code: number; report: unknown; path: string; stderr: string } {
+async function analyzeFile(bytes: Buffer): Promise<{ code: number; report: unknown; path: string; stderr: string }> {
   const path = join(dir, `log-${fileNo++}.log`);
   writeFileSync(path, bytes);
   let out = "";
   let stderr = "";
-  const code = runAnalyze(["--json", path], { stdout: (s) => (out += s), stderr: (s) => (stderr += s) });
+  const code = await runAnalyze(["--json", path], { stdout: (s) => (out += s), stderr: (s) => (stderr += s) });
   return { code, report: out === "" ? undefined : JSON.parse(out), path, stderr };
 }
 
@@ -34,12 +34,12 @@ function wholeReport(path: string, bytes: Buffer): unknown {
 }
 
 describe("fuzz: analyze input reader", () => {
-  it("any mutated capture, as bytes: exit 0 and the same report as the whole text", () => {
-    fc.assert(
-      fc.property(mutatedText(LINES, 40), fc.boolean(), (text, latin1) => {
+  it("any mutated capture, as bytes: exit 0 and the same report as the whole text", async () => {
+    await fc.assert(
+      fc.asyncProperty(mutatedText(LINES, 40), fc.boolean(), async (text, latin1) => {
         // latin1: bytes 0x80-0xff that are not valid UTF-8, as a damaged file would hold.
         const bytes = Buffer.from(text, latin1 ? "latin1" : "utf8");
-        const r = analyzeFile(bytes);
+        const r = await analyzeFile(bytes);
         expect(r.code).toBe(0);
         expect(r.report).toEqual(wholeReport(r.path, bytes));
       }),
@@ -76,24 +76,24 @@ describe("fuzz: analyze input reader", () => {
     expect(analyzeLogs([{ name: "x.log", text: text.replaceAll("\n", "\r\n") }])).toEqual(lf);
   });
 
-  it("a 10 MB line without a newline is one line; exit 0", () => {
-    const r = analyzeFile(Buffer.alloc(10 * 1024 * 1024, "x NCCL INFO "));
+  it("a 10 MB line without a newline is one line; exit 0", async () => {
+    const r = await analyzeFile(Buffer.alloc(10 * 1024 * 1024, "x NCCL INFO "));
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("");
   });
 
   // Regression: ingestFile once cut each read at its last newline and lost the number of a blank
   // line just before it, so later evidence (`file:line`) was one too low.
-  it("a blank line before the last newline of a read keeps its line number", () => {
+  it("a blank line before the last newline of a read keeps its line number", async () => {
     const bytes = Buffer.from("\ndgxa100:1050:1315 [0] NCCL INFO Channel 03/0 : 0[90000] -> 1[1000] [send] via NET/Socket/3", "utf8");
-    const r = analyzeFile(bytes);
+    const r = await analyzeFile(bytes);
     expect(JSON.stringify(r.report)).toContain(`${r.path}:2`);
     expect(r.report).toEqual(wholeReport(r.path, bytes));
   });
 
   // Regression: each 4 MiB read was once decoded on its own, so a multi-byte character cut by the
   // boundary became two U+FFFD. Lines are now cut from the bytes and decoded whole.
-  it("a multi-byte character across the 4 MiB read boundary is decoded as in the whole text", () => {
+  it("a multi-byte character across the 4 MiB read boundary is decoded as in the whole text", async () => {
     const chunk = 4 * 1024 * 1024;
     const warn = "node1:11:12 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer caf\u00e9<57557>\n";
     const init = "node1:11:12 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0xabc - Init COMPLETE\n";
@@ -105,7 +105,7 @@ describe("fuzz: analyze input reader", () => {
     fill[fillLen - 1] = 0x0a;
     const bytes = Buffer.concat([head, fill, warnBytes]);
     expect(bytes[chunk - 1]).toBe(0xc3);
-    const r = analyzeFile(bytes);
+    const r = await analyzeFile(bytes);
     expect(r.code).toBe(0);
     expect(JSON.stringify(r.report)).toContain("caf\u00e9");
     expect(r.report).toEqual(wholeReport(r.path, bytes));

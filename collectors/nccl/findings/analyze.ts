@@ -22,7 +22,7 @@ import { transportFindings } from "./transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "./report.js";
 
 /** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
-const FR_ENTRIES_PER_GROUP = 512;
+export const FR_ENTRIES_PER_GROUP = 512;
 
 export interface LogText {
   /** Name used in evidence (`name:line`). */
@@ -112,6 +112,14 @@ export class LogAnalysis {
     const r = readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP });
     this.dumps.push(r);
     return r;
+  }
+
+  /**
+   * A dump read elsewhere, as readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP })
+   * reads it (`ringwatch analyze` reads each in a worker thread: flight-recorder/isolated.ts).
+   */
+  flightRecorderRead(r: FrRead): void {
+    this.dumps.push(r);
   }
 
   /** Flight Recorder dumps given so far, readable or not. */

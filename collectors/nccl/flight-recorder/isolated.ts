@@ -10,8 +10,8 @@
  */
 import { Worker } from "node:worker_threads";
 import { rankFromName } from "./ranks.js";
-import type { ReadOptions } from "./read.js";
 import type { ReadRequest, WorkerMessage } from "./read-worker.js";
+import { MAX_FR_DUMP_BYTES, type ReadOptions } from "./read.js";
 import type { FrOverLimit, FrRead } from "./types.js";
 import { looksLikePickle } from "./unpickle.js";
 import { workerSource } from "./worker-source.js";
@@ -66,7 +66,9 @@ export class IsolatedFrReader {
    * it half written): that is said here, without starting a worker for it.
    */
   read(bytes: Uint8Array, name: string, opts: ReadOptions = {}): Promise<FrRead> {
-    if (looksLikePickle(bytes) && bytes[bytes.length - 1] !== STOP) return Promise.resolve(failed(name, "truncated: the pickle does not end with its STOP"));
+    // What readFrDump says first, said here without a worker: too large, or cut short.
+    if (bytes.length > MAX_FR_DUMP_BYTES) return Promise.resolve(failed(name, `too large: over ${MAX_FR_DUMP_BYTES / (1024 * 1024)} MiB`));
+    if (looksLikePickle(bytes) && bytes[bytes.length - 1] !== STOP) return Promise.resolve(failed(name, "truncated: the pickle ends before its STOP"));
     this.waiting++;
     if (this.idle !== undefined) clearTimeout(this.idle);
     this.idle = undefined;

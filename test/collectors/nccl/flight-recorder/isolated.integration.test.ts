@@ -101,7 +101,7 @@ run("Flight Recorder dumps read in a worker", () => {
     expect((await r.read(real(0), "nccl_trace_rank_0", OPTS)).ok).toBe(true);
     await eventually(() => !r.running, { what: "the idle worker ended" });
     const cut = await r.read(real(0).subarray(0, 7000), "nccl_trace_rank_0", OPTS);
-    expect(cut).toEqual({ ok: false, source: "nccl_trace_rank_0", rank: 0, error: "truncated: the pickle does not end with its STOP" });
+    expect(cut).toEqual({ ok: false, source: "nccl_trace_rank_0", rank: 0, error: "truncated: the pickle ends before its STOP" });
     expect(r.running).toBe(false);
     expect(r.workersStarted).toBe(1);
   });
