@@ -32,7 +32,9 @@ describe("agent end to end", () => {
     const a = await start(fakeFlags(tree.root), fakeEnv());
     const text = await eventually(async () => {
       const t = await a.scrape();
-      return sample(t, 'ringwatch_gpu_power_watts{gpu="0"}') !== undefined && sample(t, 'ringwatch_collector_success{collector="mtu"}') === 1 ? t : undefined;
+      // Every collector's first poll done (each reports collector_success once it has run), not only gpu's and mtu's.
+      const polled = ["gpu", "infiniband", "gdr", "mtu"].every((c) => sample(t, `ringwatch_collector_success{collector="${c}"}`) !== undefined);
+      return polled && sample(t, 'ringwatch_gpu_power_watts{gpu="0"}') !== undefined ? t : undefined;
     });
     // gpu: the H100 gpu-burn capture prints pwr 631..636 W, sm 100 %, mclk 2619 MHz, pclk 1980 MHz.
     expect(sample(text, 'ringwatch_gpu_power_watts{gpu="0"}')).toBeGreaterThanOrEqual(631);
