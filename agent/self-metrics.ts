@@ -13,12 +13,29 @@ export interface SelfMetrics {
   configLastReloadSuccess: Gauge;
   /** Re-reads of --web.config.file after it or a certificate changed. */
   webConfigReloads: Counter<"result">;
+  /** Requests and connections the HTTP server turned away at once, by reason (WEB_REFUSALS). */
+  webRefused: Counter<"reason">;
 }
+
+/** Why the HTTP server turned a request or connection away (docs/configuration.md, HTTP endpoints). */
+export const WEB_REFUSALS = ["password_checks_busy", "rate_limit", "connection_limit", "client_connection_share"] as const;
+export type WebRefusal = (typeof WEB_REFUSALS)[number];
 
 function resultCounter(registry: Registry, name: string, help: string): Counter<"result"> {
   const c = new Counter({ name, help, labelNames: ["result"], registers: [registry] });
   c.inc({ result: "success" }, 0);
   c.inc({ result: "failure" }, 0);
+  return c;
+}
+
+function refusedCounter(registry: Registry): Counter<"reason"> {
+  const c = new Counter({
+    name: "ringwatch_web_refused_total",
+    help: "Requests answered 429 and connections closed at once by the HTTP server, by reason: password_checks_busy, rate_limit, connection_limit, client_connection_share.",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
+  for (const reason of WEB_REFUSALS) c.inc({ reason }, 0);
   return c;
 }
 
@@ -58,6 +75,7 @@ export function createSelfMetrics(registry: Registry, version: string, onScrape:
     }),
     configReloads: resultCounter(registry, "ringwatch_config_reloads_total", "Configuration reloads on SIGHUP, by result (failure: the new configuration was invalid and the running one was kept)."),
     configLastReloadSuccess: lastReload,
+    webRefused: refusedCounter(registry),
     webConfigReloads: resultCounter(registry, "ringwatch_web_config_reloads_total", "Re-reads of --web.config.file after it or a file it names changed, by result (failure: the previous web config was kept)."),
   };
 }

@@ -17,6 +17,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { ListenAddress } from "../config/config.js";
 import { PasswordChecks } from "./auth.js";
+import type { WebRefusal } from "../self-metrics.js";
 import { connectionLimits, hostClients, localUserOf, ownOpenFileLimit, Shares, THIS_HOST, type ClientOf } from "./clients.js";
 import { checkClient, type TlsMaterial } from "./tls.js";
 import { NO_WEB_CONFIG, WebConfigSource, type LoadedWebConfig } from "./source.js";
@@ -51,6 +52,8 @@ export interface MetricsServerOptions {
   connections?: { total: number; perClient: number };
   /** Who a connection comes from; default: hostClients() (this host's addresses are one client). */
   clientOf?: ClientOf;
+  /** A request or connection was turned away at once (ringwatch_web_refused_total). */
+  onRefused?: (reason: WebRefusal) => void;
 }
 
 /** A request's headers must be complete this long after the connection opened or the last response. */
@@ -82,6 +85,7 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
   async function admit(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     const web = source.current();
     if (web.limiter && !web.limiter.allow()) {
+      opts.onRefused?.("rate_limit");
       res.writeHead(429, { "content-type": "text/plain; charset=utf-8" }).end("Too Many Requests\n");
       return false;
     }
@@ -91,6 +95,7 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
     const verdict = await checks.check(web.auth, req.headers.authorization, client === THIS_HOST ? localUserOf(req.socket) : client);
     if (verdict === "ok") return true;
     if (verdict === "busy") {
+      opts.onRefused?.("password_checks_busy");
       // Too many password checks waiting: asking again later costs the server nothing now.
       res.writeHead(429, { "retry-after": "1", "content-type": "text/plain; charset=utf-8" }).end("Too Many Requests\n");
       return false;
@@ -136,7 +141,7 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
   const timeouts = { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: CHECK_INTERVAL_MS };
   const server: Server | HttpsServer = initialTls ? createTlsServer(initialTls, source, logger, onRequest, timeouts) : createServer(timeouts, onRequest);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  limitConnections(server, opts.connections ?? connectionLimits(ownOpenFileLimit()), clientOf, logger);
+  limitConnections(server, opts.connections ?? connectionLimits(ownOpenFileLimit()), clientOf, logger, opts.onRefused);
 
   return {
     replaceWebConfig: (path, next) => source.replace(path, next),
@@ -175,19 +180,23 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
  * client (closed as soon as they are accepted), so that one client cannot use up the file
  * descriptors or the connections of every other.
  */
-function limitConnections(server: Server | HttpsServer, limits: { total: number; perClient: number }, clientOf: ClientOf, logger: Logger): void {
+function limitConnections(server: Server | HttpsServer, limits: { total: number; perClient: number }, clientOf: ClientOf, logger: Logger, onRefused?: (reason: WebRefusal) => void): void {
   server.maxConnections = limits.total;
   const shares = new Shares(Number.POSITIVE_INFINITY, limits.perClient);
   server.on("connection", (socket: Socket) => {
     const client = clientOf(socket.remoteAddress);
     if (!shares.take(client)) {
       logger.debug({ client, limit: limits.perClient }, "connection refused: this client holds its share of the connections");
+      onRefused?.("client_connection_share");
       socket.destroy();
       return;
     }
     socket.once("close", () => shares.give(client));
   });
-  server.on("drop", () => logger.debug({ limit: limits.total }, "connection refused: the server holds its maximum of connections"));
+  server.on("drop", () => {
+    logger.debug({ limit: limits.total }, "connection refused: the server holds its maximum of connections");
+    onRefused?.("connection_limit");
+  });
 }
 
 /** Errors of a listening server (EMFILE or ENFILE on accept) are logged, at most once a minute; they end nothing. */

@@ -139,6 +139,9 @@ describe("basic auth under a flood of wrong passwords", () => {
     expect(afterReload.headers["x-frame-options"]).toBe("deny");
     expect(afterReload.ms, "scrape after the reload, during the flood").toBeLessThan(SCRAPE_TIMEOUT_MS);
     expect(sample(afterReload.body, 'ringwatch_web_config_reloads_total{result="success"}')).toBe(1);
+    // The flood's refused checks are counted (the flood had answers before this scrape was served).
+    expect(sample(afterReload.body, 'ringwatch_web_refused_total{reason="password_checks_busy"}')).toBeGreaterThan(0);
+    expect(sample(afterReload.body, 'ringwatch_web_refused_total{reason="connection_limit"}')).toBe(0);
 
     const answers = await flood.stop();
     expect(answers["401"]).toBeGreaterThan(0); // wrong passwords were checked...
