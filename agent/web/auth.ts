@@ -157,7 +157,8 @@ export class PasswordChecks {
    * "ok" when basic auth is off or the header carries a configured user and its password,
    * "busy" when the check would have to wait beyond the limits (answer 429), else "denied".
    */
-  async check(auth: BasicAuth, header: string | undefined, client: string): Promise<AuthVerdict> {
+  /** client: who asks (clients.ts), or how to find out: asked only when a check must start. */
+  async check(auth: BasicAuth, header: string | undefined, client: string | (() => Promise<string>)): Promise<AuthVerdict> {
     if (!auth.enabled) return "ok";
     const cred = parseBasicAuth(header);
     if (!cred) return "denied";
@@ -169,17 +170,21 @@ export class PasswordChecks {
     if (this.failed.get(key) !== undefined) return "denied";
     let run = this.running.get(key);
     if (run === undefined) {
-      if (!this.slots.take(client)) return "busy";
-      run = this.compare(cred.password, entry.hash).then((match) => {
-        const ok = match && entry.known;
-        (ok ? this.passed : this.failed).set(key, entry);
-        return ok;
-      });
-      this.running.set(key, run);
-      void run.finally(() => {
-        this.running.delete(key);
-        this.slots.give(client);
-      });
+      const who = typeof client === "string" ? client : await client();
+      run = this.running.get(key); // the same check may have started while `who` was found
+      if (run === undefined) {
+        if (!this.slots.take(who)) return "busy";
+        run = this.compare(cred.password, entry.hash).then((match) => {
+          const ok = match && entry.known;
+          (ok ? this.passed : this.failed).set(key, entry);
+          return ok;
+        });
+        this.running.set(key, run);
+        void run.finally(() => {
+          this.running.delete(key);
+          this.slots.give(who);
+        });
+      }
     }
     return (await run) ? "ok" : "denied";
   }

@@ -9,6 +9,8 @@
  * local user cannot use them all up and lock Prometheus out.
  */
 import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { performance } from "node:perf_hooks";
 import { networkInterfaces } from "node:os";
 import { addressKey, socketsAt } from "../../collectors/proc-net.js";
 
@@ -69,37 +71,52 @@ const localUsers = new WeakMap<object, string>();
 /**
  * A connection of this host, told apart by the user that owns the client's socket: the row of
  * /proc/self/net/tcp{,6} whose local end is the connection's remote end and whose remote end is
- * ours. THIS_HOST when it cannot be found (the socket closed, /proc unreadable). Looked up once per
- * connection (a keep-alive connection asks again for every request).
+ * ours. THIS_HOST when it cannot be found (the socket closed, /proc unreadable). Asked only when a
+ * password check must start; the tables are read asynchronously and at most every TABLES_MS (a
+ * node with tens of thousands of sockets has tables of megabytes): a socket not in the last
+ * tables waits for the next read.
  */
-export function localUserOf(socket: Ends & object, tables: () => [string, 4 | 6][] = ownTcpTables): string {
+export async function localUserOf(socket: Ends & object, tables: (notBefore: number) => Promise<[string, 4 | 6][]> = ownTcpTables): Promise<string> {
   const known = localUsers.get(socket);
   if (known !== undefined) return known;
-  let who = THIS_HOST;
   const key = socket.remoteAddress !== undefined ? addressKey(socket.remoteAddress) : undefined;
-  if (key !== undefined && socket.remotePort !== undefined) {
-    for (const [text, family] of tables()) {
-      const own = socketsAt(text, family, key, socket.remotePort).find((s) => s.remotePort === socket.localPort);
-      if (own !== undefined) {
-        who = `${THIS_HOST} (uid ${own.uid})`;
-        break;
-      }
+  if (key === undefined || socket.remotePort === undefined) return THIS_HOST;
+  // Tables read after now hold this socket (it is open now, or gone).
+  for (const [text, family] of await tables(performance.now())) {
+    const own = socketsAt(text, family, key, socket.remotePort).find((s) => s.remotePort === socket.localPort);
+    if (own !== undefined) {
+      const who = `${THIS_HOST} (uid ${own.uid})`;
+      localUsers.set(socket, who);
+      return who;
     }
   }
-  localUsers.set(socket, who);
-  return who;
+  return THIS_HOST;
 }
 
-function ownTcpTables(): [string, 4 | 6][] {
-  const out: [string, 4 | 6][] = [];
-  for (const [file, family] of [["/proc/self/net/tcp", 4], ["/proc/self/net/tcp6", 6]] as const) {
-    try {
-      out.push([readFileSync(file, "latin1"), family]);
-    } catch {
-      // no IPv6, or no /proc: not told apart
-    }
-  }
-  return out;
+/** The tables are read at most this often, whatever the number of new connections. */
+const TABLES_MS = 100;
+let lastRead: { startedMs: number; tables: Promise<[string, 4 | 6][]> } | undefined;
+let nextRead: { startedMs: number; tables: Promise<[string, 4 | 6][]> } | undefined;
+
+/** Tables whose read starts at notBefore or later: the last read, or one shared read at most every TABLES_MS. */
+function ownTcpTables(notBefore: number): Promise<[string, 4 | 6][]> {
+  if (lastRead !== undefined && lastRead.startedMs >= notBefore) return lastRead.tables;
+  if (nextRead !== undefined) return nextRead.tables;
+  const startAt = lastRead === undefined ? performance.now() : Math.max(performance.now(), lastRead.startedMs + TABLES_MS);
+  const tables = new Promise<void>((r) => setTimeout(r, Math.max(0, startAt - performance.now()))).then(async () => {
+    const read = { startedMs: performance.now(), tables };
+    const got = await Promise.all(
+      (["tcp", "tcp6"] as const).map(async (name, i): Promise<[string, 4 | 6] | undefined> => {
+        const text = await readFile(`/proc/self/net/${name}`, "latin1").catch(() => undefined);
+        return text === undefined ? undefined : [text, i === 0 ? 4 : 6];
+      }),
+    );
+    lastRead = read;
+    nextRead = undefined;
+    return got.filter((t) => t !== undefined);
+  });
+  nextRead = { startedMs: startAt, tables };
+  return tables;
 }
 
 /** Counts what each client holds: at most `total` in all and `perClient` for any one client. */

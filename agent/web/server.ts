@@ -92,7 +92,7 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
     for (const [name, value] of Object.entries(web.settings?.headers ?? {})) res.setHeader(name, value);
     const client = clientOf(req.socket.remoteAddress);
     // This host's connections: one share of checks per local user, not one for all of them.
-    const verdict = await checks.check(web.auth, req.headers.authorization, client === THIS_HOST ? localUserOf(req.socket) : client);
+    const verdict = await checks.check(web.auth, req.headers.authorization, client === THIS_HOST ? () => localUserOf(req.socket) : client);
     if (verdict === "ok") return true;
     if (verdict === "busy") {
       opts.onRefused?.("password_checks_busy");

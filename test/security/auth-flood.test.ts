@@ -130,7 +130,7 @@ describe("basic auth under a flood of wrong passwords", () => {
     // An unrelated change: the file is re-read (a certificate rotation re-reads it the same way).
     writeFileSync(config, `${USERS}http_server_config:\n  headers:\n    X-Frame-Options: deny\n`);
     // In force once a response carries the new header (one without a password needs no check)...
-    for (;;) if ((await scrape(agent.port, undefined)).headers["x-frame-options"] === "deny") break;
+    await eventually(async () => ((await scrape(agent.port, undefined)).headers["x-frame-options"] === "deny" ? true : undefined), { timeoutMs: 60_000, what: "the reloaded web config's header" });
     // ...and the flood has since had as many answers as it has clients: every client's check that
     // a new, empty cache would have queued is now ahead of the scrape.
     await flood.answers(CLIENTS);
