@@ -18,6 +18,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Names the run in the timeout error. */
   what?: string;
+  /** Written to its standard input, which is then closed (default: closed at once). */
+  stdin?: string;
 }
 
 /** `command args`: resolves when it exits; killed (SIGKILL) and rejected after timeoutMs (30 s). */
@@ -26,7 +28,7 @@ export function runProcess(command: string, args: readonly string[], o: RunOptio
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       env: o.env ?? process.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
       ...(o.cwd !== undefined ? { cwd: o.cwd } : {}),
       ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
     });
@@ -46,5 +48,8 @@ export function runProcess(command: string, args: readonly string[], o: RunOptio
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // No input: its standard input is closed at once (end of file), as "ignore" would give.
+    child.stdin.on("error", () => undefined); // a child that exits without reading it (EPIPE)
+    child.stdin.end(o.stdin ?? "");
   });
 }
