@@ -6,24 +6,23 @@
  *   collectors/<name>/ -/-> collectors/<other>/   a collector uses only its own folder and the
  *                                   shared parts (collector.ts, module.ts, exec.ts, publish.ts,
  *                                   pci.ts, settings/, follow/)
- *   collectors/nccl/: parse <- state <- detect <- findings, ras <- findings, flight-recorder <-
- *                     findings, ingest over parse/state, inspector on its own; the top-level
- *                     files (collector, metrics,
- *                     ras-watch, ...) use them
+ *   collectors/nccl/: one folder per evidence source (logs/, ras/, flight-recorder/, inspector/);
+ *                     no source imports another. verdict/ (what every source's verdicts share)
+ *                     imports no source; the top-level files (collector, metrics, module, ...) and
+ *                     analyze/ wire the sources together. In logs/, parse <- state <- detect <- findings.
  *   no import cycles anywhere; only collectors/exec.ts spawns processes
  */
 const NCCL = "^collectors/nccl/";
 
-/** nccl sub-folders and the other nccl sub-folders each may import. */
-const NCCL_LAYERS = {
-  parse: [],
-  ras: [],
-  "flight-recorder": [],
-  state: ["parse"],
+/** The nccl collector's evidence sources: each imports only itself and verdict/. */
+const NCCL_SOURCES = ["logs", "ras", "flight-recorder", "inspector"];
+
+/** Layers inside logs/ and what else of logs/ each may import (logs/pytorch/ is PyTorch's dialect of the same lines). */
+const LOGS_LAYERS = {
+  parse: ["pytorch"],
+  state: ["parse", "pytorch"],
   detect: ["state", "parse"],
   ingest: ["parse", "state"],
-  findings: ["parse", "state", "detect", "ras", "flight-recorder"],
-  inspector: [],
 };
 
 module.exports = {
@@ -56,12 +55,33 @@ module.exports = {
       from: { path: "^collectors/(settings/|follow/|[^/]+\\.ts$)", pathNot: "^collectors/index\\.ts$" },
       to: { path: "^collectors/[^/]+/", pathNot: "^collectors/(settings|follow)/" },
     },
-    ...Object.entries(NCCL_LAYERS).map(([layer, allowed]) => ({
-      name: `nccl-${layer}-layer`,
-      comment: `collectors/nccl/${layer}/ may import only ${allowed.length ? allowed.map((a) => `${a}/`).join(", ") : "itself"} of the nccl collector, never its top-level files.`,
+    ...NCCL_SOURCES.map((source) => ({
+      name: `nccl-source-${source}`,
+      comment: `collectors/nccl/${source}/ is one evidence source: it imports only itself and verdict/ of the nccl collector, never another source nor the top-level files.`,
       severity: "error",
-      from: { path: `${NCCL}${layer}/` },
-      to: { path: NCCL, pathNot: [`${NCCL}(${[layer, ...allowed].join("|")})/`] },
+      from: { path: `${NCCL}${source}/` },
+      to: { path: NCCL, pathNot: `${NCCL}(${source}|verdict)/` },
+    })),
+    {
+      name: "nccl-verdict-imports-no-source",
+      comment: "collectors/nccl/verdict/ is what the sources share (the verdict shape, its words, GPU evidence): it imports no source.",
+      severity: "error",
+      from: { path: `${NCCL}verdict/` },
+      to: { path: NCCL, pathNot: `${NCCL}verdict/` },
+    },
+    {
+      name: "nccl-analyze-not-to-live-wiring",
+      comment: "collectors/nccl/analyze/ (ringwatch analyze) feeds the same sources as the live collector, never the live collector's own files.",
+      severity: "error",
+      from: { path: `${NCCL}analyze/` },
+      to: { path: `${NCCL}[^/]+\\.ts$` },
+    },
+    ...Object.entries(LOGS_LAYERS).map(([layer, allowed]) => ({
+      name: `nccl-logs-${layer}-layer`,
+      comment: `collectors/nccl/logs/${layer}/ may import only ${allowed.map((a) => `logs/${a}/`).join(", ")} and verdict/ of the nccl collector.`,
+      severity: "error",
+      from: { path: `${NCCL}logs/${layer}/` },
+      to: { path: NCCL, pathNot: `${NCCL}(logs/(${[layer, ...allowed].join("|")})|verdict)/` },
     })),
     {
       name: "spawn-only-in-exec",
@@ -94,7 +114,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(dist|\\.bench|node_modules|collectors/nccl/ingest/wasm)/" },
+    exclude: { path: "^(dist|\\.bench|node_modules|collectors/nccl/logs/ingest/wasm)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".js", ".mjs", ".cjs", ".json"] },

@@ -2,11 +2,11 @@
  * Kernel log lines among the logs given to `ringwatch analyze` (dmesg, syslog, journalctl, pasted
  * beside the NCCL logs or in files of their own): each event the kmsg collector's parsers find,
  * with what the Xid catalogue says of it, handed to the analysis as a HardwareEvent
- * (collectors/nccl/findings/hardware.ts ties it to the ranks of the logs).
+ * (collectors/nccl/logs/findings/hardware.ts ties it to the ranks of the logs).
  */
-import type { HardwareLog } from "../collectors/nccl/findings/analyze.js";
-import type { HardwareEvent } from "../collectors/nccl/findings/hardware.js";
-import type { Severity } from "../collectors/nccl/findings/report.js";
+import type { HardwareLog } from "../collectors/nccl/analyze/analyze.js";
+import type { HardwareEvent } from "../collectors/nccl/logs/findings/hardware.js";
+import type { Severity } from "../collectors/nccl/verdict/report.js";
 import type { KernelEvent } from "../collectors/kmsg/parse/events.js";
 import type { NicEventKind } from "../collectors/kmsg/parse/nic.js";
 import { recoveryActionOf } from "../collectors/kmsg/parse/xid.js";

@@ -6,10 +6,10 @@
  * prints holds no raw control character from the logs (control-chars.ts).
  */
 import { LineSplitter } from "../collectors/follow/line-splitter.js";
-import { FR_ENTRIES_PER_GROUP, LogAnalysis } from "../collectors/nccl/findings/analyze.js";
+import { FR_ENTRIES_PER_GROUP, LogAnalysis } from "../collectors/nccl/analyze/analyze.js";
 import { IsolatedFrReader, type IsolationLimits } from "../collectors/nccl/flight-recorder/isolated.js";
 import { MAX_FR_DUMP_BYTES, looksLikeFrDump } from "../collectors/nccl/flight-recorder/read.js";
-import { formatReport } from "../collectors/nccl/findings/format.js";
+import { formatReport } from "../collectors/nccl/verdict/format.js";
 import { MAX_RAS_JSON_BYTES, looksLikeJson } from "../collectors/nccl/ras/parse-json.js";
 import { entries, type Input } from "./analyze-input.js";
 import { KernelLines } from "./analyze-kernel.js";

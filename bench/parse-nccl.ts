@@ -10,7 +10,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { parseLine } from "../collectors/nccl/parse/line.js";
+import { parseLine } from "../collectors/nccl/logs/parse/line.js";
 
 const dir = process.argv[2] ?? join(process.cwd(), "test", "fixtures", "nccl");
 const targetMb = Number(process.argv[3] ?? "200");

@@ -5,31 +5,31 @@
  * finished jobs retired. A stream collector: it runs from start() to stop().
  */
 import { stat } from "node:fs/promises";
-import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "./detect/types.js";
-import { evaluateAll, type NodeView } from "./detect/verdict.js";
+import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "./logs/detect/types.js";
+import { evaluateAll, type NodeView } from "./logs/detect/verdict.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
 import type { CommonSettings } from "../settings/common.js";
 import { Follower, type FollowedFile, type ResumePoint } from "../follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
-import type { GpuReadings } from "./detect/gpu-readings.js";
+import type { GpuReadings } from "./verdict/gpu-readings.js";
 import { createNodeView, createRasNode, GpuSpinClock } from "./node-view.js";
-import { collScannerProblem } from "./ingest/coll-scanner.js";
-import { FileSink } from "./ingest/file-sink.js";
+import { collScannerProblem } from "./logs/ingest/coll-scanner.js";
+import { FileSink } from "./logs/ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
-import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder-watch.js";
-import { FlightRecorderMetrics } from "./fr-metrics.js";
-import { InspectorMetrics } from "./inspector-metrics.js";
-import { knownRanks } from "./findings/pytorch.js";
-import { PytorchMetrics } from "./pytorch-metrics.js";
-import { PytorchVerdicts } from "./pytorch-verdict.js";
-import { InspectorWatch } from "./inspector-watch.js";
-import { RasWatch, type RasSnapshot } from "./ras-watch.js";
-import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras-verdict.js";
-import { Tracker } from "./state/tracker.js";
-import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./rank-processes.js";
-import { CapWarnings } from "./cap-warnings.js";
-import { ReadErrorLog } from "./read-error-log.js";
+import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder/watch.js";
+import { FlightRecorderMetrics } from "./flight-recorder/metrics.js";
+import { InspectorMetrics } from "./inspector/metrics.js";
+import { knownRanks } from "./logs/pytorch/findings.js";
+import { PytorchMetrics } from "./logs/pytorch/metrics.js";
+import { PytorchVerdicts } from "./logs/pytorch/verdict.js";
+import { InspectorWatch } from "./inspector/watch.js";
+import { RasWatch, type RasSnapshot } from "./ras/watch.js";
+import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras/verdict.js";
+import { Tracker } from "./logs/state/tracker.js";
+import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./logs/rank-processes.js";
+import { CapWarnings } from "./logs/cap-warnings.js";
+import { ReadErrorLog } from "./logs/read-error-log.js";
 import { REFUSAL_WORDS } from "../untrusted-open.js";
 import { DEFAULT_MAX_FILES } from "../follow/options.js";
 
@@ -58,7 +58,7 @@ export interface NcclOptions {
   /** Follower sweep/poll intervals (tests). */
   sweepIntervalMs?: number;
   pollIntervalMs?: number;
-  /** Ask NCCL's RAS service every interval (ras-watch.ts); undefined = never. */
+  /** Ask NCCL's RAS service every interval (ras/watch.ts); undefined = never. */
   ras?: NcclRasOptions;
   /** NCCL Inspector output to follow (directories or globs); undefined: none. */
   inspectorPaths?: string[];

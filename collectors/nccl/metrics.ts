@@ -3,11 +3,11 @@
  * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once.
  */
 import { Gauge, type Counter, type Registry } from "prom-client";
-import type { CommVerdict } from "./detect/types.js";
+import type { CommVerdict } from "./logs/detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
 import type { FollowerStats } from "../follow/types.js";
-import { MAX_RAS_SERIES, type RasSnapshot } from "./ras-watch.js";
-import type { RasCommVerdict } from "./ras-verdict.js";
+import { MAX_RAS_SERIES, type RasSnapshot } from "./ras/watch.js";
+import type { RasCommVerdict } from "./ras/verdict.js";
 import type { InspectorSnapshot } from "./inspector/types.js";
 
 /** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
@@ -15,9 +15,9 @@ export interface RasPublish {
   snapshot: RasSnapshot;
   verdicts: readonly RasCommVerdict[];
 }
-import { rankHcaPorts } from "./state/net-devices.js";
-import { transportOf } from "./state/transport.js";
-import type { Tracker } from "./state/tracker.js";
+import { rankHcaPorts } from "./logs/state/net-devices.js";
+import { transportOf } from "./logs/state/transport.js";
+import type { Tracker } from "./logs/state/tracker.js";
 
 export class NcclMetrics {
   readonly hang: Gauge<"comm_id">;

@@ -3,7 +3,7 @@ import type { CollectorModule } from "../module.js";
 import { ConfigError } from "../settings/flags.js";
 import { formatHostPort } from "../settings/host-port.js";
 import { createNcclCollector } from "./collector.js";
-import { isGpuReadings } from "./detect/gpu-readings.js";
+import { isGpuReadings } from "./verdict/gpu-readings.js";
 import { isGpuProcesses } from "./ras/gpu-processes.js";
 import { parseRasAddress, type RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";

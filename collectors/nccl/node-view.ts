@@ -4,13 +4,13 @@
  */
 import { hostname, networkInterfaces } from "node:os";
 import { canonicalBusId } from "../pci.js";
-import type { GpuReadings } from "./detect/gpu-readings.js";
-import { ncclBusIdToPci } from "./parse/bus-id.js";
-import { classifyGpu, type GpuReading } from "./detect/gpu-signature.js";
-import type { NodeView } from "./detect/verdict.js";
+import type { GpuReadings } from "./verdict/gpu-readings.js";
+import { ncclBusIdToPci } from "./logs/parse/bus-id.js";
+import { classifyGpu, type GpuReading } from "./verdict/gpu-signature.js";
+import type { NodeView } from "./logs/detect/verdict.js";
 import { ProcessIdentity } from "./process-identity.js";
-import type { RasNode } from "./ras-verdict.js";
-import type { ProcessState, RankState } from "./state/model.js";
+import type { RasNode } from "./ras/verdict.js";
+import type { ProcessState, RankState } from "./logs/state/model.js";
 
 /** The host name as NCCL prints it (%h and the line header): up to the first dot. */
 export function shortHostname(name = hostname()): string {
@@ -129,7 +129,7 @@ export interface RasNodeOptions {
   now: () => number;
 }
 
-/** The node as the RAS verdicts see it (ras-verdict.ts). */
+/** The node as the RAS verdicts see it (ras/verdict.ts). */
 export function createRasNode(o: RasNodeOptions): RasNode {
   const host = o.host ?? shortHostname();
   const identity = new ProcessIdentity(o.procfsRoot, host, o.now);

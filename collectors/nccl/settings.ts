@@ -1,5 +1,5 @@
 /** The nccl collector's settings as module.ts reads them; its reconfigure() takes them on SIGHUP. */
-import type { FlightRecorderOptions } from "./flight-recorder-watch.js";
+import type { FlightRecorderOptions } from "./flight-recorder/watch.js";
 import type { RasAddress } from "./ras/client.js";
 
 export interface NcclSettings {

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { KernelLines } from "../../agent/analyze-kernel.js";
-import { analyzeLogs } from "../../collectors/nccl/findings/analyze.js";
-import type { Finding } from "../../collectors/nccl/findings/report.js";
+import { analyzeLogs } from "../../collectors/nccl/analyze/analyze.js";
+import type { Finding } from "../../collectors/nccl/verdict/report.js";
 import { listFixtures, readFixtureRaw } from "../helpers/fixtures.js";
 
 const kmsg = listFixtures("kmsg", ".txt");

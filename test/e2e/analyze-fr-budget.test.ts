@@ -8,7 +8,7 @@
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Report } from "../../collectors/nccl/findings/report.js";
+import type { Report } from "../../collectors/nccl/verdict/report.js";
 import { agentMain } from "../helpers/agent-process.js";
 import { writeBigDump, type BigDumpKind } from "../helpers/fr-big-dumps.js";
 import { fixturesDir } from "../helpers/fixtures.js";

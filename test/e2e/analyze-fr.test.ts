@@ -2,7 +2,7 @@
 import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Report } from "../../collectors/nccl/findings/report.js";
+import type { Report } from "../../collectors/nccl/verdict/report.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { hasPython, ranksUpTo, writeJob, type FakeRank } from "../helpers/fr-dumps.js";

@@ -2,12 +2,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { Report } from "../../collectors/nccl/findings/report.js";
+import type { Report } from "../../collectors/nccl/verdict/report.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { rasJson } from "../helpers/ras-json.js";
 import { Scenario, rankStopsBeforeCollective, socketFallback, writeScenario } from "../sim/index.js";
-import { ncclBusIdToPci } from "../../collectors/nccl/parse/bus-id.js";
+import { ncclBusIdToPci } from "../../collectors/nccl/logs/parse/bus-id.js";
 import { tempDir } from "./env.js";
 
 const TWO_NODES = { nodes: ["node-a", "node-b"], ranksPerNode: 8, ncclVersion: "2.21.5+cuda12.4" };

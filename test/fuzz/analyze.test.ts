@@ -1,13 +1,13 @@
 /**
  * Fuzz: the `ringwatch analyze` input reader (agent/analyze.ts reads files in 4 MiB chunks and
- * feeds lines to collectors/nccl/findings/analyze.ts). Whatever the bytes of a real file, it exits 0 and
+ * feeds lines to collectors/nccl/analyze/analyze.ts). Whatever the bytes of a real file, it exits 0 and
  * reports exactly what analysing the whole decoded text at once reports; the report holds no NaN.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { analyzeLogs } from "../../collectors/nccl/findings/analyze.js";
+import { analyzeLogs } from "../../collectors/nccl/analyze/analyze.js";
 import { runAnalyze } from "../../agent/analyze.js";
 import { makeTempDir, removeTree } from "../helpers/ttar.js";
 import { ncclLines, violations } from "./invariants.js";

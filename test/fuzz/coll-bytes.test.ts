@@ -1,5 +1,5 @@
 /**
- * Differential fuzz: the byte COLL fast path (collectors/nccl/ingest/coll-bytes.ts) against the full
+ * Differential fuzz: the byte COLL fast path (collectors/nccl/logs/ingest/coll-bytes.ts) against the full
  * parser. One matcher per run sees a sequence of the writer's lines (its op and pointer caches
  * carry over), each embedded in a buffer between other bytes as the line splitter hands it over.
  * Whenever it accepts a line, parseLine on the decoded text must read the same writer's COLL event
@@ -7,8 +7,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CollByteMatcher } from "../../collectors/nccl/ingest/coll-bytes.js";
-import { parseLine } from "../../collectors/nccl/parse/line.js";
+import { CollByteMatcher } from "../../collectors/nccl/logs/ingest/coll-bytes.js";
+import { parseLine } from "../../collectors/nccl/logs/parse/line.js";
 import { COLL_LINES, mutatedWriterLine, OTHER_LINES, type WriterLine } from "./coll-diff.js";
 import { RUNS } from "./mutate.js";
 

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { expect } from "vitest";
-import { parseLine } from "../../collectors/nccl/parse/line.js";
+import { parseLine } from "../../collectors/nccl/logs/parse/line.js";
 import { ncclLines } from "./invariants.js";
 import { applyOp, opArb } from "./mutate.js";
 

@@ -1,6 +1,6 @@
 /**
- * Differential fuzz: the WebAssembly COLL scanner (collectors/nccl/ingest/coll-scanner.ts, built from
- * collectors/nccl/ingest/wasm/coll-scan.ts) against the JavaScript matcher it stands in for
+ * Differential fuzz: the WebAssembly COLL scanner (collectors/nccl/logs/ingest/coll-scanner.ts, built from
+ * collectors/nccl/logs/ingest/wasm/coll-scan.ts) against the JavaScript matcher it stands in for
  * (CollByteMatcher.matchLine, itself fuzzed against the full parser in coll-bytes.test.ts). For
  * every line start of a read buffer both must give the same verdict: declined, or accepted with
  * the same newline, op, opCount, comm pointer and pointer key. The buffers hold runs of one
@@ -10,8 +10,8 @@
 import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CollByteMatcher } from "../../collectors/nccl/ingest/coll-bytes.js";
-import { loadScanner, ScannedLines, type CollScanner } from "../../collectors/nccl/ingest/coll-scanner.js";
+import { CollByteMatcher } from "../../collectors/nccl/logs/ingest/coll-bytes.js";
+import { loadScanner, ScannedLines, type CollScanner } from "../../collectors/nccl/logs/ingest/coll-scanner.js";
 import { COLL_LINES, OTHER_LINES, type WriterLine } from "./coll-diff.js";
 import { applyOp, opArb, RUNS } from "./mutate.js";
 
@@ -78,7 +78,7 @@ const writerRun: fc.Arbitrary<{ prefix: string; lines: string[] }> = fc
   });
 
 describe("differential fuzz: the WebAssembly COLL scanner vs CollByteMatcher", () => {
-  it("the committed module is what collectors/nccl/ingest/wasm/coll-scan.ts builds to (else: npm run build:wasm)", () => {
+  it("the committed module is what collectors/nccl/logs/ingest/wasm/coll-scan.ts builds to (else: npm run build:wasm)", () => {
     const r = spawnSync(process.execPath, ["scripts/build-wasm.mjs", "--check"], { encoding: "utf8", timeout: 60_000 });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);

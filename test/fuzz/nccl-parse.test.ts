@@ -6,18 +6,18 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseColl } from "../../collectors/nccl/parse/coll.js";
-import { parseHeaderless } from "../../collectors/nccl/parse/desync.js";
-import { parseHeaderAt } from "../../collectors/nccl/parse/header.js";
-import { parseCommLine, parseVersion } from "../../collectors/nccl/parse/init.js";
-import { MAX_LINE, parseLine, parseText } from "../../collectors/nccl/parse/line.js";
-import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwork } from "../../collectors/nccl/parse/net.js";
-import { parsePrefix } from "../../collectors/nccl/parse/prefix.js";
-import { parsePyTorch } from "../../collectors/nccl/parse/pytorch.js";
-import { parseChannelMsg, parseConnected, parseTrees } from "../../collectors/nccl/parse/topo.js";
-import { classifyWarn, parseRetcode } from "../../collectors/nccl/parse/warn.js";
-import { readInt, pos, readRankList } from "../../collectors/nccl/parse/scan.js";
-import type { NcclEvent, WarnDetail } from "../../collectors/nccl/parse/types.js";
+import { parseColl } from "../../collectors/nccl/logs/parse/coll.js";
+import { parseHeaderless } from "../../collectors/nccl/logs/parse/desync.js";
+import { parseHeaderAt } from "../../collectors/nccl/logs/parse/header.js";
+import { parseCommLine, parseVersion } from "../../collectors/nccl/logs/parse/init.js";
+import { MAX_LINE, parseLine, parseText } from "../../collectors/nccl/logs/parse/line.js";
+import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwork } from "../../collectors/nccl/logs/parse/net.js";
+import { parsePrefix } from "../../collectors/nccl/logs/parse/prefix.js";
+import { parsePyTorch } from "../../collectors/nccl/logs/pytorch/parse.js";
+import { parseChannelMsg, parseConnected, parseTrees } from "../../collectors/nccl/logs/parse/topo.js";
+import { classifyWarn, parseRetcode } from "../../collectors/nccl/logs/parse/warn.js";
+import { readInt, pos, readRankList } from "../../collectors/nccl/logs/parse/scan.js";
+import type { NcclEvent, WarnDetail } from "../../collectors/nccl/logs/parse/types.js";
 import { ncclLines, violations } from "./invariants.js";
 import { fuzzInput, hugeLine, mutatedText, RUNS } from "./mutate.js";
 

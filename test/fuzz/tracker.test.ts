@@ -1,5 +1,5 @@
 /**
- * Fuzz: the NCCL tracker's counters (collectors/nccl/state/tracker.ts) as exported by the real
+ * Fuzz: the NCCL tracker's counters (collectors/nccl/logs/state/tracker.ts) as exported by the real
  * NcclMetrics into a prom-client registry. Lines come from a small world of hosts, pids, comm
  * pointers, commIds and ranks, so Init, COLL, teardown, split and warning lines connect, mixed with
  * mutated real lines. After every line the exported ringwatch_nccl_rank_collectives_total series
@@ -9,8 +9,8 @@ import fc from "fast-check";
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { NcclMetrics } from "../../collectors/nccl/metrics.js";
-import { parseLine } from "../../collectors/nccl/parse/line.js";
-import { Tracker } from "../../collectors/nccl/state/tracker.js";
+import { parseLine } from "../../collectors/nccl/logs/parse/line.js";
+import { Tracker } from "../../collectors/nccl/logs/state/tracker.js";
 import { ncclLines } from "./invariants.js";
 import { fuzzInput, RUNS } from "./mutate.js";
 

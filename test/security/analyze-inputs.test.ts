@@ -12,7 +12,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { entries } from "../../agent/analyze-input.js";
-import type { Report } from "../../collectors/nccl/findings/report.js";
+import type { Report } from "../../collectors/nccl/verdict/report.js";
 import { agentMain, runAgent } from "../helpers/agent-process.js";
 import { fixturesDir } from "../helpers/fixtures.js";
 import { runProcess } from "../helpers/run-process.js";

@@ -1,15 +1,15 @@
 /**
  * The node view's GPU side: a rank's GPU is found by its nvmlDev, else by its NCCL busId against
- * the PCI bus ids of the GPU readings (collectors/nccl/detect/gpu-readings.ts, the interface the
+ * the PCI bus ids of the GPU readings (collectors/nccl/verdict/gpu-readings.ts, the interface the
  * gpu collector satisfies), and read from the latest sample.
  */
 import { describe, expect, it } from "vitest";
 import type { GpuCollector } from "../../../collectors/gpu/collector.js";
-import type { GpuReadings, GpuSampleReading, GpuIdentityReading } from "../../../collectors/nccl/detect/gpu-readings.js";
-import { isGpuReadings } from "../../../collectors/nccl/detect/gpu-readings.js";
+import type { GpuReadings, GpuSampleReading, GpuIdentityReading } from "../../../collectors/nccl/verdict/gpu-readings.js";
+import { isGpuReadings } from "../../../collectors/nccl/verdict/gpu-readings.js";
 import { createNodeView } from "../../../collectors/nccl/node-view.js";
-import { ncclBusIdToPci } from "../../../collectors/nccl/parse/bus-id.js";
-import type { RankState } from "../../../collectors/nccl/state/model.js";
+import { ncclBusIdToPci } from "../../../collectors/nccl/logs/parse/bus-id.js";
+import type { RankState } from "../../../collectors/nccl/logs/state/model.js";
 
 // The gpu collector offers exactly what the detector declares (a compile-time check: tsc fails when they drift).
 const _offered: (c: GpuCollector) => GpuReadings = (c) => c;

@@ -1,5 +1,5 @@
 /**
- * Flight Recorder, live (flight-recorder-watch.ts): a hang begins, each rank's FIFO gets one line,
+ * Flight Recorder, live (flight-recorder/watch.ts): a hang begins, each rank's FIFO gets one line,
  * the fake ranks (test/fakes/fr-rank, real processes with real FIFOs) dump the real H100 dumps in
  * two halves, as PyTorch writes them in place; the watch reads each dump only once it held still,
  * analyzes them together and names rank 1 behind with rank 0's Python frames. Also: dumps PyTorch
@@ -10,8 +10,8 @@ import { copyFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
-import { FlightRecorderWatch } from "../../../../collectors/nccl/flight-recorder-watch.js";
-import { FlightRecorderMetrics } from "../../../../collectors/nccl/fr-metrics.js";
+import { FlightRecorderWatch } from "../../../../collectors/nccl/flight-recorder/watch.js";
+import { FlightRecorderMetrics } from "../../../../collectors/nccl/flight-recorder/metrics.js";
 import { fakesDir } from "../../../helpers/agent-process.js";
 import { eventually } from "../../../helpers/eventually.js";
 import { fixturesDir } from "../../../helpers/fixtures.js";

@@ -7,8 +7,8 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LogAnalysis } from "../../../../collectors/nccl/findings/analyze.js";
-import type { Finding, Report } from "../../../../collectors/nccl/findings/report.js";
+import { LogAnalysis } from "../../../../collectors/nccl/analyze/analyze.js";
+import type { Finding, Report } from "../../../../collectors/nccl/verdict/report.js";
 import { unpickle } from "../../../../collectors/nccl/flight-recorder/unpickle.js";
 import { fixturesDir } from "../../../helpers/fixtures.js";
 import { TRAIN_FRAMES, hasPython, ranksUpTo, writeDumps, writeJob, type FakeGroup, type FakeRank } from "../../../helpers/fr-dumps.js";

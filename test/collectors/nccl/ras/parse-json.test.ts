@@ -4,7 +4,7 @@
  * The same job in text (capture 97) and in JSON must give the same findings.
  */
 import { describe, expect, it } from "vitest";
-import { analyzeLogs } from "../../../../collectors/nccl/findings/analyze.js";
+import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
 import { looksLikeJson, rasReportFromJson } from "../../../../collectors/nccl/ras/parse-json.js";
 import { readCapture } from "../../../helpers/fixtures.js";
 import { rasJson, type CommSpec, type MissingSpec, type RankSpec } from "../../../helpers/ras-json.js";

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { splitCounts } from "../../../../collectors/nccl/ras/counts.js";
 import { RasReader, type RasReport } from "../../../../collectors/nccl/ras/parse-text.js";
-import { analyzeLogs } from "../../../../collectors/nccl/findings/analyze.js";
+import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
 import { readCapture } from "../../../helpers/fixtures.js";
 
 function read(text: string): readonly RasReport[] {

@@ -1,0 +1,192 @@
+/**
+ * `ringwatch analyze`: the same state and verdicts as the live collector, built offline from any set
+ * of logs (a file per rank, or one combined stdout with many ranks interleaved) and PyTorch Flight
+ * Recorder dumps.
+ */
+import { analyzeFrDumps } from "../flight-recorder/analyze.js";
+import { readFrDump } from "../flight-recorder/read.js";
+import type { FrRead } from "../flight-recorder/types.js";
+import { parseLine } from "../logs/parse/line.js";
+import { LineUnwrapper } from "../logs/parse/unwrap.js";
+import { RasReader } from "../ras/parse-text.js";
+import { looksLikeJson, rasReportFromJson } from "../ras/parse-json.js";
+import { transportOf } from "../logs/state/transport.js";
+import { Tracker } from "../logs/state/tracker.js";
+import { commFindings } from "../logs/findings/comm.js";
+import { flightRecorderFindings, processGroupSummaries } from "../flight-recorder/findings.js";
+import { HardwareTally, hardwareFindings, type HardwareEvent } from "../logs/findings/hardware.js";
+import { pytorchFindings } from "../logs/pytorch/findings.js";
+import { pytorchDebugFindings } from "../logs/pytorch/findings-debug.js";
+import { rasFindings, type RasSource } from "../ras/findings.js";
+import { transportFindings } from "../logs/findings/transport.js";
+import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "../verdict/report.js";
+
+/** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
+export const FR_ENTRIES_PER_GROUP = 512;
+
+export interface LogText {
+  /** Name used in evidence (`name:line`). */
+  name: string;
+  text: string;
+}
+
+/** The lines of one log, in order; each line() or skip() is the next line number, from 1. */
+export interface LogLines {
+  line(text: string): void;
+  /** Lines that were not read (too long), so that the next line keeps its number. */
+  skip(n: number): void;
+  /** Lines so far. */
+  readonly count: number;
+}
+
+/**
+ * A reader of the kernel's lines among the logs (Xid, SXid, HCA driver events), given by the caller:
+ * the nccl collector does not read kernel logs itself (agent/analyze-kernel.ts joins collectors/kmsg).
+ */
+export interface HardwareLog {
+  /** The reader of one log, by its name: the events of each line as read (before lines are put back together), numbered from 1. */
+  lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] };
+}
+
+/**
+ * A set of logs, read one after the other into the same state and verdicts as the live collector:
+ * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, and Flight Recorder
+ * dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * says what they mean.
+ */
+export class LogAnalysis {
+  private readonly tracker = new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
+  private readonly ras: RasSource[] = [];
+  private readonly dumps: FrRead[] = [];
+  private readonly unwrappers: LineUnwrapper[] = [];
+  private readonly kernel = new HardwareTally();
+
+  constructor(private readonly hardware?: HardwareLog) {}
+
+  /**
+   * A log read as lines, its name used in evidence (`name:line`). Lines as pasted are first put
+   * back together (parse/unwrap.ts: an error glued to a progress bar, rows of a wrapped line).
+   */
+  lines(name: string): LogLines {
+    const reader = new RasReader();
+    this.ras.push({ source: name, reports: reader.reports() });
+    const t = this.tracker;
+    const unwrapper = new LineUnwrapper((text, lineNo) => {
+      const ev = parseLine(text);
+      if (ev) t.ingest(ev, { source: name, lineNo });
+    });
+    this.unwrappers.push(unwrapper);
+    const kernel = this.hardware?.lines(name);
+    const tally = this.kernel;
+    let lineNo = 0;
+    return {
+      line(text: string): void {
+        lineNo++;
+        unwrapper.push(text, lineNo);
+        reader.line(text, lineNo);
+        if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
+      },
+      skip(n: number): void {
+        lineNo += n;
+      },
+      get count(): number {
+        return lineNo;
+      },
+    };
+  }
+
+  /** A RAS report saved as JSON (`ncclras -f json`): true when `text` is one; else read it as lines. */
+  rasDocument(name: string, text: string): boolean {
+    const report = rasReportFromJson(text);
+    if (report === undefined) return false;
+    this.ras.push({ source: name, reports: [report] });
+    return true;
+  }
+
+  /**
+   * A PyTorch Flight Recorder dump (a pickle, read whole up to MAX_FR_DUMP_BYTES), named by its file
+   * name (`nccl_trace_rank_3`: the rank, where the dump does not say). What it returns is also kept:
+   * a dump that cannot be read is a finding, and its rank counts as one without a dump.
+   */
+  flightRecorderDump(name: string, bytes: Uint8Array): FrRead {
+    const r = readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP });
+    this.dumps.push(r);
+    return r;
+  }
+
+  /**
+   * A dump read elsewhere, as readFrDump(bytes, name, { entriesPerGroup: FR_ENTRIES_PER_GROUP })
+   * reads it (`ringwatch analyze` reads each in a worker thread: flight-recorder/isolated.ts).
+   */
+  flightRecorderRead(r: FrRead): void {
+    this.dumps.push(r);
+  }
+
+  /** Flight Recorder dumps given so far, readable or not. */
+  get dumpCount(): number {
+    return this.dumps.length;
+  }
+
+  report(): Report {
+    for (const u of this.unwrappers) u.end();
+    return reportOf(this.tracker, this.ras, this.dumps, this.kernel);
+  }
+}
+
+/** Every line of every log, in order (`\n` or `\r\n` ends a line; a last line without one counts). */
+export function analyzeLogs(logs: readonly LogText[], hardware?: HardwareLog): Report {
+  const a = new LogAnalysis(hardware);
+  for (const log of logs) {
+    if (looksLikeJson(log.text) && a.rasDocument(log.name, log.text)) continue;
+    const lines = a.lines(log.name);
+    let i = 0;
+    while (i < log.text.length) {
+      let nl = log.text.indexOf("\n", i);
+      if (nl < 0) nl = log.text.length;
+      // CRLF is one line end, as the CLI's reader (LineSplitter) takes it.
+      lines.line(log.text.slice(i, nl > i && log.text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
+      i = nl + 1;
+    }
+  }
+  return a.report();
+}
+
+function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: CommunicatorSummary[] } {
+  const ranksByProc = new Map<string, { comm_id: string; rank: number }[]>();
+  const communicators: CommunicatorSummary[] = [];
+  for (const c of t.comms.values()) {
+    const ranks = [...c.ranks.values()];
+    for (const r of ranks) ranksByProc.set(r.processKey, [...(ranksByProc.get(r.processKey) ?? []), { comm_id: c.key, rank: r.rank }]);
+    const counts = ranks.map((r) => r.collectives);
+    communicators.push({
+      comm_id: c.key,
+      nranks: c.nranks ?? null,
+      ranks_seen: ranks.length,
+      collectives_max: counts.length ? Math.max(...counts) : 0,
+      collectives_min: counts.length ? Math.min(...counts) : 0,
+      last_op: c.seqOps.get(c.maxCollectives)?.op ?? null,
+      torn_down: ranks.length > 0 && ranks.every((r) => r.tornDownMs !== undefined),
+    });
+  }
+  const processes = [...t.processes.values()].map((p) => {
+    const tr = transportOf(p);
+    return {
+      process: p.key,
+      host: p.host,
+      pid: p.pid,
+      nccl_version: p.version ?? null,
+      net: tr.net,
+      gdr: tr.gdr,
+      files: [...p.sources.keys()],
+      ranks: (ranksByProc.get(p.key) ?? []).sort((a, b) => a.rank - b.rank),
+      warnings: p.warnings.length,
+    };
+  });
+  return { processes, communicators };
+}
+
+function reportOf(t: Tracker, ras: readonly RasSource[], dumps: readonly FrRead[], hardware: HardwareTally): Report {
+  const fr = analyzeFrDumps(dumps);
+  const findings = sortFindings([...hardwareFindings(t, hardware), ...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t.pt), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
+  return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
+}

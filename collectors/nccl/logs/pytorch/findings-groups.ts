@@ -1,0 +1,376 @@
+/**
+ * PyTorch's lines from many ranks of one process group, read as one picture: watchdog timeouts
+ * (`WorkNCCL(SeqNum=N, OpType=X)`: the rank's oldest unfinished work), status lines (`last
+ * enqueued work: E, last completed work: C`, from the watchdog or from a dump signal), heartbeat
+ * timeouts and dump signals. Per group (PG GUID, else PG id, else the default group):
+ * - ranks at the same SeqNum in different OpTypes: collective_mismatch;
+ * - the ranks at the lowest enqueued sequence (or, when every rank enqueued the same, the lowest
+ *   completed one) while others got further: rank_behind, with how far behind;
+ * - every rank at the same point with work pending: hang_suspected (the collective itself hangs);
+ * - a heartbeat timeout or a stuck watchdog: hang_suspected; a dump signal from another rank
+ *   names the rank whose watchdog fired first.
+ * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
+ */
+import type { HangSignRecord, PytorchLog, WatchdogRecord, WorkStatusRecord } from "./log.js";
+import { rankList, uniq, type Finding } from "../../verdict/report.js";
+
+/** A rank this many collectives behind is in another phase of the job, not one collective late. */
+const FAR_BEHIND = 1000;
+
+interface RankView {
+  rank: number;
+  /** Its oldest unfinished work, from a watchdog timeout. */
+  pending?: { seq: number; op?: string };
+  enq?: number;
+  done?: number;
+  /** The work a watchdog status line says failed. */
+  failedSeq?: number;
+  where: string[];
+  proc?: string;
+}
+
+interface Group {
+  key: string;
+  label: string;
+  ranks: Map<number, RankView>;
+  watchdogs: WatchdogRecord[];
+  /** Ranks that printed a watchdog timeout in this group. */
+  timedOut: Set<number | undefined>;
+  signs: HangSignRecord[];
+}
+
+const who = (ranks: readonly number[]): string => `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
+
+/**
+ * A watchdog timeout line that names no group (`[Rank 1] Watchdog caught ...`, PyTorch 2.4-2.6)
+ * belongs to the group of the same rank's status line about the same work (`[PG ID 11 PG GUID 119
+ * Rank 1] Exception ... detected by watchdog at work: 216`), else to the one group that rank's
+ * status lines name.
+ */
+function withNamedGroup(w: WatchdogRecord, status: readonly WorkStatusRecord[]): WatchdogRecord {
+  if (w.pgNamed || w.rank === undefined) return w;
+  const mine = status.filter((s) => s.pgNamed && s.rank === w.rank);
+  const same = mine.find((s) => s.failedSeq !== undefined && s.failedSeq === w.seq);
+  const only = uniq(mine.map((s) => s.pg)).length === 1 ? mine[0] : undefined;
+  const s = same ?? only;
+  return s === undefined ? w : { ...w, pg: s.pg, pgLabel: s.pgLabel, pgNamed: true };
+}
+
+/** Else, the one named group whose ranks time out in the same work (SeqNum and OpType). */
+function withSameWork(w: WatchdogRecord, all: readonly WatchdogRecord[]): WatchdogRecord {
+  if (w.pgNamed || w.seq === undefined) return w;
+  const same = all.filter((o) => o.pgNamed && o.seq === w.seq && o.opType === w.opType);
+  if (same.length === 0 || uniq(same.map((o) => o.pg)).length !== 1) return w;
+  const o = same[0] as WatchdogRecord;
+  return { ...w, pg: o.pg, pgLabel: o.pgLabel, pgNamed: true };
+}
+
+/** The records the process-group picture reads (a live view may hold only the recent ones). */
+export type PtGroupRecords = Pick<PytorchLog, "watchdogs" | "workStatus" | "hangSigns">;
+
+function groupsOf(t: PtGroupRecords): Group[] {
+  const groups = new Map<string, Group>();
+  const group = (r: { pg: string; pgLabel: string }): Group => {
+    let g = groups.get(r.pg);
+    if (g === undefined) {
+      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], timedOut: new Set(), signs: [] };
+      groups.set(r.pg, g);
+    }
+    // The longest label carries the name (`PG 0 (default_pg)` over `PG 0`).
+    if (r.pgLabel.length > g.label.length) g.label = r.pgLabel;
+    return g;
+  };
+  const view = (g: Group, rank: number): RankView => {
+    let v = g.ranks.get(rank);
+    if (v === undefined) {
+      v = { rank, where: [] };
+      g.ranks.set(rank, v);
+    }
+    return v;
+  };
+  const placed = t.watchdogs.map((w) => withNamedGroup(w, t.workStatus));
+  for (const w0 of placed) {
+    const w = withSameWork(w0, placed);
+    const g = group(w);
+    g.watchdogs.push(w);
+    g.timedOut.add(w.rank);
+    if (w.rank === undefined || w.seq === undefined) continue;
+    const v = view(g, w.rank);
+    if (v.pending === undefined || w.seq < v.pending.seq) v.pending = { seq: w.seq, ...(w.opType !== undefined ? { op: w.opType } : {}) };
+    v.where.push(w.where);
+    v.proc ??= w.processKey;
+  }
+  for (const s of t.workStatus as readonly WorkStatusRecord[]) {
+    if (s.rank === undefined) continue;
+    const v = view(group(s), s.rank);
+    if (s.lastEnqueued !== undefined) v.enq = Math.max(v.enq ?? -1, s.lastEnqueued);
+    if (s.lastCompleted !== undefined) v.done = Math.max(v.done ?? -1, s.lastCompleted);
+    if (s.failedSeq !== undefined) {
+      v.failedSeq ??= s.failedSeq;
+      if (v.pending === undefined) v.pending = { seq: s.failedSeq };
+    }
+    v.where.push(s.where);
+    v.proc ??= s.processKey;
+  }
+  for (const h of t.hangSigns) group(h).signs.push(h);
+  return [...groups.values()];
+}
+
+/** The highest work the rank is known to have enqueued. */
+const enqueued = (v: RankView): number | undefined => v.enq ?? v.pending?.seq;
+/** The highest work the rank is known to have completed. */
+const completed = (v: RankView): number | undefined => v.done ?? (v.pending !== undefined ? v.pending.seq - 1 : undefined);
+
+function base(g: Group, views: readonly RankView[]): Pick<Finding, "processes" | "comm_id" | "evidence" | "process_group"> {
+  return {
+    processes: uniq(views.map((v) => v.proc).filter((p): p is string => p !== undefined)),
+    comm_id: null,
+    evidence: uniq(views.flatMap((v) => v.where)).slice(0, 5),
+    process_group: g.label,
+  };
+}
+
+function watchdogFindings(g: Group, out: Finding[]): void {
+  const bySeqOp = new Map<string, WatchdogRecord[]>();
+  for (const w of g.watchdogs) {
+    const k = `${w.seq ?? "?"}|${w.opType ?? "?"}`;
+    bySeqOp.set(k, [...(bySeqOp.get(k) ?? []), w]);
+  }
+  for (const ws of bySeqOp.values()) {
+    const w0 = ws[0];
+    if (w0 === undefined) continue;
+    const ranks = uniq(ws.map((w) => w.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
+    const timeoutMs = ws.find((w) => w.timeoutMs !== undefined)?.timeoutMs;
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary:
+        `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} ${w0.seq !== undefined ? `in work SeqNum=${w0.seq} (${w0.opType ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
+        `${ran ? ` after ${ran} ms` : ""}${timeoutMs ? ` (timeout ${timeoutMs} ms)` : ""}.`,
+      ranks,
+      processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
+      comm_id: null,
+      evidence: ws.map((w) => w.where).slice(0, 5),
+      process_group: g.label,
+      ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+      ...(w0.opType ? { op: w0.opType } : {}),
+      ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
+    });
+  }
+  // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
+  const bySeq0 = new Map<number, RankView[]>();
+  for (const v of g.ranks.values()) {
+    if (v.failedSeq === undefined || g.timedOut.has(v.rank)) continue;
+    bySeq0.set(v.failedSeq, [...(bySeq0.get(v.failedSeq) ?? []), v]);
+  }
+  for (const [seq, vs] of bySeq0) {
+    const ranks = vs.map((v) => v.rank).sort((a, b) => a - b);
+    const v0 = vs[0];
+    const status = v0?.enq !== undefined ? ` (${ranks.length === 1 ? "it" : `rank ${v0.rank}`} enqueued up to #${v0.enq}${v0.done !== undefined ? `, completed up to #${v0.done}` : ""})` : "";
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `PyTorch's watchdog detected a failure (an error or a timeout) on ${who(ranks)} of ${g.label} at work #${seq}${status}.`,
+      ranks,
+      ...base(g, vs),
+      seq,
+    });
+  }
+  // The same work, different collectives: the ranks' code diverged.
+  const bySeq = new Map<number, Map<string, number[]>>();
+  for (const v of g.ranks.values()) {
+    if (v.pending?.op === undefined) continue;
+    const ops = bySeq.get(v.pending.seq) ?? new Map<string, number[]>();
+    ops.set(v.pending.op, [...(ops.get(v.pending.op) ?? []), v.rank]);
+    bySeq.set(v.pending.seq, ops);
+  }
+  for (const [seq, ops] of bySeq) {
+    if (ops.size < 2) continue;
+    const parts = [...ops].map(([op, ranks]) => `${who(ranks.sort((a, b) => a - b))} in ${op}`);
+    const ranks = [...ops.values()].flat().sort((a, b) => a - b);
+    const [first, second] = [...ops.keys()];
+    out.push({
+      kind: "collective_mismatch",
+      severity: "critical",
+      summary: `The ranks of ${g.label} wait in the same work SeqNum=${seq} but in different collectives: ${parts.join(", ")}. Their code issued different collectives (one in a data-dependent branch, or a rank that skipped one); the job cannot go on.`,
+      ranks,
+      ...base(g, ranks.map((r) => g.ranks.get(r)).filter((v): v is RankView => v !== undefined)),
+      seq,
+      ...(first !== undefined ? { op: first } : {}),
+      ...(second !== undefined ? { other_op: second } : {}),
+    });
+  }
+}
+
+/**
+ * Every rank that spoke timed out in the same work: a rank the logs' communicators know (at most a
+ * quarter of them) that printed no timeout never enqueued it.
+ */
+function silentFinding(g: Group, known: ReadonlySet<number>): Finding | undefined {
+  const w0 = g.watchdogs[0];
+  if (w0 === undefined || known.size === 0) return undefined;
+  if (g.watchdogs.some((w) => w.seq !== w0.seq || w.opType !== w0.opType)) return undefined;
+  const reported = new Set(g.watchdogs.map((w) => w.rank).filter((r): r is number => r !== undefined));
+  const silent = [...known].filter((r) => !reported.has(r)).sort((a, b) => a - b);
+  if (reported.size === 0 || silent.length === 0 || silent.length > Math.max(1, Math.floor(known.size / 4))) return undefined;
+  return {
+    kind: "rank_behind",
+    severity: "critical",
+    summary:
+      `Rank ${rankList(silent)} printed no watchdog timeout while ${who([...reported].sort((a, b) => a - b))} of ${g.label} timed out in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"}): ` +
+      `it never enqueued that collective. Look at what rank ${rankList(silent)} was doing (py-spy dump of its process).`,
+    ranks: silent,
+    processes: [],
+    comm_id: null,
+    evidence: g.watchdogs.map((w) => w.where).slice(0, 3),
+    process_group: g.label,
+    ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+    ...(w0.opType ? { op: w0.opType } : {}),
+  };
+}
+
+/**
+ * The ranks behind, or a hang that every rank is in. S is the oldest work some rank has not
+ * completed. A rank that completed everything it enqueued and never enqueued S is behind (its
+ * Python went elsewhere); a rank that enqueued S but did not complete it while others completed it
+ * is behind below Python (its GPU or network); when every rank enqueued S and none completed it,
+ * the collective itself hangs.
+ */
+function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]): void {
+  const views = [...g.ranks.values()].sort((a, b) => a.rank - b.rank);
+  const withEnq = views.filter((v) => enqueued(v) !== undefined && completed(v) !== undefined);
+  if (withEnq.length < 2) {
+    const silent = silentFinding(g, known);
+    if (silent !== undefined) out.push(silent);
+    return;
+  }
+  const enq = (v: RankView): number => enqueued(v) ?? 0;
+  const done = (v: RankView): number => completed(v) ?? 0;
+  const S = Math.min(...withEnq.map((v) => done(v) + 1));
+  const maxEnq = Math.max(...withEnq.map(enq));
+  if (maxEnq < S) return; // nothing pending anywhere: no culprit to invent
+  const stuck = withEnq.filter((v) => done(v) + 1 === S);
+  // Never enqueued S (nothing pending; a watchdog line alone is only a lower bound, never this).
+  const idle = stuck.filter((v) => v.enq !== undefined && enq(v) < S);
+  if (idle.length > 0) {
+    const behindRanks = idle.map((v) => v.rank);
+    const waiting = withEnq.filter((v) => enq(v) > done(v));
+    const waits = uniq(waiting.map((v) => done(v) + 1)).sort((a, b) => a - b);
+    const far = maxEnq - (S - 1) >= FAR_BEHIND ? ` That is ${maxEnq - (S - 1)} collectives: ${behindRanks.length === 1 ? "it" : "they"} stopped long before the others, or ${behindRanks.length === 1 ? "is" : "are"} in another phase of the job.` : "";
+    const waitText = waiting.length > 0 ? `, which ${who(waiting.map((v) => v.rank))} ${waits.length === 1 && waits[0] === S ? (waiting.length === 1 ? "waits in" : "wait in") : `got to (${waiting.length === 1 ? "it waits" : "they wait"} in #${rankList(waits)})`}` : "";
+    out.push({
+      kind: "rank_behind",
+      severity: "critical",
+      summary:
+        `In ${g.label}, ${who(behindRanks)} enqueued NCCL work only up to #${S - 1} and completed all of it while others reached #${maxEnq}: ${behindRanks.length === 1 ? "it" : "they"} never enqueued #${S}${waitText}. ` +
+        `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`,
+      ranks: behindRanks,
+      ...base(g, idle),
+      seq: S,
+    });
+    return;
+  }
+  const past = withEnq.filter((v) => done(v) >= S);
+  if (past.length > 0) {
+    const behindRanks = stuck.map((v) => v.rank);
+    const aheadRanks = past.map((v) => v.rank);
+    const dmax = Math.max(...past.map(done));
+    let summary: string;
+    // The first work the ranks behind are not known to have enqueued: S + 1 when only their watchdog spoke.
+    let seq = S;
+    if (stuck.every((v) => v.enq === undefined && v.pending !== undefined)) {
+      seq = S + 1;
+      // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past.
+      const op = stuck[0]?.pending?.op;
+      const aheadOp = past.find((v) => v.pending !== undefined)?.pending;
+      const differ = op !== undefined && aheadOp?.op !== undefined && op !== aheadOp.op ? ` The ranks wait in different collectives (${op} vs ${aheadOp.op}): the ones behind never reached the others' collective.` : "";
+      summary =
+        `In ${g.label}, ${who(behindRanks)} still ${behindRanks.length === 1 ? "waits" : "wait"} in work SeqNum=${S}${op ? ` (${op})` : ""}, which ${who(aheadRanks)} got past${aheadOp ? `: ${aheadRanks.length === 1 ? "it waits" : "they wait"} in SeqNum=${aheadOp.seq}${aheadOp.op ? ` (${aheadOp.op})` : ""}` : ""}. ` +
+        `${behindRanks.length === 1 ? "Rank" : "Ranks"} ${rankList(behindRanks)} ${behindRanks.length === 1 ? "is" : "are"} behind.${differ}`;
+    } else {
+      summary = `In ${g.label}, ${who(behindRanks)} enqueued work #${S} but completed only up to #${S - 1} while ${who(aheadRanks)} completed up to #${dmax}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`;
+    }
+    out.push({ kind: "rank_behind", severity: "critical", summary, ranks: behindRanks, ...base(g, stuck), seq });
+    return;
+  }
+  // Every rank enqueued S and none completed it. Not the collective's fault when a rank stayed silent.
+  const silent = silentFinding(g, known);
+  if (silent !== undefined) {
+    out.push(silent);
+    return;
+  }
+  out.push({
+    kind: "hang_suspected",
+    severity: "critical",
+    summary: `In ${g.label}, ${who(stuck.map((v) => v.rank))} entered work #${S} and none completed it (enqueued up to #${maxEnq}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
+    ranks: stuck.map((v) => v.rank),
+    ...base(g, stuck),
+    seq: S,
+  });
+}
+
+function signFindings(g: Group, out: Finding[]): void {
+  const stuck = g.signs.filter((s) => s.what !== "dump_signal");
+  if (stuck.length > 0) {
+    const ranks = uniq(stuck.map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    const seconds = Math.max(0, ...stuck.map((s) => s.stuckSeconds ?? 0));
+    const pending = Math.max(0, ...stuck.map((s) => s.workMetaListSize ?? 0));
+    out.push({
+      kind: "hang_suspected",
+      severity: "critical",
+      summary:
+        `PyTorch's heartbeat monitor timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label}${seconds ? `: its watchdog got stuck for ${seconds} s` : ""}${pending ? ` with ${pending} collective${pending === 1 ? "" : "s"} pending` : ""}. ` +
+        "A NCCL or CUDA call blocks the watchdog: a collective that never completes (a rank that never joined it, a dead peer, the network) or a GPU fault. " +
+        "The process is killed after it dumps its Flight Recorder: give the dumps to ringwatch analyze.",
+      ranks,
+      processes: uniq(stuck.map((s) => s.processKey).filter((p): p is string => p !== undefined)),
+      comm_id: null,
+      evidence: stuck.map((s) => s.where).slice(0, 5),
+      process_group: g.label,
+    });
+  }
+  // A rank whose own timeout raised the dump, and that printed no watchdog line here: its status says where.
+  const timedOutHere = new Set(g.timedOut);
+  for (const s of g.signs) {
+    if (s.what !== "dump_signal" || s.rank === undefined || s.fromRank !== s.rank || timedOutHere.has(s.rank)) continue;
+    const v = g.ranks.get(s.rank);
+    if (v?.enq === undefined || v.done === undefined || v.done >= v.enq) continue;
+    timedOutHere.add(s.rank);
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `Rank ${s.rank}'s watchdog timed out in ${g.label}: it enqueued NCCL work up to #${v.enq} and completed only up to #${v.done}, so work #${v.done + 1} never finished. The other ranks' logs say whether they enqueued it.`,
+      ranks: [s.rank],
+      ...base(g, [v]),
+      seq: v.done + 1,
+    });
+  }
+  // Ranks that dumped on another rank's signal: that rank's watchdog fired first.
+  const signals = g.signs.filter((s) => s.what === "dump_signal" && s.fromRank !== undefined && s.fromRank !== s.rank);
+  for (const from of uniq(signals.map((s) => s.fromRank as number))) {
+    if (g.timedOut.has(from)) continue;
+    const receivers = uniq(signals.filter((s) => s.fromRank === from).map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    out.push({
+      kind: "watchdog_timeout",
+      severity: "critical",
+      summary: `Rank ${from}'s watchdog timed out first in ${g.label}: ${receivers.length ? who(receivers) : "other ranks"} dumped on its signal. Rank ${from}'s own log says in which collective; the ranks with nothing pending did not enqueue it.`,
+      ranks: [from],
+      processes: [],
+      comm_id: null,
+      evidence: signals.filter((s) => s.fromRank === from).map((s) => s.where).slice(0, 5),
+      process_group: g.label,
+    });
+  }
+}
+
+/** Findings from PyTorch's per-process-group lines; `known`: every rank the logs' communicators name. */
+export function processGroupFindings(t: PtGroupRecords, known: ReadonlySet<number>): Finding[] {
+  const out: Finding[] = [];
+  for (const g of groupsOf(t)) {
+    watchdogFindings(g, out);
+    progressFindings(g, known, out);
+    signFindings(g, out);
+  }
+  return out;
+}

@@ -1,0 +1,362 @@
+/**
+ * Asks NCCL's RAS service (NCCL 2.24+, on by default in every job process) for the job-wide status
+ * every --collector.nccl.ras-interval (±10 % jitter, so the nodes of a job drift apart), whether or
+ * not any log is followed: in production jobs (no COLL lines) RAS is the live source of the hang
+ * verdict. A refused connection is the normal "no job here" answer and costs a few microseconds.
+ * A COLL-log hang that begins asks at once. One query at a time; JSON where the job's NCCL has it
+ * (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras/verdict.ts turns them into verdicts.
+ * Where the job's NCCL has monitor mode (2.29+), a subscription (ras/monitor.ts) hears a dead peer
+ * the moment RAS declares it: it is published at once and a query follows at once.
+ * With `owner`, an answer counts only when a process of a rank the logs know (or root) holds the
+ * socket that answered (ras/socket-owner.ts); any other is counted as `untrusted`, logged once, and
+ * treated as no job here: a local user listening on the RAS port cannot forge a verdict.
+ */
+import type { Logger } from "pino";
+import { rasFindings } from "./findings.js";
+import type { Finding } from "../verdict/report.js";
+import { queryRas, type RasAddress, type RasQueryResult } from "./client.js";
+import { looksLikeJson, rasReportFromJson } from "./parse-json.js";
+import { RasMonitor, type RasMonitorState } from "./monitor.js";
+import type { RasEvent } from "./parse-event.js";
+import { RasReader, type RasReport } from "./parse-text.js";
+import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./progress.js";
+import { belief, refusal, socketOwner, type RasConnection, type SocketOwner } from "./socket-owner.js";
+
+/** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
+export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error" | "untrusted";
+export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error", "untrusted"];
+
+/** Where the owner of a RAS socket is looked up, and which processes are the job's (ras/socket-owner.ts). */
+export interface RasOwnerSource {
+  /** <path.procfs>, read at each check (a reload may change it). */
+  procfsRoot: () => string;
+  /** Node pids (in procfsRoot) of the live processes of the ranks the followed logs know, now. */
+  rankPids: () => readonly number[];
+}
+
+export interface RasWatchOptions {
+  address: RasAddress;
+  intervalMs: number;
+  now: () => number;
+  log: Logger;
+  /** Hang threshold and its stretch (ras/progress.ts). */
+  progress: ProgressOptions;
+  /** NCCL's per-peer wait (the TIMEOUT command), seconds. Default 5, NCCL's own. */
+  legTimeoutSeconds?: number;
+  /** Deadline of one query. Default: twice the leg timeout plus 3 s (NCCL gathers in two legs). */
+  deadlineMs?: number;
+  /** Default 4 MiB: a 32-rank text report is about 1 KiB, a 1,000-rank JSON report about 600 KiB. */
+  maxBytes?: number;
+  /** Subscribe to monitor mode where the job's NCCL has it (default true). */
+  monitor?: boolean;
+  /** Believe only a socket held by a rank process (or root); undefined: believe any answer. */
+  owner?: RasOwnerSource;
+}
+
+/** Monitor events counted by type; any other type counts as `other`. */
+export const RAS_EVENT_TYPES = ["PEER_DEAD", "PEER_NEW", "other"] as const;
+
+/** What the last answer holds. */
+export interface RasSnapshot {
+  queries: ReadonlyMap<RasQueryOutcome, number>;
+  lastReportMs: number | undefined;
+  /** The last report, while the job answers. */
+  report: RasReport | undefined;
+  format: "json" | "text" | undefined;
+  /** `node:pid` of processes RAS cannot reach (dead, or their node cut off). */
+  dead: readonly string[];
+  progress: readonly RasCommProgress[];
+  /** Findings of the last report (ringwatch analyze's words). */
+  findings: readonly Finding[];
+  /** The monitor subscription (NCCL 2.29+). */
+  monitor: RasMonitorState;
+  /** Monitor events received, by type (RAS_EVENT_TYPES). */
+  events: ReadonlyMap<string, number>;
+}
+
+/** The last report in a text answer. */
+export function lastTextReport(text: string): RasReport | undefined {
+  const reader = new RasReader();
+  let start = 0;
+  let lineNo = 1;
+  while (start <= text.length) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    reader.line(text.slice(start, end), lineNo++);
+    start = end + 1;
+  }
+  const all = reader.reports();
+  return all[all.length - 1];
+}
+
+/** The report in an answer, JSON or text. */
+export function reportOf(text: string, format: "json" | "text"): RasReport | undefined {
+  // Told by the text itself too: a proxy or a wrapper may answer the format command for NCCL.
+  return format === "json" || looksLikeJson(text) ? (rasReportFromJson(text) ?? lastTextReport(text)) : lastTextReport(text);
+}
+
+/** At most this many series per job-wide RAS metric (dead processes, ranks behind, mismatches). */
+export const MAX_RAS_SERIES = 128;
+
+/** NCCL 2.29+ has monitor mode; an unknown version is asked (it refuses if it has none). */
+export function hasMonitorMode(version: string | undefined): boolean {
+  if (version === undefined) return true;
+  const [major, minor] = version.split(".").map(Number);
+  if (major === undefined || minor === undefined || !Number.isInteger(major) || !Number.isInteger(minor)) return true;
+  return major > 2 || (major === 2 && minor >= 29);
+}
+
+export class RasWatch {
+  private opts: RasWatchOptions;
+  private readonly queries = new Map<RasQueryOutcome, number>(RAS_OUTCOMES.map((o) => [o, 0]));
+  private readonly progress: RasProgress;
+  private lastReportMs: number | undefined;
+  private lastAskedMs: number | undefined;
+  private nextAskMs: number | undefined;
+  private report: RasReport | undefined;
+  private format: "json" | "text" | undefined;
+  private findings: readonly Finding[] = [];
+  private inFlight: Promise<void> | undefined;
+  private query: AbortController | undefined;
+  /** The last outcome logged, so a repeated one is not logged again. */
+  private loggedState: string | undefined;
+  private urgentBefore = false;
+  private paused = false;
+  private closed = false;
+  /** A query wanted at once while one was in flight (a monitor event). */
+  private askAgain = false;
+  private readonly monitor: RasMonitor | undefined;
+  private readonly events = new Map<string, number>(RAS_EVENT_TYPES.map((t) => [t, 0]));
+  /** Processes (node:pid) a PEER_DEAD event named, until the job goes. */
+  private readonly deadByEvent = new Set<string>();
+  /** Who held the socket of the last answer checked; the rank pid that did, looked at first next time. */
+  private owner: SocketOwner | undefined;
+  private ownerPid: number | undefined;
+
+  constructor(
+    opts: RasWatchOptions,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.opts = { ...opts };
+    this.progress = new RasProgress({ ...opts.progress });
+    if (opts.monitor !== false) {
+      this.monitor = new RasMonitor({
+        address: opts.address,
+        onEvent: (e) => this.onEvent(e),
+        onState: (s, reason) => this.onMonitorState(s, reason),
+        verify: (c) => this.verifyPeer(c, "monitor"),
+      });
+    }
+  }
+
+  /** New settings (SIGHUP); undefined pauses: the query in flight ends, what was known goes, counts stay. */
+  setOptions(o: Pick<RasWatchOptions, "address" | "intervalMs"> | undefined): void {
+    if (o === undefined) {
+      this.paused = true;
+      this.query?.abort();
+      this.forget();
+      this.monitor?.reset();
+      return;
+    }
+    const moved = o.address.host !== this.opts.address.host || o.address.port !== this.opts.address.port;
+    this.paused = false;
+    this.opts = { ...this.opts, ...o };
+    if (moved) {
+      this.forget();
+      this.monitor?.reset(o.address);
+    }
+    this.nextAskMs = undefined;
+  }
+
+  setThreshold(ms: number): void {
+    this.progress.setThreshold(ms);
+  }
+
+  /**
+   * Called at every evaluation: asks when the interval is up. `urgent` (a hang suspected from the
+   * logs) asks at once when it begins, unless the last query is very recent.
+   */
+  tick(urgent = false): void {
+    const rising = urgent && !this.urgentBefore;
+    this.urgentBefore = urgent;
+    if (this.inFlight !== undefined || this.paused || this.closed) return;
+    const now = this.opts.now();
+    let due = this.nextAskMs ?? now;
+    if (rising) due = Math.min(due, this.lastAskedMs === undefined ? now : this.lastAskedMs + this.opts.intervalMs / 4);
+    if (now < due) return;
+    this.lastAskedMs = now;
+    this.nextAskMs = now + this.opts.intervalMs * (0.9 + 0.2 * this.random());
+    const ac = new AbortController();
+    this.query = ac;
+    this.inFlight = this.ask(ac.signal)
+      .catch((err: unknown) => this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: NCCL RAS query failed"))
+      .finally(() => {
+        this.inFlight = undefined;
+        this.query = undefined;
+        if (this.askAgain) {
+          this.askAgain = false;
+          this.tick(this.urgentBefore);
+        }
+      });
+  }
+
+  /** Asks now, or as soon as the query in flight ends. */
+  private askNow(): void {
+    this.nextAskMs = this.opts.now();
+    if (this.inFlight !== undefined) this.askAgain = true;
+    else this.tick(this.urgentBefore);
+  }
+
+  private onEvent(e: RasEvent): void {
+    const type = (RAS_EVENT_TYPES as readonly string[]).includes(e.type) ? e.type : "other";
+    this.events.set(type, (this.events.get(type) ?? 0) + 1);
+    if (this.paused || this.closed) return;
+    const who = e.host !== undefined && e.pid !== undefined ? `${e.host}:${e.pid}` : undefined;
+    const gpus = e.nvmlDevs !== undefined && e.nvmlDevs.length > 0 ? ` (GPU ${e.nvmlDevs.join(",")})` : "";
+    const fields = { event: e.type, process: who ?? null, ras_addr: e.addr ?? null, sent: e.timestamp, details: e.details || null };
+    if (e.type === "PEER_DEAD") {
+      if (who !== undefined && this.deadByEvent.size < MAX_RAS_SERIES) this.deadByEvent.add(who);
+      this.opts.log.warn(fields, `nccl: NCCL RAS says process ${who ?? e.addr ?? "?"}${gpus} of the job is dead (PEER_DEAD); asking for the job's status now`);
+      this.askNow();
+    } else this.opts.log.debug(fields, `nccl: NCCL RAS event ${e.type} ${who ?? e.addr ?? ""}`.trimEnd());
+  }
+
+  private onMonitorState(state: RasMonitorState, reason: string): void {
+    const where = `${this.opts.address.host}:${this.opts.address.port}`;
+    if (state === "subscribed") this.opts.log.info({ ras_addr: where }, `nccl: following NCCL RAS monitor events at ${where} (a dead peer shows at once)`);
+    else if (state === "unsupported") this.opts.log.info({ ras_addr: where, reason }, `nccl: the job's NCCL has no RAS monitor mode (2.29+); dead peers show at the next query`);
+    else if (state === "off" && reason !== "reset") this.opts.log.debug({ ras_addr: where, reason }, `nccl: NCCL RAS monitor connection ended: ${reason}`);
+  }
+
+  /** Resolves when no query is in flight (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.inFlight !== undefined) await this.inFlight;
+  }
+
+  /** Ends the query in flight, if any; no query starts after this. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.monitor?.close();
+    this.query?.abort();
+    await this.settled();
+  }
+
+  snapshot(): RasSnapshot {
+    const dead = new Set(this.report === undefined ? [] : deadProcesses(this.report));
+    for (const p of this.deadByEvent) dead.add(p);
+    return {
+      queries: this.queries,
+      lastReportMs: this.lastReportMs,
+      report: this.report,
+      format: this.format,
+      dead: [...dead].slice(0, MAX_RAS_SERIES),
+      progress: [...this.progress.states()],
+      findings: this.findings,
+      monitor: this.monitor?.state ?? "off",
+      events: this.events,
+    };
+  }
+
+  private forget(): void {
+    this.deadByEvent.clear();
+    this.progress.clear();
+    this.report = undefined;
+    this.format = undefined;
+    this.findings = [];
+  }
+
+  private async ask(signal: AbortSignal): Promise<void> {
+    const leg = this.opts.legTimeoutSeconds ?? 5;
+    const { host, port } = this.opts.address;
+    const r: RasQueryResult = await queryRas({
+      host,
+      port,
+      legTimeoutSeconds: leg,
+      deadlineMs: this.opts.deadlineMs ?? leg * 2000 + 3000,
+      maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024,
+      signal,
+      json: true,
+      verify: (c) => this.verifyPeer(c, "query"),
+    });
+    if (signal.aborted) return;
+    const report = r.ok ? reportOf(r.text, r.format) : undefined;
+    const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined ? "error" : "ok";
+    this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
+    const now = this.opts.now();
+    const where = `${host}:${port}`;
+    if (report === undefined) {
+      // No job answers (it ended, or none runs here), or one not believed answers: what the last one
+      // said goes with it. A timeout or a garbled answer keeps it: the job may be too busy to answer in time.
+      if (outcome === "unreachable" || outcome === "untrusted") {
+        this.forget();
+        this.monitor?.reset();
+      }
+      const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
+      if (outcome === "untrusted") {
+        this.logRefusal(reason, "answer");
+        return;
+      }
+      this.logOnce(`fail:${outcome}`, () => {
+        if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
+        else this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`);
+      });
+      return;
+    }
+    const format = r.ok ? r.format : "text";
+    this.lastReportMs = now;
+    this.report = report;
+    this.format = report.full !== undefined ? "json" : format === "json" ? "json" : "text";
+    const observed = observe(report);
+    this.progress.record(now, observed);
+    this.findings = rasFindings([{ source: "ras", reports: [report] }]);
+    if (hasMonitorMode(report.version)) this.monitor?.ensure();
+    const owner = this.opts.owner !== undefined && this.owner?.trusted === true ? belief(this.owner) : null;
+    this.logOnce(`ok:${this.format}`, () =>
+      this.opts.log.info(
+        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length, socket_owner: owner },
+        `nccl: NCCL RAS at ${where} answers (${this.format === "json" ? "every rank's counts" : "text: counts only where they differ"})`,
+      ),
+    );
+  }
+
+  /**
+   * Checks who holds the socket that answered (ras/socket-owner.ts): undefined when it is believed,
+   * else why not. A refused monitor subscription is counted and logged here; a refused query in ask().
+   */
+  private verifyPeer(c: RasConnection, via: "query" | "monitor"): string | undefined {
+    const src = this.opts.owner;
+    if (src === undefined) return undefined;
+    const root = src.procfsRoot();
+    const owner = socketOwner(root, c, src.rankPids(), this.ownerPid);
+    this.owner = owner;
+    if (owner.trusted) {
+      if (owner.by !== "root") this.ownerPid = owner.pid;
+      return undefined;
+    }
+    const reason = refusal(owner, root);
+    if (via === "monitor") {
+      this.queries.set("untrusted", (this.queries.get("untrusted") ?? 0) + 1);
+      this.logRefusal(reason, "monitor subscription");
+    }
+    return reason;
+  }
+
+  /** One warning per episode (until another outcome is logged) and owner. */
+  private logRefusal(reason: string, what: string): void {
+    const o = this.owner;
+    const who = o === undefined || o.trusted ? "?" : o.why === "unseen" ? "unseen" : `${o.why}:${o.uid}`;
+    const where = `${this.opts.address.host}:${this.opts.address.port}`;
+    this.logOnce(`untrusted:${who}`, () =>
+      this.opts.log.warn(
+        { ras_addr: where, reason, socket_uid: o !== undefined && !o.trusted && o.why !== "unseen" ? o.uid : null, rank_processes: o !== undefined && !o.trusted ? o.ranks : null },
+        `nccl: NCCL RAS ${what} at ${where} ignored, not this node's evidence: ${reason} (counted in ringwatch_nccl_ras_queries_total{result="untrusted"}; docs/nccl.md, "Who may answer")`,
+      ),
+    );
+  }
+
+  private logOnce(key: string, write: () => void): void {
+    if (key === this.loggedState) return;
+    this.loggedState = key;
+    write();
+  }
+}
