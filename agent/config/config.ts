@@ -3,12 +3,12 @@
  * ConfigError with one clear line; main prints it and exits 2.
  */
 import type { COLLECTOR_MODULES } from "../../collectors/index.js";
-import { intervalFlag, type CollectorModule } from "../../collectors/module.js";
+import { intervalFlag, switchFlag, type CollectorModule } from "../../collectors/module.js";
 import { readCommonSettings, type CommonSettings } from "../../collectors/settings/common.js";
 import { ConfigError } from "../../collectors/settings/flags.js";
 import { formatHostPort } from "../../collectors/settings/host-port.js";
 import { LayeredSettings } from "../../collectors/settings/reader.js";
-import { FLAGS_BY_NAME, MODULES, type LOG_LEVELS } from "./flags.js";
+import { DISABLE_DEFAULTS_FLAG, FLAGS_BY_NAME, MODULES, type LOG_LEVELS } from "./flags.js";
 import { fromEnv, parseArgv, readYamlSettings, type RawSettings } from "./sources.js";
 
 export { ConfigError };
@@ -58,17 +58,26 @@ export function parseListenAddress(v: string): ListenAddress {
   return { host: host === "" ? undefined : host, port: Number(portText) };
 }
 
-/** Resolves one flag's effective text: flag > env > file > default. */
-function pick(name: string, layers: readonly RawSettings[]): string | undefined {
+/** The collectors' switches, --collector.<name>: the defaults that --collector.disable-defaults turns off. */
+const SWITCHES: ReadonlySet<string> = new Set(MODULES.map((m) => switchFlag(m).name));
+
+/**
+ * Resolves one flag's effective text: flag > env > file > default. With `defaultsOff`
+ * (--collector.disable-defaults), a collector's switch that no layer sets is off.
+ */
+function pick(name: string, layers: readonly RawSettings[], defaultsOff: boolean): string | undefined {
   for (const layer of layers) {
     const v = layer.get(name);
     if (v !== undefined) return v;
   }
+  if (defaultsOff && SWITCHES.has(name)) return "false";
   return FLAGS_BY_NAME.get(name)?.default;
 }
 
 function buildConfig(layers: readonly RawSettings[]): AgentConfig {
-  const r = new LayeredSettings(FLAGS_BY_NAME, (name) => pick(name, layers));
+  // Read first, with the declared defaults: it decides the default of every collector's switch.
+  const defaultsOff = new LayeredSettings(FLAGS_BY_NAME, (name) => pick(name, layers, false)).bool(DISABLE_DEFAULTS_FLAG.name);
+  const r = new LayeredSettings(FLAGS_BY_NAME, (name) => pick(name, layers, defaultsOff));
   const listen = r.parsed("web.listen-address", parseListenAddress, (a) => formatHostPort(a.host, a.port));
   const telemetryPath = r.text("web.telemetry-path");
   if (!telemetryPath.startsWith("/")) throw new ConfigError(`invalid value "${telemetryPath}" for --web.telemetry-path: must start with /`);

@@ -25,6 +25,17 @@ const AGENT_FLAGS: readonly FlagDef[] = [
   { name: "once", kind: "bool", default: "false", help: "Run every enabled collector once, print the exposition to stdout and exit 0." },
 ];
 
+/**
+ * --collector.disable-defaults, node_exporter's flag: every collector's switch defaults to off, so only
+ * the collectors switched on explicitly run (agent/config/config.ts).
+ */
+export const DISABLE_DEFAULTS_FLAG: FlagDef = {
+  name: "collector.disable-defaults",
+  kind: "bool",
+  default: "false",
+  help: "Start with every collector off: only those switched on explicitly run (--collector.<name>, or its environment variable or YAML key).",
+};
+
 /** The collectors' modules, each with the settings type hidden: what code that treats them alike holds. */
 export const MODULES: readonly CollectorModule[] = COLLECTOR_MODULES;
 
@@ -33,12 +44,12 @@ export function moduleFlags(m: CollectorModule): FlagDef[] {
   return [switchFlag(m), ...m.flags, ...(m.poll ? [intervalFlag(m)] : [])];
 }
 
-export const FLAGS: readonly FlagDef[] = [...WEB_FLAGS, ...PATH_FLAGS, ...AGENT_FLAGS, ...POLL_FLAGS, ...MODULES.flatMap(moduleFlags)];
+export const FLAGS: readonly FlagDef[] = [...WEB_FLAGS, ...PATH_FLAGS, ...AGENT_FLAGS, ...POLL_FLAGS, DISABLE_DEFAULTS_FLAG, ...MODULES.flatMap(moduleFlags)];
 
 /** The flags by what they set, as docs/configuration.md lists them. */
 export const FLAG_GROUPS: ReadonlyArray<{ title: string; flags: readonly FlagDef[] }> = [
   { title: "Agent", flags: [...WEB_FLAGS, ...AGENT_FLAGS] },
-  { title: "All collectors", flags: [...PATH_FLAGS, ...POLL_FLAGS] },
+  { title: "All collectors", flags: [...PATH_FLAGS, ...POLL_FLAGS, DISABLE_DEFAULTS_FLAG] },
   ...MODULES.map((m) => ({ title: `Collector ${m.name}`, flags: moduleFlags(m) })),
 ];
 

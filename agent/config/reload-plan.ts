@@ -9,7 +9,7 @@ import { intervalFlag, type CollectorModule } from "../../collectors/module.js";
 import { POLL_FLAGS } from "../../collectors/settings/common.js";
 import { COLLECTOR_INTERVAL_FLAG } from "../../collectors/settings/reader.js";
 import type { AgentConfig } from "./config.js";
-import { FLAGS, MODULES } from "./flags.js";
+import { DISABLE_DEFAULTS_FLAG, FLAGS, MODULES } from "./flags.js";
 
 /** What a reload needs to know of a module. */
 export type ReloadDeclaration = Pick<CollectorModule, "name" | "flags" | "uses" | "poll" | "reloadable">;
@@ -31,8 +31,11 @@ const AGENT_APPLIERS: Readonly<Record<string, Applier>> = {
   once: "restart",
 };
 
-/** Not compared: the file is read again at every reload; --collector.interval shows in each poll collector's interval. */
-const NOT_COMPARED = new Set(["config.file", COLLECTOR_INTERVAL_FLAG]);
+/**
+ * Not compared: the file is read again at every reload; --collector.interval shows in each poll
+ * collector's interval, and --collector.disable-defaults in each collector's switch (a restart).
+ */
+const NOT_COMPARED = new Set(["config.file", COLLECTOR_INTERVAL_FLAG, DISABLE_DEFAULTS_FLAG.name]);
 
 /** Every setting, in flag order, and who applies a change of it. */
 export function reloadSettings(modules: readonly ReloadDeclaration[] = MODULES): Setting[] {

@@ -48,16 +48,13 @@ async function hungVerdict(gpuOn: boolean): Promise<{ names: string[]; gpus: Arr
   const cfg = config([
     `--collector.gpu.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
     "--collector.gpu.interval=1s",
-    ...(gpuOn ? [] : ["--no-collector.gpu"]),
-    "--no-collector.infiniband",
-    "--no-collector.gdr",
-    "--no-collector.mtu",
-    "--no-collector.kmsg",
+    "--collector.disable-defaults",
+    ...(gpuOn ? ["--collector.gpu"] : []),
+    "--collector.nccl",
     `--collector.nccl.path=${dir}`,
     "--collector.nccl.hang-threshold=1s",
     "--no-collector.nccl.check-pids",
     "--no-collector.nccl.ras",
-    "--no-collector.job",
   ]);
   const exec = createExec();
   const collectors: Collector[] = buildCollectors(cfg, { registry: new Registry(), logger: pino({ level: "silent" }), exec, now: Date.now });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GPUD_DUMP, makeTree, type Tree } from "../collectors/infiniband/trees.js";
 import { eventually, fakesDir, processesMatching, processesWithEnv, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { parsePromText } from "../helpers/exposition.js";
 import { callLog, fakeEnv, fakeFlags, tempDir } from "./env.js";
 
 let tree: Tree;
@@ -65,6 +66,24 @@ describe("agent end to end", () => {
     expect(await a.scrape("/healthz")).toBe("ok\n");
     expect(await a.scrape("/")).toContain('href="/metrics"');
     expect((await fetch(a.url + "/nope")).status).toBe(404);
+    expect(a.stderr()).toBe("");
+  });
+
+  it("--collector.disable-defaults --collector.mtu: only the mtu collector runs, and only its series and the agent's own are served", async () => {
+    const mtuOnly = fakeFlags(tree.root).filter((f) => /^--collector\.(mtu\.|interval=|timeout=)/.test(f));
+    const a = await start(["--collector.disable-defaults", "--collector.mtu", ...mtuOnly], fakeEnv());
+    const text = await eventually(async () => {
+      const t = await a.scrape();
+      return sample(t, 'ringwatch_collector_success{collector="mtu"}') === 1 ? t : undefined;
+    });
+    const series = parsePromText(text).series;
+    expect(new Set(series.flatMap((s) => (s.labels.collector !== undefined ? [s.labels.collector] : [])))).toEqual(new Set(["mtu"]));
+    // The agent's own families and the mtu collector's (ringwatch_network_*); no other collector's.
+    const families = new Set(series.map((s) => s.name).filter((n) => n.startsWith("ringwatch_")));
+    expect([...families].filter((n) => !/^ringwatch_(build_info|config_|web_|collector_|network_)/.test(n))).toEqual([]);
+    expect(sample(text, 'ringwatch_network_mtu_bytes{device="eth0"}')).toBe(1500);
+    const listening = a.logs().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "ringwatch listening");
+    expect(listening?.collectors).toEqual(["mtu"]);
     expect(a.stderr()).toBe("");
   });
 

@@ -49,6 +49,7 @@ describe("bad flags and config", () => {
     [["--collector.gpu.interval=soon"], 'ringwatch: invalid duration "soon" for --collector.gpu.interval (examples: 500ms, 15s, 1m)'],
     [["--collector.infiniband.source=snmp"], 'ringwatch: invalid value "snmp" for --collector.infiniband.source: expected one of auto, sysfs, tools'],
     [["--web.listen-address=localhost"], 'ringwatch: invalid value "localhost" for --web.listen-address: expected [host]:port'],
+    [["--collector.disable-defaults=maybe", "--collector.mtu"], 'ringwatch: invalid value "maybe" for --collector.disable-defaults: expected true or false'],
   ])("%j: one clear line on stderr, exit 2", async (argv, line) => {
     const r = await runAgent(argv);
     expect(r.code).toBe(2);

@@ -20,7 +20,7 @@ import { plainAddress } from "../../agent/web/clients.js";
 import { createMetricsServer } from "../../agent/web/server.js";
 import { eventually, sample, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 
-const NO_COLLECTORS = ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"];
+const NO_COLLECTORS = ["--collector.disable-defaults"];
 /** Prometheus' default scrape_timeout: a scrape answered later than this is a failed scrape. */
 const SCRAPE_TIMEOUT_MS = 10_000;
 const CLIENTS = 200;

@@ -12,7 +12,7 @@ import { sample, startAgent, type RunningAgent } from "../helpers/agent-process.
 import { curl, httpsGet } from "./clients.js";
 import { createCa, serverCert, type Issued, type Pki } from "./pki.js";
 
-const NO_COLLECTORS = ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"];
+const NO_COLLECTORS = ["--collector.disable-defaults"];
 
 let running: RunningAgent | undefined;
 afterEach(async () => {

@@ -25,7 +25,7 @@ if (!hasPrlimit && process.env.CI) throw new Error("prlimit (util-linux) is miss
 
 /** TCP state LISTEN in /proc/net/tcp. */
 const LISTEN = "0A";
-const ONLY_MTU = ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.nccl", "--no-collector.job", "--no-collector.kmsg", "--collector.mtu.interval=1s"];
+const ONLY_MTU = ["--collector.disable-defaults", "--collector.mtu", "--collector.mtu.interval=1s"];
 
 const children: ChildProcess[] = [];
 const sockets: Socket[] = [];

@@ -112,7 +112,7 @@ beforeAll(async () => {
   staged = stageBuild("rw-jobfiles-agent-");
   agent = await startAgent(
     [
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.job", "--no-collector.kmsg",
+      "--collector.disable-defaults", "--collector.nccl",
       "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s",
       `--collector.nccl.flight-recorder.dump=${join(fr, "dump_")}`, `--collector.nccl.flight-recorder.pipe=${join(fr, "pipe_")}`,
     ],

@@ -12,7 +12,7 @@ import { curl, httpsGet, runTool } from "./clients.js";
 import { clientCert, createCa, issue, serverCert, type Issued, type Pki } from "./pki.js";
 
 /** Only the HTTP side matters here: no collector runs. */
-const NO_COLLECTORS = ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"];
+const NO_COLLECTORS = ["--collector.disable-defaults"];
 
 let pki: Pki;
 let other: Pki;

@@ -114,6 +114,49 @@ describe("parseCli", () => {
     expect(c.once).toBe(true);
   });
 
+  describe("--collector.disable-defaults", () => {
+    const on = (c: AgentConfig): string[] => Object.entries(c.collectors).flatMap(([name, s]) => (s.enabled ? [name] : []));
+
+    it("runs only the collectors switched on by name", () => {
+      expect(on(config(["--collector.disable-defaults"]))).toEqual([]);
+      expect(on(config(["--collector.disable-defaults", "--collector.mtu"]))).toEqual(["mtu"]);
+      expect(on(config(["--collector.nccl", "--collector.disable-defaults", "--collector.gpu=true"]))).toEqual(["gpu", "nccl"]);
+      // A collector's other settings do not switch it on.
+      expect(on(config(["--collector.disable-defaults", "--collector.mtu.interval=1s", "--collector.nccl.path=/x"]))).toEqual([]);
+    });
+
+    it("an explicit --no-collector.<name> still wins, and the last of two switches counts", () => {
+      expect(on(config(["--collector.disable-defaults", "--collector.mtu", "--no-collector.mtu"]))).toEqual([]);
+      expect(on(config(["--collector.disable-defaults", "--no-collector.mtu", "--collector.gdr"]))).toEqual(["gdr"]);
+    });
+
+    it("changes nothing when absent or false", () => {
+      const all = ["gpu", "infiniband", "gdr", "mtu", "nccl", "job", "kmsg"];
+      expect(on(config([]))).toEqual(all);
+      expect(on(config(["--no-collector.gpu"]))).toEqual(all.filter((n) => n !== "gpu"));
+      expect(on(config(["--no-collector.disable-defaults"]))).toEqual(all);
+      expect(on(config(["--collector.disable-defaults=false", "--no-collector.job"]))).toEqual(all.filter((n) => n !== "job"));
+    });
+
+    it("comes from the environment or the YAML file too; a switch set in any layer is explicit", () => {
+      expect(on(config(["--collector.mtu"], { RINGWATCH_COLLECTOR_DISABLE_DEFAULTS: "true" }))).toEqual(["mtu"]);
+      expect(on(config(["--collector.disable-defaults"], { RINGWATCH_COLLECTOR_KMSG: "1" }))).toEqual(["kmsg"]);
+      // A flag beats the environment, as for every setting.
+      expect(on(config(["--no-collector.disable-defaults"], { RINGWATCH_COLLECTOR_DISABLE_DEFAULTS: "true" }))).toHaveLength(7);
+      const nested = yamlFile("collector:\n  disable-defaults: true\n  gpu: {enabled: true}\n  nccl:\n    path: [/l]\n");
+      expect(on(config([`--config.file=${nested}`]))).toEqual(["gpu"]);
+      const dotted = yamlFile("collector.disable-defaults: yes\ncollector.mtu: true\n");
+      expect(on(config([`--config.file=${dotted}`, "--collector.gdr"]))).toEqual(["gdr", "mtu"]);
+      // The file turns a collector on; the command line turns it off again.
+      expect(on(config([`--config.file=${dotted}`, "--no-collector.mtu"]))).toEqual([]);
+    });
+
+    it("is listed in --help with its environment variable", () => {
+      expect(helpText()).toContain("--[no-]collector.disable-defaults");
+      expect(helpText()).toContain("RINGWATCH_COLLECTOR_DISABLE_DEFAULTS");
+    });
+  });
+
   it("parses IPv6 listen addresses", () => {
     expect(config(["--web.listen-address=[::1]:9999"]).listen).toEqual({ host: "::1", port: 9999 });
   });
@@ -167,6 +210,9 @@ describe("parseCli", () => {
     [["--web.listen-address=:99999"], /invalid port/],
     [["--collector.mtu.device-exclude=("], /invalid regular expression/],
     [["--collector.gpu=maybe"], /expected true or false/],
+    [["--collector.disable-defaults=maybe"], /invalid value "maybe" for --collector.disable-defaults: expected true or false/],
+    [["--no-collector.disable-defaults=true"], /flag --no-collector.disable-defaults takes no value/],
+    [["--collector.disable-default"], /unknown flag --collector.disable-default \(see --help\)/],
     [["--collector.gpu.dmon-groups=pz"], /letters of pucvmet/],
     [["--path.sysfs"], /needs a value/],
     [["--config.file=/nonexistent/ringwatch.yml"], /cannot read config file/],
@@ -194,6 +240,7 @@ describe("parseCli", () => {
 
   it("rejects a bad value from the environment", () => {
     expect(() => parseCli([], { RINGWATCH_COLLECTOR_TIMEOUT: "soon" })).toThrow(/invalid duration "soon" for --collector.timeout/);
+    expect(() => parseCli([], { RINGWATCH_COLLECTOR_DISABLE_DEFAULTS: "all" })).toThrow(/invalid value "all" for --collector.disable-defaults: expected true or false/);
   });
 
   it("answers --help and --version", () => {

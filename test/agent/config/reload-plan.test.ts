@@ -36,7 +36,7 @@ function collector(name: string, reconfigure?: () => void): Collector & { seen: 
 
 describe("planReload", () => {
   it("knows every flag (a new flag must say who applies it)", () => {
-    const known = new Set([...SETTINGS.map((s) => s.flag), "config.file", "collector.interval"]);
+    const known = new Set([...SETTINGS.map((s) => s.flag), "config.file", "collector.interval", "collector.disable-defaults"]);
     expect(FLAGS.map((f) => f.name).filter((n) => !known.has(n))).toEqual([]);
   });
 
@@ -74,6 +74,17 @@ describe("planReload", () => {
     expect(again.live).toEqual([]);
     const back = planReload({ started, current: next, next: started, collectors: [] });
     expect(back.restart).toEqual([]);
+  });
+
+  it("--collector.disable-defaults: a reload names each collector's switch that it would change, as needing a restart", () => {
+    const started = config("--collector.disable-defaults", "--collector.mtu", "--collector.nccl");
+    const all = config("--collector.mtu", "--collector.nccl");
+    expect(planReload({ started, current: started, next: all, collectors: [] }).restart).toEqual(
+      ["gpu", "infiniband", "gdr", "job", "kmsg"].map((n) => ({ flag: `collector.${n}`, running: "false", wanted: "true" })),
+    );
+    // Every collector named explicitly: the flag changes no switch, so there is nothing to restart for.
+    const named = ["gpu", "infiniband", "gdr", "mtu", "nccl", "job", "kmsg"].map((n) => `--collector.${n}`);
+    expect(planReload({ started: config(...named), current: config(...named), next: config("--collector.disable-defaults", ...named), collectors: [] }).restart).toEqual([]);
   });
 
   it("calls reconfigure() only for settings that changed since the last reload", () => {

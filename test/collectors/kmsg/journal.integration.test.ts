@@ -145,7 +145,7 @@ function journalDir(name: string, files: string[]): string {
 async function agentOn(dir: string, journalctlPath: string, env: NodeJS.ProcessEnv = {}): Promise<RunningAgent> {
   if (deniedUser && staged === undefined) staged = stageBuild("rw-journal-agent-");
   const flags = [
-    "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl", "--no-collector.job",
+    "--collector.disable-defaults", "--collector.kmsg",
     "--collector.kmsg.source=journal",
     `--collector.kmsg.journal-directory=${dir}`,
     `--collector.kmsg.journalctl=${journalctlPath}`,

@@ -35,7 +35,7 @@ export async function runFileFlood(files = 300_000, settleMs = 60_000): Promise<
   const root = mkdtempSync(join(tmpdir(), "rw-flood-"));
   const logs = join(root, "logs");
   mkdirSync(logs, { mode: 0o777 });
-  const agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.job", "--no-collector.kmsg", "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s"], {}, 30_000);
+  const agent = await startAgent(["--collector.disable-defaults", "--collector.nccl", "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s"], {}, 30_000);
   const pid = agent.child.pid as number;
   const watcher = watchProcess(pid, 500);
   const ranks: ChildProcess[] = [];
