@@ -48,7 +48,7 @@ export class DeviceNames {
 
   /**
    * Whether GPU names can be given now: no gpu collector, or it has read its GPUs. At start the
-   * gpu collector needs a moment for its first --query-gpu; events wait for it (collector.ts).
+   * gpu collector needs a moment for its first --query-gpu; events wait for it (gpu-event-gate.ts).
    */
   gpusKnown(): boolean {
     return this.gpu === undefined || this.gpu.identities().size > 0;
