@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh", "collectors/nccl/logs/ingest/wasm/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

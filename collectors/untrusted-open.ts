@@ -66,10 +66,6 @@ export class TrustRoots {
     this.resolvedAt = -Infinity;
   }
 
-  get roots(): readonly string[] {
-    return this.configured;
-  }
-
   /** Whether the real path p is one the configuration asks for (below a root's real path, and matched). */
   async contains(p: string): Promise<boolean> {
     const now = performance.now();

@@ -1,20 +1,19 @@
 /**
- * The nccl collector: follows NCCL_DEBUG_FILE / PyTorch logs (follow/), parses every line
- * (ingest/file-sink.ts: COLL lines on bytes, the rest with parse/line.ts), folds them into state (state/tracker.ts) and turns state into verdicts
- * (detect/) at scrape time and every few seconds, when verdict changes are logged and
+ * The nccl collector: wiring of its evidence sources. The logs (logs/watch.ts: follower, file
+ * sinks, tracker), NCCL RAS (ras/watch.ts), Flight Recorder dumps (flight-recorder/watch.ts) and
+ * NCCL Inspector (inspector/watch.ts) are watched; their verdicts are computed at scrape time and
+ * every few seconds, when hangs that begin or end are logged (verdict/hang-transitions.ts) and
  * finished jobs retired. A stream collector: it runs from start() to stop().
  */
-import { stat } from "node:fs/promises";
 import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "./logs/detect/types.js";
 import { evaluateAll, type NodeView } from "./logs/detect/verdict.js";
+import { commHangEndedLine, commHangLine } from "./logs/detect/hang-line.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
 import type { CommonSettings } from "../settings/common.js";
-import { Follower, type FollowedFile, type ResumePoint } from "../follow/follower.js";
 import { NcclMetrics } from "./metrics.js";
 import type { GpuReadings } from "./verdict/gpu-readings.js";
+import { HangTransitions } from "./verdict/hang-transitions.js";
 import { createNodeView, createRasNode, GpuSpinClock } from "./node-view.js";
-import { collScannerProblem } from "./logs/ingest/coll-scanner.js";
-import { FileSink } from "./logs/ingest/file-sink.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder/watch.js";
@@ -25,13 +24,10 @@ import { PytorchMetrics } from "./logs/pytorch/metrics.js";
 import { PytorchVerdicts } from "./logs/pytorch/verdict.js";
 import { InspectorWatch } from "./inspector/watch.js";
 import { RasWatch, type RasSnapshot } from "./ras/watch.js";
-import { rasHangMessage, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras/verdict.js";
-import { Tracker } from "./logs/state/tracker.js";
+import { rasHangEndedLine, rasHangLine, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras/verdict.js";
+import type { Tracker } from "./logs/state/tracker.js";
+import { LogsWatch } from "./logs/watch.js";
 import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./logs/rank-processes.js";
-import { CapWarnings } from "./logs/cap-warnings.js";
-import { ReadErrorLog } from "./logs/read-error-log.js";
-import { REFUSAL_WORDS } from "../untrusted-open.js";
-import { DEFAULT_MAX_FILES } from "../follow/options.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -86,28 +82,30 @@ export interface NcclCollector extends Collector<NcclSettings> {
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
 
-function trackerLimits(maxComms: number): { maxComms: number; maxProcesses: number } {
-  return { maxComms, maxProcesses: Math.max(4096, maxComms * 8) };
+/** The Inspector watcher, where --collector.nccl.inspector.path names something. */
+function makeInspector(opts: NcclOptions, deps: CollectorDeps): InspectorWatch | undefined {
+  if (opts.inspectorPaths === undefined || opts.inspectorPaths.length === 0) return undefined;
+  const intervals = { ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) };
+  return new InspectorWatch({ paths: opts.inspectorPaths, usePolling: opts.usePolling, now: deps.now, log: deps.logger, maxComms: opts.maxComms, ...intervals });
+}
+
+/** Whether one rank of each communicator the logs know lives here, as their last evaluation said (for RAS). */
+function liveByComm(verdicts: readonly CommVerdict[], into: Map<string, boolean>): CommVerdict[] {
+  into.clear();
+  for (const v of verdicts) into.set(v.commKey, v.liveRanks.length > 0);
+  return [...verdicts];
 }
 
 export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): NcclCollector {
   const log = deps.logger;
   // A copy: reconfigure() changes it.
   const opts: NcclOptions = { ...options, paths: [...options.paths] };
-  const tracker = new Tracker(trackerLimits(opts.maxComms));
   const detect: DetectOptions = { ...DEFAULT_DETECT, hangThresholdMs: opts.hangThresholdMs, ...opts.detect };
+  const intervals = { ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) };
+  const logs = new LogsWatch({ paths: opts.paths, usePolling: opts.usePolling, headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES, retireAfterMs: opts.retireAfterMs, retireGraceMs: opts.retireGraceMs ?? 60_000, maxComms: opts.maxComms, now: deps.now, log, ...intervals });
+  const tracker: Tracker = logs.tracker;
   const makeView = (): NodeView => opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
   let view = makeView();
-  const headBytes = opts.headBytes ?? DEFAULT_HEAD_BYTES;
-  const graceMs = opts.retireGraceMs ?? 60_000;
-  const historicalFiles = new Set<string>();
-  let follower: Follower | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let failure: string | undefined;
-  let startedMs: number | undefined;
-  const hung = new Set<string>();
-  const rasHung = new Set<string>();
-  const caps = new CapWarnings(log);
   const spin = new GpuSpinClock(opts.gpu);
   // RAS's standstills are seen at the poll interval: the threshold stretches to twice the longest recent one.
   // An answer counts only from a socket that a live process of a rank the logs know (or root) holds.
@@ -120,6 +118,8 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => [...liveRankPids(tracker, view, (pid) => processUid(opts.procfsRoot, pid)), ...(opts.gpuProcesses?.() ?? [])] },
     });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
+  /** Per communicator the logs know: does a rank of it live on this node (the last evaluation's answer). */
+  const collLive = new Map<string, boolean>();
   const makeRasNode = (): RasNode =>
     createRasNode({
       procfsRoot: opts.procfsRoot,
@@ -135,220 +135,44 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   let rasNode = makeRasNode();
   const makeFr = (o: FlightRecorderOptions): FlightRecorderWatch => new FlightRecorderWatch({ ...o, now: deps.now, log });
   let fr: FlightRecorderWatch | undefined = opts.flightRecorder !== undefined ? makeFr(opts.flightRecorder) : undefined;
-  const inspector =
-    opts.inspectorPaths !== undefined && opts.inspectorPaths.length > 0
-      ? new InspectorWatch({ paths: opts.inspectorPaths, usePolling: opts.usePolling, now: deps.now, log, maxComms: opts.maxComms, ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) })
-      : undefined;
+  const inspector = makeInspector(opts, deps);
+  const evaluate = (): CommVerdict[] => liveByComm(evaluateAll(tracker, deps.now(), detect, view), collLive);
   const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
-  const scanProblem = collScannerProblem();
-  if (scanProblem !== undefined) log.info({ reason: scanProblem }, "nccl: COLL lines are matched in JavaScript (slower catch-up reads), not by the WebAssembly scanner");
 
-  // Nothing is published before the heads of existing files are read and settled (settleHistory):
-  // a count from a head that did not reach the file's end would be withdrawn right after.
   const metrics = new NcclMetrics(deps.registry, () => {
     // A follower that failed (no log directory) leaves the RAS verdicts to publish.
-    if (startedMs === undefined && failure === undefined) return;
-    const verdicts = evaluate();
+    if (!logs.started && logs.failed === undefined) return;
     const snapshot = ras?.snapshot();
     const insp = inspector?.snapshot();
-    metrics.publish(tracker, verdicts, follower?.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
+    metrics.publish(tracker, evaluate(), logs.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
     if (insp !== undefined) inspectorMetrics.publish(insp);
     frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
     pytorchMetrics.publish(pytorch.evaluate(tracker.pt, () => knownRanks(tracker)), tracker.pt);
   });
-
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);
   const inspectorMetrics = new InspectorMetrics(deps.registry);
   const pytorchMetrics = new PytorchMetrics(deps.registry);
   const pytorch = new PytorchVerdicts({ log, now: deps.now });
 
-  function fileKey(f: FollowedFile): string {
-    return `${f.dev}:${f.ino}:${f.generation}`;
-  }
-
-  /** Per followed file (dev:ino:generation): its sink, which knows its writer and line count. */
-  const sinks = new Map<string, FileSink>();
-  const onSinkError = (err: unknown, where: string): void => {
-    log.warn({ where, reason: err instanceof Error ? err.message : String(err) }, "nccl: line could not be processed");
-  };
-
-  function openSink(file: FollowedFile, meta: { historical: boolean; mtimeMs: number }): FileSink {
-    const key = fileKey(file);
-    let sink = sinks.get(key);
-    if (sink === undefined) {
-      sink = new FileSink(tracker, onSinkError);
-      sinks.set(key, sink);
-    }
-    if (meta.historical) historicalFiles.add(file.path);
-    return sink.open(file.path, deps.now(), meta.historical, meta.mtimeMs, file.uid);
-  }
-
-  const readErrors = new ReadErrorLog(log, deps.now);
-  function onReadError(path: string, code: string): void {
-    readErrors.failed(path, code, (REFUSAL_WORDS as Readonly<Record<string, string>>)[code]);
-  }
-
-  function forget(f: FollowedFile): void {
-    sinks.delete(fileKey(f));
-  }
-
-  /** Per communicator the logs know: does a rank of it live on this node (the last evaluation's answer). */
-  const collLive = new Map<string, boolean>();
-  function evaluate(): CommVerdict[] {
-    const verdicts = evaluateAll(tracker, deps.now(), detect, view);
-    collLive.clear();
-    for (const v of verdicts) collLive.set(v.commKey, v.liveRanks.length > 0);
-    return verdicts;
-  }
-
-  /** Files whose head read did not reach their end: counting restarts for their ranks. */
-  async function settleHistory(): Promise<void> {
-    for (const path of historicalFiles) {
-      try {
-        if ((await stat(path)).size > headBytes) tracker.markResumed(path);
-      } catch {
-        // gone meanwhile
-      }
-    }
-    historicalFiles.clear();
-  }
-
-  function retire(now: number): void {
-    for (const p of [...tracker.processes.values()]) {
-      const alive = view.alive(p);
-      if (alive === true) p.goneSinceMs = undefined;
-      else if (alive === false) p.goneSinceMs ??= now;
-      const gone = p.goneSinceMs !== undefined && now - p.goneSinceMs >= graceMs;
-      const stale = alive === undefined && now - p.lastSeenMs >= opts.retireAfterMs;
-      if (gone || stale) {
-        log.info({ process: p.key, reason: gone ? "process exited" : "no line for the retire-after period" }, "nccl: retiring process");
-        tracker.retireProcess(p.key);
-      }
-    }
-    for (const c of [...tracker.comms.values()]) {
-      for (const [r, st] of [...c.ranks]) if (st.tornDownMs !== undefined && now - st.tornDownMs >= graceMs) tracker.retireRank(c.key, r);
-      if (c.ranks.size === 0) tracker.retireComm(c.key);
-    }
-  }
-
-  function logChanges(verdicts: CommVerdict[]): void {
-    const now = new Set<string>();
-    for (const v of verdicts) {
-      if (!v.hangSuspected) continue;
-      now.add(v.commKey);
-      if (hung.has(v.commKey)) continue;
-      log.warn(
-        {
-          comm_id: v.commKey,
-          silent_seconds: Math.round((v.silentMs ?? 0) / 1000),
-          threshold_seconds: Math.round(v.thresholdMs / 1000),
-          ranks_behind: v.behind,
-          live_ranks: v.liveRanks,
-          gpu_signatures: v.gpus.map((g) => `${g.gpu}:${g.signature}`),
-        },
-        `nccl: hang suspected on communicator ${v.commKey}${v.behind.length ? `; rank ${v.behind.join(",")} never entered the collective the others wait in` : ""}`,
-      );
-    }
-    for (const k of hung) if (!now.has(k)) log.info({ comm_id: k }, `nccl: communicator ${k} no longer hung`);
-    hung.clear();
-    for (const k of now) hung.add(k);
-  }
-
-  function logRasChanges(verdicts: RasCommVerdict[]): void {
-    const now = new Set<string>();
-    for (const v of verdicts) {
-      if (!v.hang) continue;
-      now.add(v.commId);
-      if (rasHung.has(v.commId)) continue;
-      log.warn(
-        {
-          comm_id: v.commId,
-          source: "ras",
-          still_seconds: Math.round(v.stillMs / 1000),
-          threshold_seconds: Math.round(v.thresholdMs / 1000),
-          ranks_behind: v.behind.map((r) => r.rank),
-          processes_behind: v.behind.map((r) => (r.pid !== undefined ? `${r.node ?? "?"}:${r.pid}` : "")),
-          evidence: v.evidence,
-          local_ranks: v.local.map((l) => l.rank),
-          gpu_signatures: v.gpus.map((g) => `${g.gpu}:${g.signature}`),
-        },
-        rasHangMessage(v),
-      );
-    }
-    for (const k of rasHung) if (!now.has(k)) log.info({ comm_id: k, source: "ras" }, `nccl: communicator ${k} no longer hung (NCCL RAS)`);
-    rasHung.clear();
-    for (const k of now) rasHung.add(k);
-  }
-
+  const collHangs = new HangTransitions<CommVerdict>(log, commHangLine, commHangEndedLine);
+  const rasHangs = new HangTransitions<RasCommVerdict>(log, rasHangLine, rasHangEndedLine);
   function tick(): void {
     try {
       const now = deps.now();
-      retire(now);
-      caps.commsDropped(tracker.droppedCommsByOwner, opts.maxComms);
+      logs.housekeep(now, view);
       spin.update(now);
-      logChanges(evaluate());
-      if (ras !== undefined) logRasChanges(rasNow(ras.snapshot()));
-      ras?.tick(hung.size > 0);
-      fr?.tick(hung.size > 0 || rasHung.size > 0);
+      collHangs.update(new Map(evaluate().flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
+      if (ras !== undefined) rasHangs.update(new Map(rasNow(ras.snapshot()).flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
+      ras?.tick(collHangs.any);
+      fr?.tick(collHangs.any || rasHangs.any);
       if (inspector !== undefined) inspector.logChanges(inspector.snapshot());
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
   }
 
-  function makeFollower(resume?: ReadonlyMap<string, ResumePoint>): Follower {
-    return new Follower(
-      {
-        paths: opts.paths,
-        headBytes,
-        usePolling: opts.usePolling,
-        ...(resume !== undefined ? { resume } : {}),
-        ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
-        ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
-        now: deps.now,
-      },
-      {
-        openSink,
-        onReadError,
-        onFileDropped: (path, uid) => caps.fileDropped(path, uid, DEFAULT_MAX_FILES),
-        onLook: (f) => sinks.get(fileKey(f))?.looked(deps.now()),
-        onTruncated: (f) => forget(f),
-        onFileRemoved: (f) => forget(f),
-      },
-    );
-  }
-
-  async function startFollowing(resume?: ReadonlyMap<string, ResumePoint>): Promise<void> {
-    follower = makeFollower(resume);
-    try {
-      await follower.start();
-      await settleHistory();
-      failure = undefined;
-      startedMs = deps.now();
-      log.info({ paths: opts.paths, files: follower.stats().files, polling: follower.stats().polling }, "nccl: following logs");
-    } catch (err) {
-      failure = `cannot follow ${opts.paths.join(", ")}: ${err instanceof Error ? err.message : String(err)}`;
-      log.warn({ reason: failure }, "nccl: log follower failed");
-    }
-  }
-
-  /** Other paths or polling (a reload): a new follower that goes on where the old one stood in every file. */
-  let refollowing: Promise<void> = Promise.resolve();
-  function refollow(): void {
-    refollowing = refollowing.then(async () => {
-      const old = follower;
-      if (old === undefined || stopped) return;
-      await old.stop();
-      const resume = old.positions();
-      follower = undefined;
-      if (stopped) return;
-      await startFollowing(resume);
-    });
-  }
-
-  let stopped = false;
-
+  let timer: NodeJS.Timeout | undefined;
   return {
     name: "nccl",
     mode: "stream",
@@ -356,16 +180,10 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     verdicts: evaluate,
     rankProcesses: () => rankProcesses(tracker, (p) => view.nodePid?.(p)),
     reconfigure(n: NcclSettings, common: CommonSettings): void {
-      const follow = n.paths.join("\n") !== opts.paths.join("\n") || n.polling !== opts.usePolling;
-      opts.paths = [...n.paths];
-      opts.usePolling = n.polling;
       opts.procfsRoot = common.procfsRoot;
       opts.checkPids = n.checkPids;
-      opts.retireAfterMs = n.retireAfterMs;
       opts.hangThresholdMs = n.hangThresholdMs;
-      opts.maxComms = n.maxCommunicators;
       detect.hangThresholdMs = n.hangThresholdMs;
-      tracker.setLimits(trackerLimits(n.maxCommunicators));
       view = makeView();
       if (n.ras !== undefined) opts.ras = { ...opts.ras, ...n.ras };
       rasNode = makeRasNode();
@@ -376,38 +194,34 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (n.flightRecorder === undefined) fr = undefined;
       else if (fr === undefined) fr = makeFr(n.flightRecorder);
       else fr.setOptions(n.flightRecorder);
-      log.info({ paths: opts.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow: follow }, "nccl: settings reloaded");
-      if (follow) refollow();
+      const refollow = logs.setOptions({ paths: n.paths, usePolling: n.polling, retireAfterMs: n.retireAfterMs, maxComms: n.maxCommunicators });
+      log.info({ paths: n.paths, hang_threshold_seconds: n.hangThresholdMs / 1000, refollow }, "nccl: settings reloaded");
     },
     start(): void {
       // RAS is asked from the start, logs or none: once the heads of the logs are read, which name
       // the rank processes whose RAS socket is believed.
-      void startFollowing().then(() => ras?.tick(false));
+      void logs.start().then(() => ras?.tick(false));
       timer = setInterval(tick, opts.evaluateEveryMs ?? 5000);
       timer.unref();
       void inspector?.start();
     },
     async stop(): Promise<void> {
-      stopped = true;
       if (timer) clearInterval(timer);
       timer = undefined;
-      await refollowing;
-      await follower?.stop();
+      await logs.stop();
       await ras?.close();
       await fr?.settled();
       await inspector?.stop();
     },
     health(): CollectorHealth {
-      if (failure) return { ok: false, reason: failure };
-      if (startedMs === undefined) return { ok: false, reason: "starting", starting: true };
+      if (logs.failed !== undefined) return { ok: false, reason: logs.failed };
+      if (!logs.started) return { ok: false, reason: "starting", starting: true };
       return { ok: true, lastSuccessMs: deps.now() };
     },
     async once(): Promise<void> {
-      await startFollowing();
-      await follower?.flush();
-      await follower?.stop();
-      if (failure) throw new CollectorError(failure);
-      metrics.publish(tracker, evaluate(), follower?.stats(), undefined);
+      await logs.once();
+      if (logs.failed !== undefined) throw new CollectorError(logs.failed);
+      metrics.publish(tracker, evaluate(), logs.stats(), undefined);
     },
   };
 }

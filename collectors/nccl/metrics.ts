@@ -1,6 +1,8 @@
 /**
  * The NCCL collector's series. Everything is recomputed at scrape time from the tracker and the
- * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once.
+ * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once. The hang,
+ * behind, straggler, mismatch, threshold and GPU signature series are the sources' verdicts merged
+ * by verdict/merge.ts.
  */
 import { Gauge, type Counter, type Registry } from "prom-client";
 import type { CommVerdict } from "./logs/detect/types.js";
@@ -9,6 +11,10 @@ import type { FollowerStats } from "../follow/types.js";
 import { MAX_RAS_SERIES, type RasSnapshot } from "./ras/watch.js";
 import type { RasCommVerdict } from "./ras/verdict.js";
 import type { InspectorSnapshot } from "./inspector/types.js";
+import { communicatorVerdicts as inspectorVerdicts } from "./inspector/communicator.js";
+import { communicatorVerdicts as logsVerdicts } from "./logs/detect/communicator.js";
+import { communicatorVerdicts as rasCommunicatorVerdicts } from "./ras/communicator.js";
+import { mergeVerdicts } from "./verdict/merge.js";
 
 /** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
 export interface RasPublish {
@@ -150,48 +156,15 @@ export class NcclMetrics {
     publishGauge(this.transport, transport);
     publishGauge(this.netDevice, netDevices);
 
-    // Verdicts from the logs and from RAS, merged per communicator (and rank): 1 if either says so.
-    const hang = new Max();
-    const behind = new Max();
-    const evidence = new Max();
-    const strag = new Max();
-    const mism: Sample[] = [];
-    const thr = new Max();
-    const sig: Sample[] = [];
-    for (const v of verdicts) {
-      const comm = t.comms.get(v.commKey);
-      if (!comm) continue;
-      hang.set({ comm_id: v.commKey }, v.hangSuspected ? 1 : 0);
-      mism.push({ labels: { comm_id: v.commKey }, value: v.mismatch ? 1 : 0 });
-      thr.set({ comm_id: v.commKey }, v.thresholdMs / 1000);
-      for (const r of comm.ranks.keys()) {
-        behind.set({ comm_id: v.commKey, rank: String(r) }, v.behind.includes(r) ? 1 : 0);
-        strag.set({ comm_id: v.commKey, rank: String(r) }, v.stragglers.includes(r) ? 1 : 0);
-      }
-      if (v.hangSuspected) {
-        evidence.set({ comm_id: v.commKey, source: "coll_log" }, 1);
-        for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
-        if (v.gpus.some((g) => g.signature === "spin")) evidence.set({ comm_id: v.commKey, source: "gpu" }, 1);
-      }
-    }
-    for (const v of ras?.verdicts ?? []) {
-      hang.set({ comm_id: v.commId }, v.hang ? 1 : 0);
-      if (!t.comms.has(v.commId)) thr.set({ comm_id: v.commId }, v.thresholdMs / 1000);
-      const behindRanks = new Set(v.behind.map((r) => r.rank));
-      for (const l of v.local) behind.set({ comm_id: v.commId, rank: String(l.rank) }, behindRanks.has(l.rank) ? 1 : 0);
-      if (!v.hang) continue;
-      for (const source of v.evidence) evidence.set({ comm_id: v.commId, source }, 1);
-      for (const g of v.gpus) if (g.signature !== "busy") sig.push({ labels: { gpu: g.gpu, signature: g.signature }, value: 1 });
-    }
-    publishGauge(this.hang, hang.samples());
-    publishGauge(this.behind, behind.samples());
-    publishGauge(this.evidence, evidence.samples());
-    // NCCL Inspector's GPU timings name stragglers too, while the communicator is active.
-    for (const c of inspector?.comms ?? []) if (c.active) for (const r of c.ranks) strag.set({ comm_id: c.commId, rank: String(r.rank) }, r.straggler ? 1 : 0);
-    publishGauge(this.straggler, strag.samples());
-    publishGauge(this.mismatch, mism);
-    publishGauge(this.threshold, thr.samples());
-    publishGauge(this.signature, dedupe(sig));
+    // Verdicts of the logs, RAS and Inspector, merged per communicator (and rank): 1 if any says so.
+    const merged = mergeVerdicts([...logsVerdicts(verdicts, t), ...rasCommunicatorVerdicts(ras?.verdicts ?? []), ...inspectorVerdicts(inspector)]);
+    publishGauge(this.hang, [...merged.hang.values()]);
+    publishGauge(this.behind, [...merged.behind.values()]);
+    publishGauge(this.evidence, [...merged.evidence.values()]);
+    publishGauge(this.straggler, [...merged.straggler.values()]);
+    publishGauge(this.mismatch, [...merged.mismatch.values()]);
+    publishGauge(this.threshold, [...merged.threshold.values()]);
+    publishGauge(this.signature, [...merged.signature.values()]);
     publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
     publishCounter(this.watchdog, [...t.pt.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
     publishCounter(this.hangSigns, [...t.pt.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })));
@@ -234,25 +207,4 @@ export class NcclMetrics {
     for (const f of snapshot.findings) if (f.comm_id === null || hung.has(f.comm_id)) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
     publishGauge(this.rasFindings, [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })));
   }
-}
-
-/** Samples keyed by their labels; a label set set twice keeps the larger value. */
-class Max {
-  private readonly m = new Map<string, Sample>();
-
-  set(labels: Record<string, string>, value: number): void {
-    const k = JSON.stringify(labels);
-    const s = this.m.get(k);
-    if (s === undefined || value > s.value) this.m.set(k, { labels, value });
-  }
-
-  samples(): Sample[] {
-    return [...this.m.values()];
-  }
-}
-
-function dedupe(samples: Sample[]): Sample[] {
-  const seen = new Map<string, Sample>();
-  for (const s of samples) seen.set(`${s.labels.gpu}|${s.labels.signature}`, s);
-  return [...seen.values()];
 }

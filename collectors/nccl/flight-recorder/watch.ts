@@ -7,7 +7,9 @@
  * read once its size and mtime held still across two looks (PyTorch writes it in place, not by a
  * rename; one that cannot be read yet is tried again for SETTLE_MS before it counts), and the dumps of one episode (written within EPISODE_MS of the newest) are analyzed
  * together (flight-recorder/analyze.ts): the ranks behind with the Python stack of the collective
- * the others wait in, missing ranks, mismatches. One log line per new verdict; metrics from snapshot().
+ * the others wait in, missing ranks, mismatches. One log line per new verdict, once the episode's
+ * dumps are in: every rank asked has written a new dump (or POKE_WAIT_MS passed) and no dump file
+ * is still waiting to be read; metrics from snapshot(), at once.
  */
 import { close, read } from "node:fs";
 import type { Logger } from "pino";
@@ -50,6 +52,9 @@ const ENTRIES_PER_GROUP = 512;
 /** An unreadable dump younger than this is looked at again before it counts as unreadable. */
 const SETTLE_MS = 30_000;
 
+/** How long the ranks asked for a dump are waited for before the verdict is logged without them (agent clock). */
+const POKE_WAIT_MS = 60_000;
+
 /** Dumps written this close to the newest belong to the same episode. */
 const EPISODE_MS = 10 * 60_000;
 
@@ -91,6 +96,11 @@ export class FlightRecorderWatch {
   private findings: readonly Finding[] = [];
   private episodeMs: number | undefined;
   private loggedVerdict: string | undefined;
+  /** Ranks asked for a dump at the last poke, with the version of their dump read before it. */
+  private readonly awaiting = new Map<number, string | undefined>();
+  private awaitUntilMs = 0;
+  /** Dumps in the latest analysis. */
+  private episodeDumps = 0;
   private trust: TrustRoots | undefined;
   private trustDir: string | undefined;
   private readonly refusedLogged = new Set<string>();
@@ -134,8 +144,11 @@ export class FlightRecorderWatch {
     this.lastPokeMs = now;
     const pipes = findPipes(prefix);
     const results: string[] = [];
+    this.awaiting.clear();
+    this.awaitUntilMs = now + POKE_WAIT_MS;
     for (const p of pipes) {
       const r = pokePipe(p.path);
+      if (r.result === "ok") this.awaiting.set(p.rank, this.dumpOf(p.rank)?.readKey);
       this.pokes.set(r.result, (this.pokes.get(r.result) ?? 0) + 1);
       results.push(`${p.rank}:${r.result}${r.reason !== undefined ? `(${r.reason})` : ""}`);
     }
@@ -177,6 +190,23 @@ export class FlightRecorderWatch {
     }
     for (const p of [...this.files.keys()]) if (!seen.has(p)) this.files.delete(p);
     if (changed) this.analyze();
+    if (this.episodeIn()) this.logVerdict();
+  }
+
+  private dumpOf(rank: number): DumpFile | undefined {
+    for (const f of this.files.values()) if (f.rank === rank) return f;
+    return undefined;
+  }
+
+  /** No dump file waits to be read, and every rank asked has a new dump read (or the wait is over). */
+  private episodeIn(): boolean {
+    for (const f of this.files.values()) if (f.read === undefined) return false;
+    if (this.opts.now() >= this.awaitUntilMs) return true;
+    for (const [rank, before] of this.awaiting) {
+      const f = this.dumpOf(rank);
+      if (f?.readKey === undefined || f.readKey === before) return false;
+    }
+    return true;
   }
 
   /** The dump, or undefined when it cannot be read yet but was written under SETTLE_MS ago. */
@@ -235,6 +265,12 @@ export class FlightRecorderWatch {
     this.episodeMs = newest;
     this.analysis = analyzeFrDumps(episode.map((f) => f.read as FrRead));
     this.findings = flightRecorderFindings(this.analysis);
+    this.episodeDumps = episode.length;
+  }
+
+  /** The verdict of the episode's analysis, logged once per new verdict. */
+  private logVerdict(): void {
+    if (this.analysis === undefined) return;
     const top = this.findings.find((f) => f.severity !== "info") ?? this.findings[0];
     const key = top === undefined ? "" : `${top.kind}:${top.summary}`;
     if (top === undefined || key === this.loggedVerdict) return;
@@ -250,7 +286,7 @@ export class FlightRecorderWatch {
         ranks: top.ranks,
         seq: top.seq ?? null,
         op: top.op ?? null,
-        dumps: episode.length,
+        dumps: this.episodeDumps,
         frames: frames ?? [],
         behind_last: last !== undefined ? { rank: last.rank, seq: last.seq, op: last.op, state: last.state ?? null } : null,
         behind_frames: behindFrames,

@@ -14,6 +14,7 @@
 import { commIdOfHash, described } from "./findings.js";
 import { classifyGpu, type GpuReading, type GpuSignature } from "../verdict/gpu-signature.js";
 import type { GpuObservation } from "../verdict/gpu-signature.js";
+import type { HangLine } from "../verdict/hang-transitions.js";
 import { splitCounts } from "./counts.js";
 import type { RasRank } from "./parse-text.js";
 import type { RasCommProgress } from "./progress.js";
@@ -153,7 +154,30 @@ export function rasVerdicts(progress: readonly RasCommProgress[], node: RasNode)
   return out;
 }
 
-/** The log line of a RAS hang. */
+/** The log line of a RAS hang that begins: its fields and message. */
+export function rasHangLine(v: RasCommVerdict): HangLine {
+  return {
+    fields: {
+      comm_id: v.commId,
+      source: "ras",
+      still_seconds: Math.round(v.stillMs / 1000),
+      threshold_seconds: Math.round(v.thresholdMs / 1000),
+      ranks_behind: v.behind.map((r) => r.rank),
+      processes_behind: v.behind.map((r) => (r.pid !== undefined ? `${r.node ?? "?"}:${r.pid}` : "")),
+      evidence: v.evidence,
+      local_ranks: v.local.map((l) => l.rank),
+      gpu_signatures: v.gpus.map((g) => `${g.gpu}:${g.signature}`),
+    },
+    message: rasHangMessage(v),
+  };
+}
+
+/** The log line of a RAS hang that ended. */
+export function rasHangEndedLine(commId: string): HangLine {
+  return { fields: { comm_id: commId, source: "ras" }, message: `nccl: communicator ${commId} no longer hung (NCCL RAS)` };
+}
+
+/** The message of a RAS hang's log line. */
 export function rasHangMessage(v: RasCommVerdict): string {
   const head = `nccl: hang suspected on communicator ${v.commId} (NCCL RAS: ${v.reason}${v.evidence.includes("gpu") ? "; the local GPUs spin in NCCL" : ""})`;
   if (v.behind.length > 0) return `${head}; ${described(v.behind)} never entered ${v.waitingIn ?? "the collective the others wait in"}`;

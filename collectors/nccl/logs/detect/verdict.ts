@@ -1,6 +1,9 @@
 /**
- * Verdicts per communicator, as pure functions of the tracked state, the time and two views of the
+ * Verdicts per communicator, as functions of the tracked state, the time and two views of the
  * node (process liveness, GPU readings). See DetectOptions for the knobs and docs/nccl.md, "Verdicts".
+ * Not pure in one respect, on purpose: the straggler verdict's hysteresis (comm.stragglerHold,
+ * straggler.ts) lives in the state and evaluating advances it. Evaluating twice at the same time
+ * gives the same verdicts, so a scrape between two evaluations changes nothing.
  *
  * hang: every live local rank's process has made no progress on ANY communicator for the threshold
  *   (stretched by the communicator's own recent p99 gap), this communicator holds the last collective
@@ -14,11 +17,10 @@
  * mismatch: two ranks issued different collective types at the same sequence index, or NCCL warned.
  */
 import type { CommState, ProcessState, RankState } from "../state/model.js";
-import { classifyGpu, gpuReleased, type GpuReading } from "../../verdict/gpu-signature.js";
+import { classifyGpu, gpuReleased, type GpuObservation, type GpuReading } from "../../verdict/gpu-signature.js";
 import { quantile } from "./percentile.js";
 import { forgetStragglers, holdStragglers, stragglerWindow } from "./straggler.js";
 import type { CommVerdict, DetectOptions } from "./types.js";
-import type { GpuObservation } from "../../verdict/gpu-signature.js";
 
 export interface NodeView {
   /** true alive, false gone, undefined unknown (another host's pid, another pid namespace). */

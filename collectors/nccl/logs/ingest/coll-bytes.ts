@@ -176,28 +176,6 @@ const LETTER_BASE = 64;
 /** Op names are kept by an exact numeric key: 3 × 8 letters = MAX_OP. */
 const LETTERS_PER_KEY = 8;
 
-/**
- * The records of the scanner's last scan (coll-scanner.ts's CollScanner), as adopt() reads them;
- * declared here so that the matcher and the scanner do not import each other.
- */
-export interface ScanRecords {
-  readonly layout: {
-    readonly recordFields: number;
-    readonly fOpStart: number;
-    readonly fOpLen: number;
-    readonly fOpKey0: number;
-    readonly fOpKey1: number;
-    readonly fOpKey2: number;
-    readonly fOpCount: number;
-    readonly fPtrStart: number;
-    readonly fPtrChars: number;
-    readonly fPtrKey: number;
-  };
-  values(): Float64Array;
-  /** Add to a position field to get the position in the read buffer. */
-  shift(): number;
-}
-
 /** Matches plain COLL lines of one writer. One per followed file. */
 export class CollByteMatcher {
   private prefix: Fixed = fixed("");
@@ -227,37 +205,6 @@ export class CollByteMatcher {
   /** The `host:pid:` every line of this writer starts with (as decoded text; matched as UTF-8). */
   setWriter(prefix: string): void {
     this.prefix = fixed(prefix, "utf8");
-  }
-
-  hasWriter(): boolean {
-    return this.prefix.bytes.length > 0;
-  }
-
-  /** The writer's `host:pid:` as bytes (one Buffer per setWriter). */
-  writerBytes(): Buffer {
-    return this.prefix.bytes;
-  }
-
-  /**
-   * Takes accepted line k of the scanner's last scan (coll-scanner.ts, the WebAssembly twin of
-   * matchLine) as if matchLine had accepted it: op, opCount and the pointer, in buf's coordinates.
-   */
-  adopt(buf: Buffer, sc: ScanRecords, k: number): void {
-    const L = sc.layout;
-    const r = sc.values();
-    const b = k * L.recordFields;
-    const shift = sc.shift();
-    this.opStart = (r[b + L.fOpStart] as number) + shift;
-    this.opLen = r[b + L.fOpLen] as number;
-    this.k0 = r[b + L.fOpKey0] as number;
-    this.k1 = r[b + L.fOpKey1] as number;
-    this.k2 = r[b + L.fOpKey2] as number;
-    this.fields.op = this.op(buf);
-    this.fields.opCount = r[b + L.fOpCount] as number;
-    this.ptrStart = (r[b + L.fPtrStart] as number) + shift;
-    this.ptrChars = r[b + L.fPtrChars] as number;
-    this.ptrEnd = this.ptrStart + this.ptrChars;
-    this.ptrKey = r[b + L.fPtrKey] as number;
   }
 
   /** Whether buf[s, e) is a plain COLL line of the writer; if so its fields are in `fields`. */

@@ -5,7 +5,6 @@
  */
 import type { LineSink } from "../../../follow/follower.js";
 import { CollByteMatcher } from "./coll-bytes.js";
-import { collScanner, ScannedLines, type CollScanner } from "./coll-scanner.js";
 import { parseLine } from "../parse/line.js";
 import type { CollTarget, LineContext, Tracker } from "../state/tracker.js";
 
@@ -39,17 +38,10 @@ export class FileSink implements LineSink {
   private readonly keyed: CollTarget[] = [];
   private readonly keys: number[] = [];
 
-  /** COLL lines through the WebAssembly scanner; undefined: through the matcher's JavaScript. */
-  private readonly scanned: ScannedLines | undefined;
-
-  /** scanner: the WebAssembly matcher (the default where it runs), or undefined for the JavaScript one. */
   constructor(
     private readonly tracker: Tracker,
     private readonly onError: (err: unknown, where: string) => void,
-    scanner: CollScanner | undefined = collScanner(),
-  ) {
-    this.scanned = scanner === undefined ? undefined : new ScannedLines(scanner);
-  }
+  ) {}
 
   /**
    * Before each chunk: where it comes from and when it was read. Its lines were written after the
@@ -77,14 +69,9 @@ export class FileSink implements LineSink {
     if (atMs > this.readToMs) this.readToMs = atMs;
   }
 
-  chunkStart(): void {
-    this.scanned?.reset();
-  }
-
   lineAt(buf: Buffer, s: number, end: number, max: number): number {
     if (this.processKey === undefined) return -1;
-    const m = this.matcher;
-    const nl = this.scanned !== undefined ? this.scanned.lineAt(m, buf, s, end, max) : m.matchLine(buf, s, end, max);
+    const nl = this.matcher.matchLine(buf, s, end, max);
     return nl >= 0 && this.count(buf) ? nl : -1;
   }
 
@@ -154,7 +141,6 @@ export class FileSink implements LineSink {
       // The writer of the file as its own plain lines name it: the byte path matches its COLL lines.
       this.writerPrefix = prefix;
       this.processKey = `${ev.host}:${ev.pid}`;
-      this.scanned?.reset();
       this.targets.clear();
       this.keyed.length = 0;
       this.keys.length = 0;

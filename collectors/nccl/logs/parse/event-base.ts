@@ -3,6 +3,8 @@
  * and the classified details of a WARN message, which NCCL's and PyTorch's events share
  * (types.ts, types-pytorch.ts).
  */
+import type { WarnKind } from "./warn-kinds.js";
+
 /** What a launcher/log-collector prefix in front of the line told us. */
 export interface LauncherPrefix {
   /**
@@ -49,20 +51,8 @@ export interface EventBase {
   headerless?: boolean;
 }
 
-export type WarnKind =
-  | "connection_reset"
-  | "connection_closed"
-  | "connect_failed"
-  | "ib_completion_error"
-  | "net_completion_error"
-  | "net_plugin_error"
-  | "collective_mismatch"
-  | "bootstrap_error"
-  | "system_error"
-  | "internal_error"
-  | "timeout"
-  | "cuda_error"
-  | "other";
+/** A WARN's kind, the `kind` label of ringwatch_nccl_warnings_total: derived from the table of warn-kinds.ts. */
+export type { WarnKind } from "./warn-kinds.js";
 
 /** Classified details of a NCCL WARN message (also used for PyTorch's embedded `Last error:`). */
 export interface WarnDetail {

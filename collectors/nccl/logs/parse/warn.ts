@@ -1,27 +1,13 @@
 /**
- * NCCL WARN messages, classified, and NCCL's error-return chain (`file.cc:123 -> 2`).
- *
- * Forms seen in the wild (misc/socket.cc, transport/net_ib.cc, plugins, enqueue.cc, bootstrap.cc):
- *   socketProgressOpt: Call to recv from 172.17.0.2<40537> failed : Connection reset by peer
- *   Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe
- *   socketProgress: Connection closed by remote peer node1<57557>
- *   socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort
- *   NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)
- *   NET/IB : Got completion from peer 10.1.1.1<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid .. remoteGids..
- *   NET/IB: Got completion from peer 10.1.1.1<1> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 ... hca mlx5_0
- *   NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129          (2.8, no peer)
- *   NET/OFI Request 0x.. completed with error. RC: 113. Error: 2 (UNDELIVERABLE). ...   (net plugins: net-plugin.ts)
- *   NET/OFI aws-ofi-nccl initialization failed / NET/OFI Initializing plugin failed   (a net plugin that cannot start)
- *   Mismatched collective detected, please check your collective calls at and around rank 39
- *   NET/IB : collective mismatch error local size 1 remote 2 ...   (and every other size mismatch: size-mismatch.ts)
- *   Net : Socket creation failed : Address family not supported by protocol
- *   Bootstrap Root : rank 1 of 8 ranks has already checked in
- *   Call to ibv_modify_qp failed with error Invalid argument
+ * NCCL WARN messages, classified by the table of warn-kinds.ts (each kind's forms, its words and the
+ * real captures it classifies), the readers that fill their fields, and NCCL's error-return chain
+ * (`file.cc:123 -> 2`).
  */
 import type { RetcodeEvent, WarnDetail, WarnKind } from "./types.js";
 import { pluginGdrOff } from "./net.js";
 import { netCompletion } from "./net-plugin.js";
 import { sizeMismatch } from "./size-mismatch.js";
+import { WARN_KINDS, type WarnFields, type WarnParser } from "./warn-kinds.js";
 import { find, isDigit, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
 
 /** `host<port>` at i: fills peer/peerPort. The peer may be an IPv4/IPv6 address or a host name. */
@@ -117,66 +103,92 @@ function socketFailure(s: string, i: number, end: number, d: WarnDetail): void {
   }
 }
 
-/** Classifies the WARN text in [i, end) into d (d.warnKind is always set). */
-export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): void {
-  let kind: WarnKind = "other";
-  let k: number;
-  if (find(s, "Got completion ", i, end) >= 0) {
-    kind = "ib_completion_error";
-    ibCompletion(s, i, end, d);
-  } else if (netCompletion(s, i, end, d)) {
-    return;
-  } else if (s.startsWith("NET/", i) && find(s, "nitializ", i, end) >= 0 && find(s, "failed", i, end) >= 0) {
-    // aws-ofi-nccl `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Initializing plugin failed`
-    kind = "net_plugin_error";
-  } else if (sizeMismatch(s, i, end, d)) {
-    const pk = find(s, " peer ", i, end);
-    if (pk >= 0) peerAt(s, pk + 6, end, d);
-    return;
-  } else if ((k = find(s, "Mismatched collective", i, end)) >= 0) {
-    kind = "collective_mismatch";
-    const rk = find(s, "around rank ", k, end);
-    const r = rk >= 0 ? readInt(s, rk + 12, end) : undefined;
-    if (r !== undefined) d.mismatchRank = r;
-  } else if (find(s, "Connection reset by peer", i, end) >= 0 || find(s, "Broken pipe", i, end) >= 0) {
-    kind = "connection_reset";
-    socketFailure(s, i, end, d);
-  } else if ((k = find(s, "closed by remote peer", i, end)) >= 0) {
-    kind = "connection_closed";
-    peerAt(s, skipSpaces(s, k + 21, end), end, d);
-  } else if ((k = find(s, "Cuda failure ", i, end)) >= 0 || (k = find(s, "CUDA failure ", i, end)) >= 0) {
-    // `Cuda failure 'out of memory'`, `Cuda failure 700 'an illegal memory access was encountered'`
-    kind = "cuda_error";
-    const q = s.indexOf("'", k + 13);
-    const q2 = q >= 0 && q < end ? s.indexOf("'", q + 1) : -1;
-    if (q2 > q && q2 <= end) d.error = s.slice(q + 1, q2);
-  } else if (find(s, "Connect to ", i, end) >= 0) {
-    kind = "connect_failed";
-    socketFailure(s, i, end, d);
-  } else if (find(s, "Socket creation failed", i, end) >= 0) {
-    // `Net : Socket creation failed : Address family not supported by protocol` (socket.h, 2.3-2.11):
-    // the socket for a peer connection cannot even be made (an IPv6 interface where IPv6 is off, ...).
-    kind = "connect_failed";
+/** Fills the fields of a literal form; `after` is where its first `any` substring found ends. May name another kind than the row's. */
+type Reader = (s: string, i: number, end: number, d: WarnDetail, after: number) => WarnKind | undefined;
+
+const FIELDS: Record<WarnFields, Reader> = {
+  ibCompletion: (s, i, end, d) => void ibCompletion(s, i, end, d),
+  socketFailure: (s, i, end, d) => void socketFailure(s, i, end, d),
+  socketCreation: (s, i, end, d) => {
     d.call = "socket";
     socketFailure(s, i, end, d);
-  } else if (find(s, "timed out", i, end) >= 0 || find(s, "imeout", i, end) >= 0) {
-    kind = "timeout";
-    socketFailure(s, i, end, d);
-  } else if (find(s, "ootstrap", i, end) >= 0) {
-    kind = "bootstrap_error";
-  } else if ((k = find(s, "retcode ", i, end)) >= 0 && find(s, "Failed to execute operation", i, end) >= 0) {
-    const code = readInt(s, k + 8, end);
-    kind = code === 2 ? "system_error" : code === 3 ? "internal_error" : "other";
-  } else if (
-    find(s, "Call to ", i, end) >= 0 || find(s, "libibverbs", i, end) >= 0 || find(s, "ystem error", i, end) >= 0
-  ) {
-    kind = "system_error";
-    socketFailure(s, i, end, d);
-  } else if (find(s, "nternal error", i, end) >= 0 || find(s, "ncclInternalError", i, end) >= 0) {
-    kind = "internal_error";
+    return undefined;
+  },
+  closedPeer: (s, _i, end, d, after) => void peerAt(s, skipSpaces(s, after, end), end, d),
+  mismatchRank: (s, _i, end, d, after) => {
+    const rk = find(s, "around rank ", after, end);
+    const r = rk >= 0 ? readInt(s, rk + 12, end) : undefined;
+    if (r !== undefined) d.mismatchRank = r;
+    return undefined;
+  },
+  // `Cuda failure 'out of memory'`, `Cuda failure 700 'an illegal memory access was encountered'`
+  cudaError: (s, _i, end, d, after) => {
+    const q = s.indexOf("'", after);
+    const q2 = q >= 0 && q < end ? s.indexOf("'", q + 1) : -1;
+    if (q2 > q && q2 <= end) d.error = s.slice(q + 1, q2);
+    return undefined;
+  },
+  proxyRetcode: (s, _i, end, _d, after) => {
+    const code = readInt(s, after, end);
+    return code === 2 ? "system_error" : code === 3 ? "internal_error" : "other";
+  },
+};
+
+/** The sub-parsers of parser forms: true when they told the message (they fill d and name its kind). */
+const PARSERS: Record<WarnParser, (s: string, i: number, end: number, d: WarnDetail) => boolean> = {
+  netCompletion,
+  sizeMismatch: (s, i, end, d) => {
+    if (!sizeMismatch(s, i, end, d)) return false;
+    const pk = find(s, " peer ", i, end);
+    if (pk >= 0) peerAt(s, pk + 6, end, d);
+    return true;
+  },
+};
+
+interface Form {
+  readonly start?: string;
+  readonly any?: readonly string[];
+  readonly all?: readonly string[];
+  readonly fields?: WarnFields;
+  readonly parser?: WarnParser;
+}
+
+const ROWS: readonly { readonly kind: WarnKind; readonly forms: readonly Form[] }[] = WARN_KINDS;
+
+/** Where the first `any` substring of a literal form found ends (i where it has none), or -1 when the form does not tell the text. */
+function told(f: Form, s: string, i: number, end: number): number {
+  if (f.start !== undefined && !s.startsWith(f.start, i)) return -1;
+  if (f.all !== undefined && !f.all.every((w) => find(s, w, i, end) >= 0)) return -1;
+  if (f.any === undefined) return i;
+  for (const w of f.any) {
+    const k = find(s, w, i, end);
+    if (k >= 0) return k + w.length;
   }
+  return -1;
+}
+
+/** Classifies the WARN text in [i, end) into d (d.warnKind is always set): the first form of the table that tells it. */
+export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): void {
+  const kind = kindOf(s, i, end, d);
+  if (kind === undefined) return;
   d.warnKind = kind;
+  // Not a kind: a net plugin's `GDR disabled` WARN (warn-kinds.ts GDR_OFF_CAPTURE).
   if (kind === "other" && pluginGdrOff(s, i, end)) d.gdrDisabled = true;
+}
+
+/** The kind of the first form that tells [i, end), with its fields filled; `other` when none does; undefined when a sub-parser told it (and set d.warnKind). */
+function kindOf(s: string, i: number, end: number, d: WarnDetail): WarnKind | undefined {
+  for (const row of ROWS) {
+    for (const f of row.forms) {
+      if (f.parser !== undefined) {
+        if (PARSERS[f.parser](s, i, end, d)) return undefined;
+        continue;
+      }
+      const after = told(f, s, i, end);
+      if (after >= 0) return (f.fields === undefined ? undefined : FIELDS[f.fields](s, i, end, d, after)) ?? row.kind;
+    }
+  }
+  return "other";
 }
 
 /** `misc/socket.cc:564 -> 2 [Async thread]` at m; undefined when the message is not a retcode line. */

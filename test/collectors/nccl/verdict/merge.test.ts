@@ -1,0 +1,87 @@
+/**
+ * The merge of the sources' verdicts (verdict/merge.ts): what the node says of a communicator when
+ * the logs, NCCL RAS and NCCL Inspector each say something of it. Each case is a situation the
+ * sources really disagree in: RAS sees a hang the logs do not (no COLL lines), the logs know a
+ * communicator RAS also reports (whose threshold?), Inspector names a straggler the logs do not.
+ */
+import { describe, expect, it } from "vitest";
+import { mergeVerdicts, type CommunicatorVerdict, type Series } from "../../../../collectors/nccl/verdict/merge.js";
+
+const values = (s: Series): Record<string, number> => Object.fromEntries([...s.values()].map((x) => [Object.values(x.labels).join("/"), x.value]));
+
+const logsQuiet: CommunicatorVerdict = {
+  commId: "0xa",
+  hang: false,
+  evidence: [],
+  thresholdMs: 120_000,
+  ranks: [
+    { rank: 0, behind: false, straggler: false },
+    { rank: 1, behind: false, straggler: true },
+  ],
+  mismatch: false,
+  gpus: [],
+};
+
+describe("mergeVerdicts", () => {
+  it("a hang RAS sees and the logs do not is a hang, with RAS's evidence, its rank behind, and the GPU signature", () => {
+    const ras: CommunicatorVerdict = {
+      commId: "0xa",
+      hang: true,
+      evidence: ["ras", "gpu"],
+      thresholdMs: 60_000,
+      ranks: [
+        { rank: 0, behind: true },
+        { rank: 1, behind: false },
+      ],
+      gpus: [
+        { gpu: "0", rank: 0, signature: "idle" },
+        { gpu: "1", rank: 1, signature: "spin" },
+        { gpu: "2", rank: 2, signature: "busy" },
+      ],
+    };
+    const m = mergeVerdicts([logsQuiet, ras]);
+    expect(values(m.hang)).toEqual({ "0xa": 1 });
+    expect(values(m.evidence)).toEqual({ "0xa/ras": 1, "0xa/gpu": 1 });
+    expect(values(m.behind)).toEqual({ "0xa/0": 1, "0xa/1": 0 });
+    // The first source that states a threshold (the logs, given first) is the one shown.
+    expect(values(m.threshold)).toEqual({ "0xa": 120 });
+    expect(values(m.mismatch)).toEqual({ "0xa": 0 });
+    // Busy GPUs carry no signature.
+    expect(values(m.signature)).toEqual({ "0/idle": 1, "1/spin": 1 });
+  });
+
+  it("a communicator only RAS knows gets RAS's threshold, and no mismatch series (RAS does not judge it here)", () => {
+    const ras: CommunicatorVerdict = { commId: "0xb", hang: false, evidence: ["ras"], thresholdMs: 90_000, ranks: [{ rank: 3, behind: false }], gpus: [{ gpu: "3", rank: 3, signature: "spin" }] };
+    const m = mergeVerdicts([logsQuiet, ras]);
+    expect(values(m.threshold)).toEqual({ "0xa": 120, "0xb": 90 });
+    expect(values(m.mismatch)).toEqual({ "0xa": 0 });
+    // Not hung: no evidence, no GPU signature, whatever the source lists.
+    expect(values(m.evidence)).toEqual({});
+    expect(values(m.signature)).toEqual({});
+    expect(values(m.behind)).toEqual({ "0xa/0": 0, "0xa/1": 0, "0xb/3": 0 });
+  });
+
+  it("Inspector's straggler adds to the logs' and says nothing of hangs", () => {
+    const inspector: CommunicatorVerdict = {
+      commId: "0xa",
+      evidence: [],
+      ranks: [
+        { rank: 0, straggler: true },
+        { rank: 1, straggler: false },
+      ],
+      gpus: [],
+    };
+    const alone: CommunicatorVerdict = { commId: "0xc", evidence: [], ranks: [{ rank: 5, straggler: false }], gpus: [] };
+    const m = mergeVerdicts([logsQuiet, inspector, alone]);
+    expect(values(m.straggler)).toEqual({ "0xa/0": 1, "0xa/1": 1, "0xc/5": 0 });
+    // A communicator only Inspector knows has no hang series.
+    expect(values(m.hang)).toEqual({ "0xa": 0 });
+    expect(values(m.behind)).toEqual({ "0xa/0": 0, "0xa/1": 0 });
+  });
+
+  it("the same GPU named by two hung communicators is one series", () => {
+    const a: CommunicatorVerdict = { commId: "0xa", hang: true, evidence: ["coll_log"], ranks: [], gpus: [{ gpu: "0", rank: 0, signature: "spin" }] };
+    const b: CommunicatorVerdict = { ...a, commId: "0xb" };
+    expect([...mergeVerdicts([a, b]).signature.values()]).toEqual([{ labels: { gpu: "0", signature: "spin" }, value: 1 }]);
+  });
+});
