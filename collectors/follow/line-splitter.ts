@@ -44,8 +44,6 @@ export interface LineSink {
    * It must decline a line longer than `max` bytes without its CR (the splitter counts those).
    */
   lineAt?(buf: Buffer, s: number, end: number, max: number): number;
-  /** Optional: called as each pushTo begins, before any lineAt: the read buffer may now hold new bytes. */
-  chunkStart?(): void;
   line(text: string): void;
 }
 
@@ -96,7 +94,6 @@ export class LineSplitter {
       this.skipping = false;
       i = nl + 1;
     }
-    sink.chunkStart?.();
     let n = 0;
     if (this.pendingLen > 0) {
       const nl = view.indexOf(10, i);

@@ -5,8 +5,7 @@
  * lines that register module hooks which transpile each .ts module it loads with the typescript
  * package (a devDependency, present wherever the sources are run) and resolve the sources' `.js`
  * imports to their `.ts` files, then import read-worker.ts. A single-executable build, which has
- * no files beside it, would need the worker's code embedded instead, as ingest/ embeds its
- * WebAssembly scanner (coll-scan-wasm.ts, generated).
+ * no files beside it, would need the worker's code embedded instead.
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
