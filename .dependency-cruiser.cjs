@@ -43,7 +43,8 @@ module.exports = {
     },
     {
       name: "collector-not-to-other-collector",
-      comment: "A collector's folder imports only itself and the shared parts of collectors/; what one collector needs of another comes in through an interface it declares.",
+      comment:
+        "A collector's folder imports only itself and the shared parts of collectors/; what one collector needs of another comes in through an interface it declares.",
       severity: "error",
       from: { path: "^collectors/([^/]+)/", pathNot: "^collectors/(settings|follow)/" },
       to: { path: "^collectors/[^/]+/", pathNot: ["^collectors/$1/", "^collectors/(settings|follow)/"] },
@@ -117,7 +118,11 @@ module.exports = {
     exclude: { path: "^(dist|\\.bench|node_modules)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default", "types"], extensions: [".ts", ".js", ".mjs", ".cjs", ".json"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".json"],
+    },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };

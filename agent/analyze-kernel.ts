@@ -33,15 +33,43 @@ const XID_SEVERITY: Record<XidAction, Severity> = {
 };
 
 const NIC: Record<Exclude<NicEventKind, "link_up">, { severity: Severity; what: string; advice: string }> = {
-  link_down: { severity: "warning", what: "link down", advice: "The port lost its link: NCCL connections over it fail or stall. Check the cable, the transceiver and the switch port." },
-  firmware_error: { severity: "critical", what: "a firmware fault", advice: "The HCA's firmware reported a fault: traffic through it stops until the device is reset (a reboot, or mlxfwreset); drain the node if it repeats." },
-  command_error: { severity: "warning", what: "a failed firmware command", advice: "A driver command to the firmware failed: harmless alone (an unsupported register), a sign of a sick device when many follow." },
+  link_down: {
+    severity: "warning",
+    what: "link down",
+    advice: "The port lost its link: NCCL connections over it fail or stall. Check the cable, the transceiver and the switch port.",
+  },
+  firmware_error: {
+    severity: "critical",
+    what: "a firmware fault",
+    advice: "The HCA's firmware reported a fault: traffic through it stops until the device is reset (a reboot, or mlxfwreset); drain the node if it repeats.",
+  },
+  command_error: {
+    severity: "warning",
+    what: "a failed firmware command",
+    advice: "A driver command to the firmware failed: harmless alone (an unsupported register), a sign of a sick device when many follow.",
+  },
   pcie_error_corrected: { severity: "info", what: "corrected PCIe errors", advice: "Harmless one by one; a flood points at a failing link, riser or slot." },
-  pcie_error_uncorrected: { severity: "critical", what: "uncorrected PCIe errors", advice: "Traffic through this HCA is unreliable: reseat or replace it, and check the slot." },
-  tx_timeout: { severity: "warning", what: "a transmit timeout", advice: "The Ethernet side of the HCA stopped sending: RoCE traffic stalls until the driver recovers the queue." },
+  pcie_error_uncorrected: {
+    severity: "critical",
+    what: "uncorrected PCIe errors",
+    advice: "Traffic through this HCA is unreliable: reseat or replace it, and check the slot.",
+  },
+  tx_timeout: {
+    severity: "warning",
+    what: "a transmit timeout",
+    advice: "The Ethernet side of the HCA stopped sending: RoCE traffic stalls until the driver recovers the queue.",
+  },
   module_event: { severity: "info", what: "a cable or module event", advice: "The cable or transceiver changed state (unplugged, or a module error)." },
-  insufficient_power: { severity: "warning", what: "insufficient slot power", advice: "The PCIe slot gives the HCA less power than it needs: it may throttle or fail." },
-  probe_failed: { severity: "critical", what: "a failed probe", advice: "The driver could not bring the HCA up: NCCL cannot use it (it falls back to another HCA, or to sockets)." },
+  insufficient_power: {
+    severity: "warning",
+    what: "insufficient slot power",
+    advice: "The PCIe slot gives the HCA less power than it needs: it may throttle or fail.",
+  },
+  probe_failed: {
+    severity: "critical",
+    what: "a failed probe",
+    advice: "The driver could not bring the HCA up: NCCL cannot use it (it falls back to another HCA, or to sockets).",
+  },
 };
 
 function quote(s: string): string {
@@ -75,7 +103,8 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
         const asked: XidAction = recovery === 0 ? "none" : recovery === 2 ? "reboot_node" : "reset_gpu";
         out.action = asked;
         out.severity = recovery === 0 ? "info" : "critical";
-        out.advice = recovery === 0 ? "The driver says no recovery is needed any more." : `The driver asks for this before the GPU runs jobs again: ${XID_ADVICE[asked]}`;
+        out.advice =
+          recovery === 0 ? "The driver says no recovery is needed any more." : `The driver asks for this before the GPU runs jobs again: ${XID_ADVICE[asked]}`;
       }
       if (x.pid !== undefined) out.pid = x.pid;
       if (x.name !== undefined) out.processName = x.name;
@@ -124,7 +153,10 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
         gpuPci: ev.pcie.pci,
         event: ev.pcie.severity,
         title: `${ev.pcie.severity} PCIe bus errors: ${quote(ev.pcie.text)}`,
-        advice: ev.pcie.severity === "uncorrected" ? "The GPU's PCIe link is failing: expect Xid 79 next; reseat or replace the GPU or riser." : "Harmless one by one; a flood points at a failing link or riser.",
+        advice:
+          ev.pcie.severity === "uncorrected"
+            ? "The GPU's PCIe link is failing: expect Xid 79 next; reseat or replace the GPU or riser."
+            : "Harmless one by one; a flood points at a failing link or riser.",
       };
   }
 }

@@ -175,6 +175,10 @@ export async function runAnalyze(argv: readonly string[], io: AnalyzeIo): Promis
   }
   await readDumps(analysis, dumps, io.stderr);
   const report = analysis.report();
-  io.stdout(json ? jsonWithoutControls(JSON.stringify(report, null, 2)) + "\n" : escapeControls(formatReport(report, { files, lines, dumps: analysis.dumpCount }), true));
+  io.stdout(
+    json
+      ? jsonWithoutControls(JSON.stringify(report, null, 2)) + "\n"
+      : escapeControls(formatReport(report, { files, lines, dumps: analysis.dumpCount }), true),
+  );
   return 0;
 }

@@ -101,7 +101,12 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
     async start(): Promise<number> {
       const onReload = (result: "success" | "failure"): void => self.webConfigReloads.inc({ result });
       const loaded = web.loaded ?? loadWebConfig(web.path);
-      server = createMetricsServer(registry, deps.logger, { telemetryPath: config.telemetryPath, version: VERSION, web: { path: web.path, loaded, onReload }, onRefused: (reason) => self.webRefused.inc({ reason }) });
+      server = createMetricsServer(registry, deps.logger, {
+        telemetryPath: config.telemetryPath,
+        version: VERSION,
+        web: { path: web.path, loaded, onReload },
+        onRefused: (reason) => self.webRefused.inc({ reason }),
+      });
       const port = await server.listen(config.listen);
       runner.start();
       return port;

@@ -35,7 +35,11 @@ export function applyReload(t: ReloadTarget, started: AgentConfig, current: Agen
   const rescheduled = t.reconfigureRunner(next);
   const restart = [...plan.restart];
   if (!t.replaceWebConfig(next.webConfigFile, web)) {
-    restart.push({ flag: "web.config.file", running: current.webConfigFile ?? "", wanted: `${next.webConfigFile ?? ""} (turns TLS ${web.tls ? "on" : "off"})` });
+    restart.push({
+      flag: "web.config.file",
+      running: current.webConfigFile ?? "",
+      wanted: `${next.webConfigFile ?? ""} (turns TLS ${web.tls ? "on" : "off"})`,
+    });
   }
   let ok = true;
   const reconfigured: string[] = [];
@@ -47,12 +51,18 @@ export function applyReload(t: ReloadTarget, started: AgentConfig, current: Agen
       reconfigured.push(c.name);
     } catch (err) {
       ok = false;
-      t.logger.error({ collector: c.name, settings: flags, reason: err instanceof Error ? err.message : String(err) }, "collector could not apply its new settings");
+      t.logger.error(
+        { collector: c.name, settings: flags, reason: err instanceof Error ? err.message : String(err) },
+        "collector could not apply its new settings",
+      );
     }
   }
   for (const r of restart) {
     const who = r.collectors ? ` (collector ${r.collectors.join(", ")} cannot change it while running)` : "";
-    t.logger.warn({ setting: `--${r.flag}`, running: r.running, wanted: r.wanted, ...(r.collectors ? { collectors: r.collectors } : {}) }, `--${r.flag} changed; it takes effect after a restart${who}`);
+    t.logger.warn(
+      { setting: `--${r.flag}`, running: r.running, wanted: r.wanted, ...(r.collectors ? { collectors: r.collectors } : {}) },
+      `--${r.flag} changed; it takes effect after a restart${who}`,
+    );
   }
   t.self.configReloads.inc({ result: ok ? "success" : "failure" });
   if (ok) t.self.configLastReloadSuccess.set(t.now() / 1000);

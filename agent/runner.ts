@@ -89,7 +89,9 @@ export class Runner {
     for (const c of this.collectors) {
       const current = this.tasks.get(c.name);
       if (!current || current.expr === this.cronOf(c)) continue;
-      void Promise.resolve(current.task.destroy()).catch((err: unknown) => this.logger.warn({ component: "cron", reason: String(err) }, "could not stop a poll schedule"));
+      void Promise.resolve(current.task.destroy()).catch((err: unknown) =>
+        this.logger.warn({ component: "cron", reason: String(err) }, "could not stop a poll schedule"),
+      );
       this.schedule(c);
       changed.push(c.name);
     }

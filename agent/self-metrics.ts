@@ -73,10 +73,18 @@ export function createSelfMetrics(registry: Registry, version: string, onScrape:
       labelNames: ["collector"],
       registers: [registry],
     }),
-    configReloads: resultCounter(registry, "ringwatch_config_reloads_total", "Configuration reloads on SIGHUP, by result (failure: the new configuration was invalid and the running one was kept)."),
+    configReloads: resultCounter(
+      registry,
+      "ringwatch_config_reloads_total",
+      "Configuration reloads on SIGHUP, by result (failure: the new configuration was invalid and the running one was kept).",
+    ),
     configLastReloadSuccess: lastReload,
     webRefused: refusedCounter(registry),
-    webConfigReloads: resultCounter(registry, "ringwatch_web_config_reloads_total", "Re-reads of --web.config.file after it or a file it names changed, by result (failure: the previous web config was kept)."),
+    webConfigReloads: resultCounter(
+      registry,
+      "ringwatch_web_config_reloads_total",
+      "Re-reads of --web.config.file after it or a file it names changed, by result (failure: the previous web config was kept).",
+    ),
   };
 }
 

@@ -40,7 +40,10 @@ const median = (xs: number[]): number => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(" ");
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
 
 /** One backlog read in a fresh process (its own JIT and module state). */
 function backlogSeconds(m: Matcher, dir: string, bytes: number): number {
@@ -85,7 +88,9 @@ async function main(rounds: number, seconds: number, mbPerFile: number): Promise
       const s = await runSteady(20_000, seconds, [...cfg.agentNodeArgs, ...m.nodeArgs]);
       const usPerLine = ((s.cpuPercentOfOneCore / 100) * 1e6) / s.linesPerSecond;
       live.set(m.name, [...(live.get(m.name) ?? []), { pct: s.cpuPercentOfOneCore, usPerLine, read: s.linesRead, written: s.linesWritten }]);
-      console.log(`  round ${r + 1} live ${m.name}: ${s.cpuPercentOfOneCore.toFixed(2)} % of one core; read ${s.linesRead} of ${s.linesWritten} COLL lines (+ init)`);
+      console.log(
+        `  round ${r + 1} live ${m.name}: ${s.cpuPercentOfOneCore.toFixed(2)} % of one core; read ${s.linesRead} of ${s.linesWritten} COLL lines (+ init)`,
+      );
     }
   }
   console.log(`load at the end ${load()}\n`);

@@ -58,14 +58,17 @@ async function catchUp(base: string): Promise<void> {
   let first = 0n;
   let done: () => void = () => undefined;
   const all = new Promise<void>((r) => (done = r));
-  const f = new Follower({ paths: [watched] }, {
-    onLines: (_file, batch) => {
-      if (lines === 0) first = process.hrtime.bigint();
-      lines += batch.length;
-      for (const l of batch) chars += l.length;
-      if (lines >= expected) done();
+  const f = new Follower(
+    { paths: [watched] },
+    {
+      onLines: (_file, batch) => {
+        if (lines === 0) first = process.hrtime.bigint();
+        lines += batch.length;
+        for (const l of batch) chars += l.length;
+        if (lines >= expected) done();
+      },
     },
-  });
+  );
   await f.start();
   // Born after start(): when they appear they are new files, read from their start.
   let total = 0;
@@ -87,7 +90,9 @@ async function catchUp(base: string): Promise<void> {
   execFileSync("grep", ["-c", "opCount", ...files]);
   const gsecs = Number(process.hrtime.bigint() - g0) / 1e9;
   console.log(`(a) catch-up ${FILES} x ${mbPerFile} MB: ${mb.toFixed(0)} MB, ${lines} lines (${chars} chars) in ${secs.toFixed(2)} s`);
-  console.log(`    follower: ${(mb / secs).toFixed(0)} MB/s, ${(lines / secs / 1e6).toFixed(2)} M lines/s, CPU ${(((cpu.user + cpu.system) / 1e6 / secs) * 100).toFixed(0)}% of a core`);
+  console.log(
+    `    follower: ${(mb / secs).toFixed(0)} MB/s, ${(lines / secs / 1e6).toFixed(2)} M lines/s, CPU ${(((cpu.user + cpu.system) / 1e6 / secs) * 100).toFixed(0)}% of a core`,
+  );
   console.log(`    (first line after ${((secs - reading) * 1000).toFixed(0)} ms of discovery; reading alone ${(mb / reading).toFixed(0)} MB/s)`);
   console.log(`    grep -c opCount: ${(mb / gsecs).toFixed(0)} MB/s (${gsecs.toFixed(2)} s); follower/grep = ${(gsecs / secs).toFixed(2)}x`);
 }

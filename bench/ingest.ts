@@ -43,7 +43,16 @@ export async function ingestSeconds(dir: string, bytes: number): Promise<{ secon
   for (let i = 0; i < 3; i++) {
     const c = createNcclCollector(
       { registry: new Registry(), logger: pino({ level: "silent" }), exec: createExec(), now: Date.now },
-      { paths: [dir], procfsRoot: "/proc", hangThresholdMs: 120_000, maxComms: 256, retireAfterMs: 3_600_000, checkPids: false, usePolling: false, headBytes: bytes + 1 },
+      {
+        paths: [dir],
+        procfsRoot: "/proc",
+        hangThresholdMs: 120_000,
+        maxComms: 256,
+        retireAfterMs: 3_600_000,
+        checkPids: false,
+        usePolling: false,
+        headBytes: bytes + 1,
+      },
     );
     const t0 = performance.now();
     await c.once();

@@ -47,7 +47,14 @@ function lines(n: number, verbose: boolean, format: "2.28" | "2.30"): string[] {
       execUs: 800 + ((i * 7919) % 40000),
     };
     if (verbose) {
-      const channels = Array.from({ length: 8 }, (_, ch) => ({ startSn: 3 + ch, stopSn: 40 + ch, recordSn: 39 + ch, startUs: base.dumpUs - 900 + ch, stopUs: base.dumpUs - 50 + ch, recordUs: base.dumpUs - 50 + ch }));
+      const channels = Array.from({ length: 8 }, (_, ch) => ({
+        startSn: 3 + ch,
+        stopSn: 40 + ch,
+        recordSn: 39 + ch,
+        startUs: base.dumpUs - 900 + ch,
+        stopUs: base.dumpUs - 50 + ch,
+        recordUs: base.dumpUs - 50 + ch,
+      }));
       base.verbose = { startSn: 1, stopSn: 2, startUs: base.dumpUs - 1000, stopUs: base.dumpUs - 990, channels };
     }
     out.push(inspectorLine(base, format));
@@ -90,7 +97,18 @@ export function runInspector(records: number): InspectorBenchResult {
 
   // parse + state: 4 communicators of 8 ranks, their files interleaved as a follower hands them over.
   const per = Math.max(20, Math.floor(records / 32));
-  const jobs = [0, 1, 2, 3].map((c) => simulateInspectorJob({ seed: 100 + c, nranks: 8, count: per, ops: [{ op: "AllReduce", bytes: 2 ** (20 + c) }, { op: "AllGather", bytes: 2 ** 18 }], straggler: c === 1 ? { rank: 3, delayMs: 5 } : undefined }));
+  const jobs = [0, 1, 2, 3].map((c) =>
+    simulateInspectorJob({
+      seed: 100 + c,
+      nranks: 8,
+      count: per,
+      ops: [
+        { op: "AllReduce", bytes: 2 ** (20 + c) },
+        { op: "AllGather", bytes: 2 ** 18 },
+      ],
+      straggler: c === 1 ? { rank: 3, delayMs: 5 } : undefined,
+    }),
+  );
   const feedLines = jobs.flatMap((j) => j.lines).sort((a, b) => a.dumpUs - b.dumpUs);
   const endMs = (feedLines[feedLines.length - 1]?.dumpUs ?? 0) / 1000;
   const feedNs = best(() => {
@@ -111,7 +129,9 @@ export function runInspector(records: number): InspectorBenchResult {
   let snapshotMs = Infinity;
   for (let r = 0; r < REPEAT; r++) {
     // A new record per communicator invalidates every cached evaluation.
-    if (fresh !== undefined) for (let c = 0; c < 128; c++) big.line(fresh.path, fresh.text.replace(one.commId, `0x${(0x1000 + c).toString(16)}`).replace(/"coll_sn":\d+/, `"coll_sn":${1000 + r}`));
+    if (fresh !== undefined)
+      for (let c = 0; c < 128; c++)
+        big.line(fresh.path, fresh.text.replace(one.commId, `0x${(0x1000 + c).toString(16)}`).replace(/"coll_sn":\d+/, `"coll_sn":${1000 + r}`));
     const t0 = process.hrtime.bigint();
     const s = big.snapshot(endMs);
     snapshotMs = Math.min(snapshotMs, Number(process.hrtime.bigint() - t0) / 1e6);

@@ -53,7 +53,9 @@ async function measure(url: string, pid: number, cfg: BenchConfig, log: (s: stri
   const out: LoadResult[] = [];
   for (const c of cfg.concurrency) {
     const r = await loadTest(`${url}/metrics`, { concurrency: c, requests: cfg.requests, warmup: cfg.warmupRequests, serverPid: pid });
-    log(`  ${name}, ${c} scraper(s): p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, max ${r.maxMs.toFixed(1)} ms, ${r.requestsPerSecond.toFixed(0)} req/s, server CPU ${r.serverCpuMsPerRequest?.toFixed(2) ?? "?"} ms/request, ${r.series} series, ${r.wireBytes} B (gzip ${r.gzip ? "yes" : "no"})`);
+    log(
+      `  ${name}, ${c} scraper(s): p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, max ${r.maxMs.toFixed(1)} ms, ${r.requestsPerSecond.toFixed(0)} req/s, server CPU ${r.serverCpuMsPerRequest?.toFixed(2) ?? "?"} ms/request, ${r.series} series, ${r.wireBytes} B (gzip ${r.gzip ? "yes" : "no"})`,
+    );
     out.push(r);
   }
   return out;
@@ -81,7 +83,12 @@ export async function runLatency(node: BenchNode, cfg: BenchConfig, outDir: stri
     let version = "?";
     const installed = existsSync(cfg.nodeExporter);
     if (!installed) log(`  ${cfg.nodeExporter} not found: no node_exporter comparison (apt-get install prometheus-node-exporter)`);
-    for (const [name, args] of installed ? [["node_exporter", []], ["node_exporter --path.sysfs", [`--path.sysfs=${node.sysfs}`]]] as const : []) {
+    for (const [name, args] of installed
+      ? ([
+          ["node_exporter", []],
+          ["node_exporter --path.sysfs", [`--path.sysfs=${node.sysfs}`]],
+        ] as const)
+      : []) {
       const ne = await startNodeExporter(cfg.nodeExporter, [...args]);
       version = ne.version;
       try {

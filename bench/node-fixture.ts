@@ -38,7 +38,9 @@ export interface BenchNode {
 
 /** The H100 query capture's one data row, repeated for 8 GPUs with their own index, uuid and bus id. */
 function eightGpuQuery(): string {
-  const lines = readCapture(QUERY_H100).split("\n").filter((l) => l.trim() !== "");
+  const lines = readCapture(QUERY_H100)
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const header = lines[0] ?? "";
   const row = lines[1] ?? "";
   const names = header.split(", ").map((h) => h.replace(/ \[.*\]$/, ""));
@@ -55,7 +57,12 @@ function eightGpuQuery(): string {
     cells[iBus] = `00000000:${bus}:00.0`;
     return cells.join(", ");
   });
-  return [`# source: derived by bench/node-fixture.ts from test/fixtures/${QUERY_H100} (its data row for 8 GPUs: index, uuid, pci.bus_id per GPU)`, header, ...rows, ""].join("\n");
+  return [
+    `# source: derived by bench/node-fixture.ts from test/fixtures/${QUERY_H100} (its data row for 8 GPUs: index, uuid, pci.bus_id per GPU)`,
+    header,
+    ...rows,
+    "",
+  ].join("\n");
 }
 
 export function makeBenchNode(): BenchNode {

@@ -94,7 +94,10 @@ export function summarizeProfile(file: string, top = 20): ProfileSummary {
 }
 
 export function formatProfile(s: ProfileSummary): string {
-  const lines = [`${s.file}: ${s.totalMs.toFixed(0)} ms profiled, ${s.busyMs.toFixed(0)} ms busy`, "  by calling module (self time of a frame and of the native / node.js frames it called):"];
+  const lines = [
+    `${s.file}: ${s.totalMs.toFixed(0)} ms profiled, ${s.busyMs.toFixed(0)} ms busy`,
+    "  by calling module (self time of a frame and of the native / node.js frames it called):",
+  ];
   for (const e of s.owners) lines.push(`    ${e.selfMs.toFixed(1).padStart(8)} ms ${e.percent.toFixed(1).padStart(5)} %  ${e.name}`);
   lines.push("  by module (self time):");
   for (const e of s.modules) lines.push(`    ${e.selfMs.toFixed(1).padStart(8)} ms ${e.percent.toFixed(1).padStart(5)} %  ${e.name}`);

@@ -38,7 +38,14 @@ function job(version: string, ranks: number, behind: number | undefined, top: nu
       {
         hash: "0x49bbd7790311d5eb",
         size: ranks,
-        ranks: Array.from({ length: ranks }, (_, r) => ({ rank: r, host: `10.0.${Math.floor(r / 8 / 250)}.${1 + (Math.floor(r / 8) % 250)}`, pid: 4000 + r, cudaDev: r % 8, nvmlDev: r % 8, counts: { Broadcast: 1, Reduce: 0, AllGather: 3, ReduceScatter: 0, AllReduce: r === behind ? top - 1 : top } })),
+        ranks: Array.from({ length: ranks }, (_, r) => ({
+          rank: r,
+          host: `10.0.${Math.floor(r / 8 / 250)}.${1 + (Math.floor(r / 8) % 250)}`,
+          pid: 4000 + r,
+          cudaDev: r % 8,
+          nvmlDev: r % 8,
+          counts: { Broadcast: 1, Reduce: 0, AllGather: 3, ReduceScatter: 0, AllReduce: r === behind ? top - 1 : top },
+        })),
       },
     ],
   };
@@ -67,7 +74,11 @@ export async function runRas(queries: number): Promise<RasBenchResult> {
   try {
     const rows: RasBenchRow[] = [];
     rows.push(await measure("refused (no job)", await closedPort(), queries * 5));
-    for (const [what, version, ranks] of [["16 ranks, JSON (2.29.7)", "2.29.7", 16], ["1,024 ranks, JSON (2.29.7)", "2.29.7", 1024], ["16 ranks, text (2.26.2)", "2.26.2", 16]] as const) {
+    for (const [what, version, ranks] of [
+      ["16 ranks, JSON (2.29.7)", "2.29.7", 16],
+      ["1,024 ranks, JSON (2.29.7)", "2.29.7", 1024],
+      ["16 ranks, text (2.26.2)", "2.26.2", 16],
+    ] as const) {
       const f = await startRasJob(mkdtempSync(join(dir, "job-")), job(version, ranks, 5, 40));
       fakes.push(f);
       rows.push(await measure(what, f.port, ranks > 100 ? Math.max(5, Math.floor(queries / 10)) : queries));
@@ -77,7 +88,13 @@ export async function runRas(queries: number): Promise<RasBenchResult> {
     fakes.push(f);
     const thresholdMs = 2_000;
     const intervalMs = 1_000;
-    const w = new RasWatch({ address: { host: "127.0.0.1", port: f.port }, intervalMs, now: Date.now, log: pino({ level: "silent" }), progress: { hangThresholdMs: thresholdMs, gapFactor: 2, maxThresholdMs: 60_000 } });
+    const w = new RasWatch({
+      address: { host: "127.0.0.1", port: f.port },
+      intervalMs,
+      now: Date.now,
+      log: pino({ level: "silent" }),
+      progress: { hangThresholdMs: thresholdMs, gapFactor: 2, maxThresholdMs: 60_000 },
+    });
     const node = stubRasNode(["10.0.0.1"], { rasIsLocal: true });
     const t0 = Date.now();
     let stallToVerdictMs = Number.NaN;

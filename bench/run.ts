@@ -32,7 +32,14 @@ import { formatTable, markdownTable, verdict, type Row } from "./table.js";
 const cfg = benchConfig();
 await mkdir(outDir, { recursive: true });
 const load = (): number[] => loadavg().map((x) => Number(x.toFixed(2)));
-const machine = { cpus: cpus().length, model: cpus()[0]?.model ?? "?", memoryGB: Number((totalmem() / 2 ** 30).toFixed(1)), kernel: release(), node: process.versions.node, loadavgAtStart: load() };
+const machine = {
+  cpus: cpus().length,
+  model: cpus()[0]?.model ?? "?",
+  memoryGB: Number((totalmem() / 2 ** 30).toFixed(1)),
+  kernel: release(),
+  node: process.versions.node,
+  loadavgAtStart: load(),
+};
 const log = (s: string): void => console.log(s);
 const t0 = performance.now();
 const f = (x: number, d = 1): string => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
@@ -73,10 +80,14 @@ try {
     `(b) /metrics latency, ${cfg.requests} requests after ${cfg.warmupRequests} per configuration, NCCL logs growing at ${cfg.latencyLinesPerSecond} lines/s ...`,
     () => runLatency(node, cfg, outDir, log),
   );
-  full = await part("full", `(c) steady state, all collectors, ${cfg.fullSeconds} s after ${cfg.fullWarmupSeconds} s ...`, () => runSteadyFull(node, cfg, outDir));
+  full = await part("full", `(c) steady state, all collectors, ${cfg.fullSeconds} s after ${cfg.fullWarmupSeconds} s ...`, () =>
+    runSteadyFull(node, cfg, outDir),
+  );
   startup = await part("startup", `(d) start-up, ${cfg.starts} starts ...`, () => runStartup(node, cfg, outDir));
   ras = await part("ras", "(e) production mode: NCCL RAS queries and stall to verdict ...", () => runRas(cfg.quick ? 50 : 200));
-  inspector = await part("inspector", "(f) NCCL Inspector records: parse, feed, snapshot ...", () => Promise.resolve(runInspector(cfg.quick ? 20_000 : 200_000)));
+  inspector = await part("inspector", "(f) NCCL Inspector records: parse, feed, snapshot ...", () =>
+    Promise.resolve(runInspector(cfg.quick ? 20_000 : 200_000)),
+  );
   fr = await part("flight-recorder", "(g) PyTorch Flight Recorder dumps: read, analyze ...", () => Promise.resolve(runFlightRecorder(cfg.quick ? 20 : 100)));
 } finally {
   node.remove();
@@ -121,15 +132,34 @@ if (inspector) {
     rows.push({
       what: `(f) ${r.what}`,
       measured: `${f(r.nsPerRecord, 0)} ns per record${r.bytes !== undefined ? ` (${f(r.bytes, 0)} B)` : ""}${feed ? `; ${f(inspector.feedRecordsPerCoreSecond / 1000, 0)}k records/s per core` : ""}`,
-      goal: r.what.startsWith("JSON.parse") ? "reference" : r.what.includes("verbose") ? "<= 20,000 ns (NCCL's debug form)" : "<= 5,000 ns (10k records/s <= 5 % of one core)",
+      goal: r.what.startsWith("JSON.parse")
+        ? "reference"
+        : r.what.includes("verbose")
+          ? "<= 20,000 ns (NCCL's debug form)"
+          : "<= 5,000 ns (10k records/s <= 5 % of one core)",
       status: r.what.startsWith("JSON.parse") ? "—" : verdict(r.nsPerRecord <= (r.what.includes("verbose") ? 20_000 : 5000)),
     });
   }
-  rows.push({ what: "(f) Inspector snapshot(), 128 comms x 8 ranks re-evaluated", measured: `${f(inspector.snapshotMs, 2)} ms`, goal: "<= 50 ms per scrape", status: verdict(inspector.snapshotMs <= 50) });
+  rows.push({
+    what: "(f) Inspector snapshot(), 128 comms x 8 ranks re-evaluated",
+    measured: `${f(inspector.snapshotMs, 2)} ms`,
+    goal: "<= 50 ms per scrape",
+    status: verdict(inspector.snapshotMs <= 50),
+  });
 }
 if (fr) {
-  rows.push({ what: `(g) Flight Recorder dump read (real H100 dump, ${f(fr.dumpBytes / 1024, 1)} KiB)`, measured: `${f(fr.readMsPerDump, 2)} ms per dump, ${f(fr.readMBps, 1)} MB/s`, goal: ">= 10 MB/s (a 16 MiB dump under ~1.6 s)", status: verdict(fr.readMBps >= 10) });
-  rows.push({ what: "(g) Flight Recorder analysis of both dumps", measured: `${f(fr.analyzeMs, 3)} ms`, goal: "<= 50 ms", status: verdict(fr.analyzeMs <= 50) });
+  rows.push({
+    what: `(g) Flight Recorder dump read (real H100 dump, ${f(fr.dumpBytes / 1024, 1)} KiB)`,
+    measured: `${f(fr.readMsPerDump, 2)} ms per dump, ${f(fr.readMBps, 1)} MB/s`,
+    goal: ">= 10 MB/s (a 16 MiB dump under ~1.6 s)",
+    status: verdict(fr.readMBps >= 10),
+  });
+  rows.push({
+    what: "(g) Flight Recorder analysis of both dumps",
+    measured: `${f(fr.analyzeMs, 3)} ms`,
+    goal: "<= 50 ms",
+    status: verdict(fr.analyzeMs <= 50),
+  });
 }
 const loadCell = (r: LoadResult): string =>
   `p50 ${ms(r.p50Ms)} / p99 ${ms(r.p99Ms)} / max ${ms(r.maxMs)} ms; ${f(r.requestsPerSecond, 0)} req/s; CPU ${r.serverCpuMsPerRequest === undefined ? "?" : ms(r.serverCpuMsPerRequest)} ms/req; ${r.series} series; ${r.gzip ? `${r.wireBytes} B gzip (${r.bodyBytes} B)` : `${r.bodyBytes} B, no gzip`}${r.errors ? `; ${r.errors} errors` : ""}`;
@@ -143,7 +173,13 @@ if (latency) {
     const d = ne.default.runs[i];
     const s = ne.sysfs.runs[i];
     if (d) rows.push({ what: `    node_exporter ${ne.version}, default collectors, ${scrapers}`, measured: loadCell(d), goal: "reference", status: "—" });
-    if (s) rows.push({ what: `    node_exporter, --path.sysfs=<bench tree> (${ne.sysfs.infinibandPorts ?? 0} IB ports), ${scrapers}`, measured: loadCell(s), goal: "reference", status: "—" });
+    if (s)
+      rows.push({
+        what: `    node_exporter, --path.sysfs=<bench tree> (${ne.sysfs.infinibandPorts ?? 0} IB ports), ${scrapers}`,
+        measured: loadCell(s),
+        goal: "reference",
+        status: "—",
+      });
     const ratio = l.ratios[i];
     if (ratio) {
       rows.push({
@@ -178,7 +214,12 @@ if (startup) {
     goal: "<= 1 s",
     status: verdict(s.firstCompleteMedianMs <= 1000),
   });
-  rows.push({ what: "    start -> \"ringwatch listening\"", measured: `median ${f(s.listeningMedianMs, 0)} ms (node -e 0 alone: ${f(s.nodeBareMs, 0)} ms)`, goal: "reference", status: "—" });
+  rows.push({
+    what: '    start -> "ringwatch listening"',
+    measured: `median ${f(s.listeningMedianMs, 0)} ms (node -e 0 alone: ${f(s.nodeBareMs, 0)} ms)`,
+    goal: "reference",
+    status: "—",
+  });
 }
 
 for (const [name, message] of Object.entries(errors)) rows.push({ what: `(${name}) failed`, measured: message.split("\n")[0] ?? "", goal: "", status: "MISS" });
@@ -187,10 +228,31 @@ const seconds = (performance.now() - t0) / 1000;
 const ended = { ...machine, loadavgAtEnd: load() };
 log("");
 log(formatTable(rows));
-log(`\n${seconds.toFixed(0)} s (${Object.entries(partSeconds).map(([k, v]) => `${k} ${v} s`).join(", ")}); load average at start ${machine.loadavgAtStart.join(" ")}, at end ${ended.loadavgAtEnd.join(" ")}`);
+log(
+  `\n${seconds.toFixed(0)} s (${Object.entries(partSeconds)
+    .map(([k, v]) => `${k} ${v} s`)
+    .join(", ")}); load average at start ${machine.loadavgAtStart.join(" ")}, at end ${ended.loadavgAtEnd.join(" ")}`,
+);
 const profiles = [latency?.profile, full?.profile, startup?.profile].filter((p): p is string => p !== undefined).map((p) => summarizeProfile(p, 25));
 for (const p of profiles) log(`\n${formatProfile(p)}`);
-const results = { at: new Date().toISOString(), quick: cfg.quick, config: { ...cfg, parts: [...cfg.parts] }, seconds, partSeconds, errors, machine: ended, rows, ingest, steady, latency, full, startup, inspector, fr, profiles };
+const results = {
+  at: new Date().toISOString(),
+  quick: cfg.quick,
+  config: { ...cfg, parts: [...cfg.parts] },
+  seconds,
+  partSeconds,
+  errors,
+  machine: ended,
+  rows,
+  ingest,
+  steady,
+  latency,
+  full,
+  startup,
+  inspector,
+  fr,
+  profiles,
+};
 await writeFile(join(outDir, "results.json"), JSON.stringify(results, null, 2) + "\n");
 await writeFile(join(outDir, "results.md"), markdownTable(rows) + "\n");
 log(`written to ${join(outDir, "results.json")} and results.md`);

@@ -60,17 +60,24 @@ try {
   total.sort((a, b) => a - b);
   const getSum = [...perMetric.values()].reduce((a, b) => a + b, 0) / iterations;
   const mean = total.reduce((a, b) => a + b, 0) / iterations;
-  console.log(`registry.metrics(): ${series} series, ${bytes} B; p50 ${percentile(total, 50).toFixed(2)} ms, p99 ${percentile(total, 99).toFixed(2)} ms, mean ${mean.toFixed(2)} ms over ${iterations}`);
+  console.log(
+    `registry.metrics(): ${series} series, ${bytes} B; p50 ${percentile(total, 50).toFixed(2)} ms, p99 ${percentile(total, 99).toFixed(2)} ms, mean ${mean.toFixed(2)} ms over ${iterations}`,
+  );
   console.log(`  every metric's get() together: ${getSum.toFixed(2)} ms; formatting (the rest): ${(mean - getSum).toFixed(2)} ms`);
   console.log("  slowest get() (ms per scrape):");
-  for (const [name, ms] of [...perMetric.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${(ms / iterations).toFixed(3).padStart(7)}  ${name}`);
+  for (const [name, ms] of [...perMetric.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`    ${(ms / iterations).toFixed(3).padStart(7)}  ${name}`);
   console.log("  most series (first scrape; a histogram's buckets, sum and count each count):");
-  for (const [name, n] of [...seriesPerFamily.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 15)) console.log(`    ${String(n).padStart(7)}  ${name}`);
+  for (const [name, n] of [...seriesPerFamily.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 15))
+    console.log(`    ${String(n).padStart(7)}  ${name}`);
   const ib = [...seriesPerFamily.entries()].filter(([name]) => name.startsWith("ringwatch_infiniband_"));
-  console.log(`  ringwatch_infiniband_*: ${ib.reduce((a, [, n]) => a + n, 0)} series in ${ib.filter(([, n]) => n > 0).length} families with series (${ib.length} registered)`);
+  console.log(
+    `  ringwatch_infiniband_*: ${ib.reduce((a, [, n]) => a + n, 0)} series in ${ib.filter(([, n]) => n > 0).length} families with series (${ib.length} registered)`,
+  );
   if (listPrefix !== undefined) {
     console.log(`  every family starting with ${listPrefix}:`);
-    for (const [name, n] of [...seriesPerFamily.entries()].filter(([name]) => name.startsWith(listPrefix)).sort((a, b) => a[0].localeCompare(b[0]))) console.log(`    ${String(n).padStart(7)}  ${name}`);
+    for (const [name, n] of [...seriesPerFamily.entries()].filter(([name]) => name.startsWith(listPrefix)).sort((a, b) => a[0].localeCompare(b[0])))
+      console.log(`    ${String(n).padStart(7)}  ${name}`);
   }
 } finally {
   await writer.stop().catch(() => undefined);

@@ -34,7 +34,11 @@ export interface StartupResult {
   profile?: string;
 }
 
-const median = (xs: number[]): number => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]): number =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 function nodeBare(): Promise<number> {
   return new Promise((resolve, reject) => {

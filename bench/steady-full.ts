@@ -88,7 +88,10 @@ export async function runSteadyFull(node: BenchNode, cfg: BenchConfig, outDir: s
       pollInterval: cfg.pollInterval,
       scrapeEverySeconds: cfg.scrapeEverySeconds,
       scrapes,
-      scrapeP50Ms: percentile([...scrapeMs].sort((a, b) => a - b), 50),
+      scrapeP50Ms: percentile(
+        [...scrapeMs].sort((a, b) => a - b),
+        50,
+      ),
       cpuPercentOfOneCore: ((c1 - c0) / elapsed) * 100,
       idleRssMB: idle.rssMB,
       rssMedianMB: percentile(rss, 50),

@@ -26,7 +26,14 @@ export async function runSteady(linesPerSecond = 20_000, seconds = 20, nodeArgs:
   const dir = join(tmpdir(), `ringwatch-bench-steady-${process.pid}`);
   await rm(dir, { recursive: true, force: true });
   const agent = await startBenchAgent(
-    ["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.polling=false"],
+    [
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.polling=false",
+    ],
     {},
     nodeArgs,
   );

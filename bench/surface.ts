@@ -69,7 +69,16 @@ async function settings(node: BenchNode): Promise<void> {
     ["--collector.mtu.interval=7s"],
     ["--collector.interval=7s"],
     ["--collector.nccl.ras-addr=nohost"],
-    ["--no-collector.nccl.ras", "--collector.nccl.ras-addr=nohost", "--once", "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${node.ncclDir}`],
+    [
+      "--no-collector.nccl.ras",
+      "--collector.nccl.ras-addr=nohost",
+      "--once",
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${node.ncclDir}`,
+    ],
     ["--collector.nccl.max-communicators=0"],
     ["--collector.nccl.path="],
     ["--collector.nccl.polling=sometimes"],
@@ -88,14 +97,23 @@ async function settings(node: BenchNode): Promise<void> {
   // Each after --once with every collector off, so that a value taken as valid ends at once.
   const quiet = ["--once", "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"];
   for (const args of bad) section(`ringwatch ${args.join(" ").split(node.root).join("<root>")}`, showRun(await run([...quiet, ...args]), node.root));
-  const envBad: NodeJS.ProcessEnv[] = [{ RINGWATCH_COLLECTOR_GPU_INTERVAL: "2.5s" }, { RINGWATCH_COLLECTOR_NCCL_RAS_INTERVAL: "0s" }, { RINGWATCH_LOG_LEVEL: "trace" }];
-  for (const env of envBad) section(`env ${JSON.stringify(env)} ringwatch --once (all off)`, showRun(await run(["--once", "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"], env)));
+  const envBad: NodeJS.ProcessEnv[] = [
+    { RINGWATCH_COLLECTOR_GPU_INTERVAL: "2.5s" },
+    { RINGWATCH_COLLECTOR_NCCL_RAS_INTERVAL: "0s" },
+    { RINGWATCH_LOG_LEVEL: "trace" },
+  ];
+  for (const env of envBad)
+    section(
+      `env ${JSON.stringify(env)} ringwatch --once (all off)`,
+      showRun(await run(["--once", "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl"], env)),
+    );
   const yamls: Record<string, string> = {
     "unknown-key": "collector:\n  nope: 1\n",
     "not-a-mapping": "- a\n- b\n",
     "bad-yaml": "a: [\n",
     "list-value": "collector.mtu.ip: [a, b]\n",
-    "nested-ok": "collector:\n  gpu:\n    enabled: false\n  infiniband: {enabled: false}\n  gdr: {enabled: false}\n  mtu: {enabled: false}\n  nccl:\n    enabled: true\n    path: [a, b]\n    hang-threshold: 5m\nonce: true\n",
+    "nested-ok":
+      "collector:\n  gpu:\n    enabled: false\n  infiniband: {enabled: false}\n  gdr: {enabled: false}\n  mtu: {enabled: false}\n  nccl:\n    enabled: true\n    path: [a, b]\n    hang-threshold: 5m\nonce: true\n",
   };
   for (const [name, text] of Object.entries(yamls)) {
     const file = join(node.root, `${name}.yml`);
@@ -126,24 +144,34 @@ async function daemon(node: BenchNode): Promise<void> {
 /** SIGHUP after the YAML file changed: which settings the agent applies at once, which collectors it reconfigures, which wait for a restart. */
 async function reload(node: BenchNode): Promise<void> {
   const file = join(node.root, "reload.yml");
-  const first = [
-    "collector.gdr.lsmod: /bin/lsmod-a",
-    "collector.nccl.hang-threshold: 2m",
-    "collector.nccl.ras-interval: 1m",
-  ];
+  const first = ["collector.gdr.lsmod: /bin/lsmod-a", "collector.nccl.hang-threshold: 2m", "collector.nccl.ras-interval: 1m"];
   writeFileSync(file, first.join("\n") + "\n");
   const agent = await startBenchAgent([...node.agentFlags({ pollInterval: "15s" }), `--config.file=${file}`], node.env);
   const logsAfter = async (from: number, changes: string[]): Promise<string> => {
     writeFileSync(file, changes.join("\n") + "\n");
     agent.child.kill("SIGHUP");
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && !agent.logs().slice(from).some((l) => l.includes('"configuration reloaded"') || l.includes("reload failed"))) await new Promise((r) => setTimeout(r, 50));
+    while (
+      Date.now() < deadline &&
+      !agent
+        .logs()
+        .slice(from)
+        .some((l) => l.includes('"configuration reloaded"') || l.includes("reload failed"))
+    )
+      await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 300));
     return agent
       .logs()
       .slice(from)
       .filter((l) => /reload|restart|settings|needs/.test(l))
-      .map((l) => l.split(node.root).join("<root>").split(repoRoot).join("<repo>").replace(/"time":"[^"]*"/g, '"time":"<t>"'))
+      .map((l) =>
+        l
+          .split(node.root)
+          .join("<root>")
+          .split(repoRoot)
+          .join("<repo>")
+          .replace(/"time":"[^"]*"/g, '"time":"<t>"'),
+      )
       .join("\n");
   };
   try {
@@ -209,14 +237,19 @@ async function main(): Promise<void> {
     }
     await settings(node);
     await once(node, "bench node, NCCL captures followed", []);
-    await once(node, "bench node, InfiniBand from ibstat/perfquery", [
-      "--collector.infiniband.source=tools",
-      `--collector.infiniband.ibstat=${join(fakesDir, "ibstat")}`,
-      `--collector.infiniband.perfquery=${join(fakesDir, "perfquery")}`,
-    ], {
-      FAKE_IBSTAT: join(fixturesDir, "tools/ibstat/04-gpud-h100-9ca-8ib400-1eth200-spaces.txt"),
-      FAKE_PERFQUERY: join(fixturesDir, "tools/perfquery/01-infiniband_exporter-perfquery-lx-0x506b4b03005c2740.txt"),
-    });
+    await once(
+      node,
+      "bench node, InfiniBand from ibstat/perfquery",
+      [
+        "--collector.infiniband.source=tools",
+        `--collector.infiniband.ibstat=${join(fakesDir, "ibstat")}`,
+        `--collector.infiniband.perfquery=${join(fakesDir, "perfquery")}`,
+      ],
+      {
+        FAKE_IBSTAT: join(fixturesDir, "tools/ibstat/04-gpud-h100-9ca-8ib400-1eth200-spaces.txt"),
+        FAKE_PERFQUERY: join(fixturesDir, "tools/perfquery/01-infiniband_exporter-perfquery-lx-0x506b4b03005c2740.txt"),
+      },
+    );
     await daemon(node);
     await reload(node);
     await analyze();

@@ -136,7 +136,8 @@ const LAUNCH_ERRORS: Record<string, string> = {
 function launchProblem(file: string, err: unknown): string {
   const e = err as Partial<NodeJS.ErrnoException> | undefined;
   const code = typeof e?.code === "string" ? e.code : undefined;
-  const why = code !== undefined ? `${code}${LAUNCH_ERRORS[code] ? ` (${LAUNCH_ERRORS[code]})` : ""}` : firstLine(err instanceof Error ? err.message : String(err));
+  const why =
+    code !== undefined ? `${code}${LAUNCH_ERRORS[code] ? ` (${LAUNCH_ERRORS[code]})` : ""}` : firstLine(err instanceof Error ? err.message : String(err));
   return `${file}: cannot start: ${why}`;
 }
 
@@ -185,7 +186,18 @@ export function createExec(): Exec {
     );
     if ("failed" in started) {
       const problem = await started.failed;
-      return { command, exitCode: undefined, stdout: "", stderr: "", notFound: false, timedOut: false, overflowed: false, signal: undefined, ok: false, problem };
+      return {
+        command,
+        exitCode: undefined,
+        stdout: "",
+        stderr: "",
+        notFound: false,
+        timedOut: false,
+        overflowed: false,
+        signal: undefined,
+        ok: false,
+        problem,
+      };
     }
     const child = started.child;
     children.add(child);
@@ -202,7 +214,8 @@ export function createExec(): Exec {
       else if (r.timedOut) problem = `${command}: timed out and was killed`;
       else if (overflowed) problem = `${command}: output exceeded the limit and the tool was killed`;
       else if (r.signal) problem = `${command}: killed by ${r.signal}`;
-      else if (!ok && r.exitCode === undefined && code !== undefined) problem = launchProblem(file, r); // EAGAIN, ...: it never ran
+      else if (!ok && r.exitCode === undefined && code !== undefined)
+        problem = launchProblem(file, r); // EAGAIN, ...: it never ran
       else if (!ok) {
         const why = firstLine(stderr) || firstLine(stdout) || "no output";
         problem = `${command}: exit code ${r.exitCode ?? "?"}: ${why}`;
@@ -224,12 +237,7 @@ export function createExec(): Exec {
     }
   }
 
-  function stream(
-    file: string,
-    args: readonly string[],
-    handlers: StreamHandlers,
-    opts: StreamOptions = {},
-  ): StreamHandle {
+  function stream(file: string, args: readonly string[], handlers: StreamHandlers, opts: StreamOptions = {}): StreamHandle {
     const maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE;
     const started = startChild(() => execa(file, args, { reject: false, shell: false, stdin: "ignore", buffer: false, env: TOOL_ENV, cleanup: true }), file);
     if ("failed" in started) {
@@ -290,7 +298,8 @@ export function createExec(): Exec {
         let problem: string;
         if (notFound) problem = `${file}: not found or not executable`;
         else if (r.signal) problem = `${describe(file, args)}: killed by ${r.signal}`;
-        else if (r.exitCode === undefined && code !== undefined) problem = launchProblem(file, r); // EAGAIN, ...: it never ran
+        else if (r.exitCode === undefined && code !== undefined)
+          problem = launchProblem(file, r); // EAGAIN, ...: it never ran
         else problem = `${describe(file, args)}: exited with code ${r.exitCode ?? "?"}${why ? `: ${why}` : ""}`;
         handlers.onExit({ exitCode: r.exitCode, signal: r.signal, notFound, stderrTail, problem });
       },

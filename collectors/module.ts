@@ -47,7 +47,8 @@ export interface CollectorModule<N extends string = string, S extends object = o
 
 /** The own poll interval of a poll collector: its intervalDefault, else --collector.interval. */
 export function intervalFlag(m: Pick<CollectorModule, "name" | "intervalDefault">): FlagDef {
-  if (m.intervalDefault !== undefined) return { name: `collector.${m.name}.interval`, kind: "duration", default: m.intervalDefault, help: `Poll interval of the ${m.name} collector.` };
+  if (m.intervalDefault !== undefined)
+    return { name: `collector.${m.name}.interval`, kind: "duration", default: m.intervalDefault, help: `Poll interval of the ${m.name} collector.` };
   return { name: `collector.${m.name}.interval`, kind: "duration", help: `Poll interval of the ${m.name} collector (default: --collector.interval).` };
 }
 

@@ -106,7 +106,15 @@ export function parseProcNetTcp(text: string, family: 4 | 6, littleEndian = endi
     const uid = f[7] ?? "";
     const inode = f[9] ?? "";
     if (local === undefined || remote === undefined || st.length !== 2 || !isHex(st) || !isDecimal(uid) || !isDecimal(inode)) continue;
-    out.push({ local: local.address, localPort: local.port, remote: remote.address, remotePort: remote.port, state: parseInt(st, 16), uid: Number(uid), inode: Number(inode) });
+    out.push({
+      local: local.address,
+      localPort: local.port,
+      remote: remote.address,
+      remotePort: remote.port,
+      state: parseInt(st, 16),
+      uid: Number(uid),
+      inode: Number(inode),
+    });
   }
   return out;
 }
@@ -134,7 +142,7 @@ export function socketsAt(text: string, family: 4 | 6, key: string, port: number
   const needle = printedEndpoint(key, port, family, littleEndian);
   if (needle === undefined) return [];
   const out: TcpSocket[] = [];
-  for (let at = text.indexOf(needle); at >= 0; ) {
+  for (let at = text.indexOf(needle); at >= 0;) {
     const start = text.lastIndexOf("\n", at) + 1;
     let end = text.indexOf("\n", at);
     if (end < 0) end = text.length;

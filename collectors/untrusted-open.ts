@@ -31,7 +31,11 @@ const RESOLVE_AGAIN_MS = 60_000;
 export type RefusalCode = "ENOTREG" | "ENOTFIFO" | "EFOREIGN";
 
 export class RefusedFile extends Error {
-  constructor(readonly code: RefusalCode, readonly path: string, detail: string) {
+  constructor(
+    readonly code: RefusalCode,
+    readonly path: string,
+    detail: string,
+  ) {
     super(`${path}: ${detail}`);
   }
 }
@@ -54,7 +58,10 @@ export class TrustRoots {
   private resolvedAt = -Infinity;
   private configured: string[] = [];
 
-  constructor(roots: readonly string[], private matches?: (path: string) => boolean) {
+  constructor(
+    roots: readonly string[],
+    private matches?: (path: string) => boolean,
+  ) {
     this.set(roots, matches);
   }
 

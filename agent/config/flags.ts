@@ -16,7 +16,11 @@ export const DEFAULT_PORT = 9742;
 const WEB_FLAGS: readonly FlagDef[] = [
   { name: "web.listen-address", kind: "address", default: `:${DEFAULT_PORT}`, help: "Address to serve /metrics, /healthz and / on: [host]:port." },
   { name: "web.telemetry-path", kind: "string", default: "/metrics", help: "Path under which to expose metrics." },
-  { name: "web.config.file", kind: "string", help: "Optional exporter-toolkit web config file: TLS, client certificates, basic auth, headers, rate limit (re-read when it or a certificate changes)." },
+  {
+    name: "web.config.file",
+    kind: "string",
+    help: "Optional exporter-toolkit web config file: TLS, client certificates, basic auth, headers, rate limit (re-read when it or a certificate changes).",
+  },
 ];
 
 const AGENT_FLAGS: readonly FlagDef[] = [

@@ -3,7 +3,12 @@ import { envName } from "../../collectors/settings/flags.js";
 import { FLAGS } from "./flags.js";
 
 export function helpText(): string {
-  const lines = ["usage: ringwatch [flags]", "       ringwatch analyze [--json] FILE...", "", "Flags (each also as env RINGWATCH_<NAME> and as a YAML key in --config.file):"];
+  const lines = [
+    "usage: ringwatch [flags]",
+    "       ringwatch analyze [--json] FILE...",
+    "",
+    "Flags (each also as env RINGWATCH_<NAME> and as a YAML key in --config.file):",
+  ];
   for (const f of FLAGS) {
     const head = f.kind === "bool" ? `  --[no-]${f.name}` : `  --${f.name}=${f.kind.toUpperCase()}`;
     const dflt = f.default !== undefined ? ` (default: ${f.default})` : "";

@@ -56,7 +56,8 @@ export function reloadSettings(modules: readonly ReloadDeclaration[] = MODULES):
     const m = modules.find((x) => f.name === `collector.${x.name}` || f.name === interval(x) || x.flags.some((g) => g.name === f.name));
     if (m === undefined) throw new Error(`flag --${f.name} has no owner to apply it on SIGHUP`);
     if (f.name === `collector.${m.name}`) out.push({ flag: f.name, by: "restart" });
-    else if (f.name === interval(m)) out.push({ flag: f.name, by: "live" }); // the runner reschedules it
+    else if (f.name === interval(m))
+      out.push({ flag: f.name, by: "live" }); // the runner reschedules it
     else out.push({ flag: f.name, by: [m.name] });
   }
   return out;
@@ -89,7 +90,13 @@ const show = (c: AgentConfig, flag: string): string => c.shown.get(flag) ?? "";
  * with `started`, the values really in force, so that a pending restart is named at every reload.
  * `modules` (default: collectors/index.ts) say which settings each collector applies live.
  */
-export function planReload(a: { started: AgentConfig; current: AgentConfig; next: AgentConfig; collectors: readonly Collector[]; modules?: readonly ReloadDeclaration[] }): ReloadPlan {
+export function planReload(a: {
+  started: AgentConfig;
+  current: AgentConfig;
+  next: AgentConfig;
+  collectors: readonly Collector[];
+  modules?: readonly ReloadDeclaration[];
+}): ReloadPlan {
   const plan: ReloadPlan = { live: [], reconfigure: new Map(), restart: [] };
   const running = new Map(a.collectors.map((c) => [c.name, c]));
   const modules = a.modules ?? MODULES;

@@ -12,7 +12,13 @@ export class WebConfigError extends Error {
   override readonly name = "WebConfigError";
 }
 
-export const CLIENT_AUTH_TYPES = ["NoClientCert", "RequestClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven", "RequireAndVerifyClientCert"] as const;
+export const CLIENT_AUTH_TYPES = [
+  "NoClientCert",
+  "RequestClientCert",
+  "RequireAnyClientCert",
+  "VerifyClientCertIfGiven",
+  "RequireAndVerifyClientCert",
+] as const;
 export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
 /** exporter-toolkit's TLS version names → Node's. */
@@ -170,7 +176,9 @@ function parseTls(path: string, raw: unknown): TlsServerSettings | undefined {
     preferServerCipherSuites: optBool(path, "tls_server_config.prefer_server_cipher_suites", t.prefer_server_cipher_suites, true),
     curvePreferences,
   };
-  const enabled = [settings.certFile, settings.cert, settings.keyFile, settings.key, settings.clientCaFile, settings.clientCa, clientAuthText].some((x) => x !== undefined);
+  const enabled = [settings.certFile, settings.cert, settings.keyFile, settings.key, settings.clientCaFile, settings.clientCa, clientAuthText].some(
+    (x) => x !== undefined,
+  );
   if (!enabled) return undefined;
   if (settings.certFile === undefined && settings.cert === undefined) fail(path, "tls_server_config: missing one of cert or cert_file");
   if (settings.keyFile === undefined && settings.key === undefined) fail(path, "tls_server_config: missing one of key or key_file");
@@ -180,7 +188,8 @@ function parseTls(path: string, raw: unknown): TlsServerSettings | undefined {
   if (settings.clientAllowedSans !== undefined && settings.clientAuth !== "RequireAnyClientCert" && settings.clientAuth !== "RequireAndVerifyClientCert") {
     fail(path, "tls_server_config: client_allowed_sans requires client_auth_type to be one of RequireAnyClientCert or RequireAndVerifyClientCert");
   }
-  if (versions.indexOf(minVersion) > versions.indexOf(maxVersion)) fail(path, `tls_server_config: min_version ${minVersion} is above max_version ${maxVersion}`);
+  if (versions.indexOf(minVersion) > versions.indexOf(maxVersion))
+    fail(path, `tls_server_config: min_version ${minVersion} is above max_version ${maxVersion}`);
   return settings;
 }
 
@@ -205,7 +214,8 @@ function parseUsers(path: string, raw: unknown): Map<string, string> {
     if (typeof hash !== "string") fail(path, `basic_auth_users: the password of "${user}" must be a bcrypt hash string`);
     const m = BCRYPT_HASH.exec(hash);
     const cost = Number(m?.[1]);
-    if (!m || cost < 4 || cost > 31) fail(path, `basic_auth_users: the password of "${user}" is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04..31, 60 characters)`);
+    if (!m || cost < 4 || cost > 31)
+      fail(path, `basic_auth_users: the password of "${user}" is not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04..31, 60 characters)`);
     users.set(user, hash);
   }
   return users;

@@ -180,7 +180,13 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
  * client (closed as soon as they are accepted), so that one client cannot use up the file
  * descriptors or the connections of every other.
  */
-function limitConnections(server: Server | HttpsServer, limits: { total: number; perClient: number }, clientOf: ClientOf, logger: Logger, onRefused?: (reason: WebRefusal) => void): void {
+function limitConnections(
+  server: Server | HttpsServer,
+  limits: { total: number; perClient: number },
+  clientOf: ClientOf,
+  logger: Logger,
+  onRefused?: (reason: WebRefusal) => void,
+): void {
   server.maxConnections = limits.total;
   const shares = new Shares(Number.POSITIVE_INFINITY, limits.perClient);
   server.on("connection", (socket: Socket) => {
@@ -223,7 +229,13 @@ function createTlsServer(
   timeouts: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number },
 ): HttpsServer {
   const server = createHttpsServer(
-    { ...initial.context, ...timeouts, handshakeTimeout: HANDSHAKE_TIMEOUT_MS, requestCert: initial.requestCert, rejectUnauthorized: initial.rejectUnauthorized },
+    {
+      ...initial.context,
+      ...timeouts,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      requestCert: initial.requestCert,
+      rejectUnauthorized: initial.rejectUnauthorized,
+    },
     onRequest,
   );
   /** The TLS material in use, and the last one tried (not tried again on every connection if it failed). */
@@ -240,7 +252,10 @@ function createTlsServer(
       logger.error({ reason: err instanceof Error ? err.message.split("\n")[0] : String(err) }, "cannot use the new TLS settings; keeping the previous ones");
       return;
     }
-    Object.assign(server as unknown as ClientCertPolicy, { requestCert: tls.requestCert, rejectUnauthorized: tls.rejectUnauthorized } satisfies ClientCertPolicy);
+    Object.assign(server as unknown as ClientCertPolicy, {
+      requestCert: tls.requestCert,
+      rejectUnauthorized: tls.rejectUnauthorized,
+    } satisfies ClientCertPolicy);
     applied = tls;
   });
   server.prependListener("secureConnection", (socket: TLSSocket) => {

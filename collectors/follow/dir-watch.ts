@@ -161,7 +161,22 @@ export class DirWatcher {
       if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
       const id = `${st.dev}:${st.ino}`;
       if (this.ids.has(id)) return; // reached before under another name
-      d = { path, id, polled, watch: null, timer: null, files: new Set(), entries: 0, subdirs: new Set(), running: null, again: false, statKnown: false, scannedAtMs: -Infinity, scanCostMs: 0, owner };
+      d = {
+        path,
+        id,
+        polled,
+        watch: null,
+        timer: null,
+        files: new Set(),
+        entries: 0,
+        subdirs: new Set(),
+        running: null,
+        again: false,
+        statKnown: false,
+        scannedAtMs: -Infinity,
+        scanCostMs: 0,
+        owner,
+      };
       this.dirs.set(path, d);
       this.ids.set(id, path);
     }

@@ -33,8 +33,18 @@ const BIRTH_SLACK_MS = 1000;
 export class Follower {
   private readonly o: ResolvedOptions;
   private readonly counters: FollowerStats = {
-    files: 0, bytesRead: 0, linesRead: 0, linesTooLong: 0, truncations: 0, rotations: 0,
-    filesDropped: 0, readErrors: 0, copiesSkipped: 0, polling: false, handlerErrors: 0, sparseSkipped: 0,
+    files: 0,
+    bytesRead: 0,
+    linesRead: 0,
+    linesTooLong: 0,
+    truncations: 0,
+    rotations: 0,
+    filesDropped: 0,
+    readErrors: 0,
+    copiesSkipped: 0,
+    polling: false,
+    handlerErrors: 0,
+    sparseSkipped: 0,
   };
   private readonly fds = new FdCache();
   private readonly registry: Registry;
@@ -59,7 +69,10 @@ export class Follower {
   /** FollowerOptions.resume entries not yet claimed by a file. */
   private readonly resumeLeft: Map<string, ResumePoint>;
 
-  constructor(opts: FollowerOptions, private readonly handlers: FollowerHandlers) {
+  constructor(
+    opts: FollowerOptions,
+    private readonly handlers: FollowerHandlers,
+  ) {
     this.o = resolveOptions(opts);
     this.resumeLeft = new Map(this.o.resume);
     this.registry = new Registry(this.host());

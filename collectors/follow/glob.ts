@@ -32,17 +32,25 @@ export function expandBraces(p: string): string[] {
 
 function expandInto(p: string, out: string[]): void {
   for (let i = 0; i < p.length; i++) {
-    if (p[i] === "\\") { i++; continue; }
+    if (p[i] === "\\") {
+      i++;
+      continue;
+    }
     if (p[i] !== "{") continue;
     const parts: string[] = [];
     let depth = 0;
     let last = i + 1;
     for (let j = i; j < p.length; j++) {
       const c = p[j];
-      if (c === "\\") { j++; continue; }
+      if (c === "\\") {
+        j++;
+        continue;
+      }
       if (c === "{") depth++;
-      else if (c === "," && depth === 1) { parts.push(p.slice(last, j)); last = j + 1; }
-      else if (c === "}" && --depth === 0) {
+      else if (c === "," && depth === 1) {
+        parts.push(p.slice(last, j));
+        last = j + 1;
+      } else if (c === "}" && --depth === 0) {
         if (parts.length === 0) break; // `{x}`: literal
         parts.push(p.slice(last, j));
         for (const alt of parts) {
@@ -72,7 +80,10 @@ export function compileSegment(seg: string): RegExp {
       re += "[^/]";
     } else if (c === "[") {
       const close = seg.indexOf("]", i + 2);
-      if (close === -1) { re += "\\["; continue; }
+      if (close === -1) {
+        re += "\\[";
+        continue;
+      }
       let body = seg.slice(i + 1, close).replace(/\\/g, "\\\\");
       if (body[0] === "!" || body[0] === "^") body = "^" + body.slice(1);
       re += "[" + body + "]";
@@ -162,8 +173,14 @@ export async function compilePaths(paths: readonly string[], maxDepth: number): 
   for (const p of paths) {
     for (const one of expandBraces(p)) {
       const abs = resolve(one);
-      if (abs.split("/").some(hasMagic)) { out.push(globPattern(abs, maxDepth)); continue; }
-      const isDir = await stat(abs).then((s) => s.isDirectory(), () => false);
+      if (abs.split("/").some(hasMagic)) {
+        out.push(globPattern(abs, maxDepth));
+        continue;
+      }
+      const isDir = await stat(abs).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       out.push(isDir ? dirPattern(abs, maxDepth) : filePattern(abs, maxDepth));
     }
   }

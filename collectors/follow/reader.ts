@@ -220,8 +220,15 @@ async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: B
  * read starts tailLen bytes early and returns false if those differ from the tail fingerprint.
  */
 async function readRange(
-  t: Tail, fd: number, limit: number, historical: boolean, mtime: number,
-  buf: Buffer, ctx: ReadContext, verify: boolean, budget: number,
+  t: Tail,
+  fd: number,
+  limit: number,
+  historical: boolean,
+  mtime: number,
+  buf: Buffer,
+  ctx: ReadContext,
+  verify: boolean,
+  budget: number,
 ): Promise<boolean> {
   const k = verify ? t.tailLen : 0;
   let pos = t.offset - k;

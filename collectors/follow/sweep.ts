@@ -36,7 +36,10 @@ export class Sweeper {
   /** Where the rotating share of armed files starts next time. */
   private cursor = 0;
 
-  constructor(private readonly reg: Registry, private readonly enqueue: (t: Tail) => void) {}
+  constructor(
+    private readonly reg: Registry,
+    private readonly enqueue: (t: Tail) => void,
+  ) {}
 
   async run(kind: SweepKind): Promise<void> {
     const paths: string[] = [];

@@ -48,18 +48,10 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
     "1 if ib_core's used-by list names the loaded peer-memory module (gpud's check), else 0.",
     [],
   );
-  const moduleLoaded = gauge(
-    registry,
-    "ringwatch_gdr_module_loaded",
-    "1 if the kernel module is loaded and live, else 0 (fixed set of GPU/RDMA modules).",
-    ["module"],
-  );
-  const sourceInfo = gauge(
-    registry,
-    "ringwatch_gdr_source_info",
-    "Where the module list was read: procfs (/proc/modules) or lsmod. Always 1.",
-    ["source"],
-  );
+  const moduleLoaded = gauge(registry, "ringwatch_gdr_module_loaded", "1 if the kernel module is loaded and live, else 0 (fixed set of GPU/RDMA modules).", [
+    "module",
+  ]);
+  const sourceInfo = gauge(registry, "ringwatch_gdr_source_info", "Where the module list was read: procfs (/proc/modules) or lsmod. Always 1.", ["source"]);
   const all = [peermemLoaded, ibCoreUser, moduleLoaded, sourceInfo];
 
   /**

@@ -10,9 +10,7 @@ export const gdrModule: CollectorModule<"gdr", GdrSettings> = {
   name: "gdr",
   enabledByDefault: true,
   switchHelp: "Enable the gdr (GPUDirect RDMA readiness) collector.",
-  flags: [
-    { name: "collector.gdr.lsmod", kind: "string", default: "lsmod", help: "Path of lsmod, used only when <path.procfs>/modules is absent." },
-  ],
+  flags: [{ name: "collector.gdr.lsmod", kind: "string", default: "lsmod", help: "Path of lsmod, used only when <path.procfs>/modules is absent." }],
   uses: ["path.procfs", "collector.timeout"],
   poll: true,
   reloadable: [],

@@ -7,16 +7,7 @@ import type { KernelModule } from "./parse-modules.js";
 export const PEERMEM_MODULES = ["nvidia_peermem", "nv_peer_mem"] as const;
 
 /** Modules reported by ringwatch_gdr_module_loaded (a fixed set: bounded cardinality). */
-export const CONTEXT_MODULES = [
-  "nvidia",
-  "nvidia_peermem",
-  "nv_peer_mem",
-  "ib_core",
-  "mlx5_core",
-  "ib_umad",
-  "nvidia_fs",
-  "gdrdrv",
-] as const;
+export const CONTEXT_MODULES = ["nvidia", "nvidia_peermem", "nv_peer_mem", "ib_core", "mlx5_core", "ib_umad", "nvidia_fs", "gdrdrv"] as const;
 export type ContextModule = (typeof CONTEXT_MODULES)[number];
 
 export interface GdrReading {

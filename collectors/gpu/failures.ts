@@ -4,15 +4,7 @@
  */
 
 export type NvsmiFailureKind =
-  | "driver_unreachable"
-  | "no_devices"
-  | "device_handle"
-  | "gpu_lost"
-  | "nvml_init"
-  | "not_supported"
-  | "command_failed"
-  | "invalid_field"
-  | "permission";
+  "driver_unreachable" | "no_devices" | "device_handle" | "gpu_lost" | "nvml_init" | "not_supported" | "command_failed" | "invalid_field" | "permission";
 
 export interface NvsmiFailure {
   kind: NvsmiFailureKind;

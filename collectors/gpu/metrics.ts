@@ -21,27 +21,82 @@ export interface ColumnMetric {
 
 /** Every dmon column ringwatch maps, with its metric. Label: {gpu} = dmon index. */
 export const COLUMN_METRICS: readonly ColumnMetric[] = [
-  { name: "ringwatch_gpu_utilization_ratio", help: "SM utilization (dmon sm) as a ratio 0-1. A GPU spinning in a stuck NCCL kernel reads ~1.", columns: ["sm"], scale: 0.01 },
+  {
+    name: "ringwatch_gpu_utilization_ratio",
+    help: "SM utilization (dmon sm) as a ratio 0-1. A GPU spinning in a stuck NCCL kernel reads ~1.",
+    columns: ["sm"],
+    scale: 0.01,
+  },
   { name: "ringwatch_gpu_memory_utilization_ratio", help: "Memory-bandwidth busy time (dmon mem) as a ratio 0-1.", columns: ["mem"], scale: 0.01 },
   { name: "ringwatch_gpu_encoder_utilization_ratio", help: "Video encoder utilization (dmon enc) as a ratio 0-1.", columns: ["enc"], scale: 0.01 },
   { name: "ringwatch_gpu_decoder_utilization_ratio", help: "Video decoder utilization (dmon dec) as a ratio 0-1.", columns: ["dec"], scale: 0.01 },
   { name: "ringwatch_gpu_jpeg_utilization_ratio", help: "JPEG decoder utilization (dmon jpg) as a ratio 0-1.", columns: ["jpg"], scale: 0.01 },
   { name: "ringwatch_gpu_ofa_utilization_ratio", help: "Optical flow accelerator utilization (dmon ofa) as a ratio 0-1.", columns: ["ofa"], scale: 0.01 },
   { name: "ringwatch_gpu_power_watts", help: "Power draw in watts (dmon pwr).", columns: ["pwr"], scale: 1 },
-  { name: "ringwatch_gpu_temperature_celsius", help: "GPU temperature in degrees Celsius (dmon gtemp; temp on old drivers).", columns: ["gtemp", "temp"], scale: 1 },
-  { name: "ringwatch_gpu_memory_temperature_celsius", help: "Memory (HBM) temperature in degrees Celsius (dmon mtemp); absent where the board has no sensor.", columns: ["mtemp"], scale: 1 },
+  {
+    name: "ringwatch_gpu_temperature_celsius",
+    help: "GPU temperature in degrees Celsius (dmon gtemp; temp on old drivers).",
+    columns: ["gtemp", "temp"],
+    scale: 1,
+  },
+  {
+    name: "ringwatch_gpu_memory_temperature_celsius",
+    help: "Memory (HBM) temperature in degrees Celsius (dmon mtemp); absent where the board has no sensor.",
+    columns: ["mtemp"],
+    scale: 1,
+  },
   { name: "ringwatch_gpu_sm_clock_hertz", help: "SM (processor) clock in hertz (dmon pclk MHz x 1e6).", columns: ["pclk"], scale: MHZ },
   { name: "ringwatch_gpu_memory_clock_hertz", help: "Memory clock in hertz (dmon mclk MHz x 1e6).", columns: ["mclk"], scale: MHZ },
-  { name: "ringwatch_gpu_power_violation_ratio", help: "Share of the last interval the GPU was held back by its power limit (dmon pviol %), 0-1.", columns: ["pviol"], scale: 0.01 },
-  { name: "ringwatch_gpu_thermal_violation_active", help: "1 when the GPU was held back by a thermal limit in the last interval (dmon tviol), else 0.", columns: ["tviol"], scale: 1 },
+  {
+    name: "ringwatch_gpu_power_violation_ratio",
+    help: "Share of the last interval the GPU was held back by its power limit (dmon pviol %), 0-1.",
+    columns: ["pviol"],
+    scale: 0.01,
+  },
+  {
+    name: "ringwatch_gpu_thermal_violation_active",
+    help: "1 when the GPU was held back by a thermal limit in the last interval (dmon tviol), else 0.",
+    columns: ["tviol"],
+    scale: 1,
+  },
   { name: "ringwatch_gpu_framebuffer_used_bytes", help: "Framebuffer memory used in bytes (dmon fb MiB x 1048576).", columns: ["fb"], scale: MIB },
   { name: "ringwatch_gpu_bar1_used_bytes", help: "BAR1 memory used in bytes (dmon bar1 MiB x 1048576).", columns: ["bar1"], scale: MIB },
-  { name: "ringwatch_gpu_cc_protected_memory_used_bytes", help: "Confidential-computing protected memory used in bytes (dmon ccpm MiB x 1048576).", columns: ["ccpm"], scale: MIB },
-  { name: "ringwatch_gpu_ecc_single_bit_errors", help: "Single-bit ECC errors as printed by dmon sbecc (a count kept by the driver, not reset by ringwatch).", columns: ["sbecc"], scale: 1 },
-  { name: "ringwatch_gpu_ecc_double_bit_errors", help: "Double-bit ECC errors as printed by dmon dbecc (a count kept by the driver, not reset by ringwatch).", columns: ["dbecc"], scale: 1 },
-  { name: "ringwatch_gpu_pcie_replay_errors", help: "PCIe replay errors as printed by dmon pci (a count kept by the driver, not reset by ringwatch).", columns: ["pci"], scale: 1 },
-  { name: "ringwatch_gpu_pcie_receive_bytes_per_second", help: "PCIe receive throughput in bytes per second (dmon rxpci MB/s, MB taken as MiB like dmon's fb).", columns: ["rxpci"], scale: MIB },
-  { name: "ringwatch_gpu_pcie_transmit_bytes_per_second", help: "PCIe transmit throughput in bytes per second (dmon txpci MB/s, MB taken as MiB like dmon's fb).", columns: ["txpci"], scale: MIB },
+  {
+    name: "ringwatch_gpu_cc_protected_memory_used_bytes",
+    help: "Confidential-computing protected memory used in bytes (dmon ccpm MiB x 1048576).",
+    columns: ["ccpm"],
+    scale: MIB,
+  },
+  {
+    name: "ringwatch_gpu_ecc_single_bit_errors",
+    help: "Single-bit ECC errors as printed by dmon sbecc (a count kept by the driver, not reset by ringwatch).",
+    columns: ["sbecc"],
+    scale: 1,
+  },
+  {
+    name: "ringwatch_gpu_ecc_double_bit_errors",
+    help: "Double-bit ECC errors as printed by dmon dbecc (a count kept by the driver, not reset by ringwatch).",
+    columns: ["dbecc"],
+    scale: 1,
+  },
+  {
+    name: "ringwatch_gpu_pcie_replay_errors",
+    help: "PCIe replay errors as printed by dmon pci (a count kept by the driver, not reset by ringwatch).",
+    columns: ["pci"],
+    scale: 1,
+  },
+  {
+    name: "ringwatch_gpu_pcie_receive_bytes_per_second",
+    help: "PCIe receive throughput in bytes per second (dmon rxpci MB/s, MB taken as MiB like dmon's fb).",
+    columns: ["rxpci"],
+    scale: MIB,
+  },
+  {
+    name: "ringwatch_gpu_pcie_transmit_bytes_per_second",
+    help: "PCIe transmit throughput in bytes per second (dmon txpci MB/s, MB taken as MiB like dmon's fb).",
+    columns: ["txpci"],
+    scale: MIB,
+  },
 ];
 
 /** The metric value a row gives for one mapping, or undefined when its columns are absent. */

@@ -31,5 +31,10 @@ export const gpuModule: CollectorModule<"gpu", GpuSettings> = {
     return { nvidiaSmi: r.text("collector.gpu.nvidia-smi"), intervalSeconds: ms / 1000, dmonGroups: groups };
   },
   create: ({ deps, settings, common }) =>
-    createGpuCollector(deps, { nvidiaSmi: settings.nvidiaSmi, intervalSeconds: settings.intervalSeconds, groups: settings.dmonGroups, timeoutMs: common.timeoutMs }),
+    createGpuCollector(deps, {
+      nvidiaSmi: settings.nvidiaSmi,
+      intervalSeconds: settings.intervalSeconds,
+      groups: settings.dmonGroups,
+      timeoutMs: common.timeoutMs,
+    }),
 };

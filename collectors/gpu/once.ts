@@ -10,7 +10,12 @@ import type { NvsmiFailureKind } from "./failures.js";
 import type { OneShot } from "./one-shot.js";
 import { lastRowPerGpu, parseDmonText, type DmonRow } from "./parse-dmon.js";
 
-export async function dmonSnapshot(run: OneShot, file: string, command: DmonCommand, countError: (kind: NvsmiFailureKind) => void): Promise<Map<string, DmonRow>> {
+export async function dmonSnapshot(
+  run: OneShot,
+  file: string,
+  command: DmonCommand,
+  countError: (kind: NvsmiFailureKind) => void,
+): Promise<Map<string, DmonRow>> {
   let r = await run(command.onceArgs());
   if (!r.ok && command.fallBackAfter(parseDmonText(r.stdout).errors[0]) !== undefined) r = await run(command.onceArgs());
   if (r.notFound) throw new CollectorError(`${file} not found or not executable`, { absent: true });

@@ -15,13 +15,28 @@ import { classifyFailure, type NvsmiFailure } from "./failures.js";
 
 /** Column names dmon prints today (plus `temp`, the single temperature of the oldest drivers). */
 export type DmonColumn =
-  | "pwr" | "gtemp" | "mtemp" | "temp"
-  | "sm" | "mem" | "enc" | "dec" | "jpg" | "ofa"
-  | "mclk" | "pclk"
-  | "pviol" | "tviol"
-  | "fb" | "bar1" | "ccpm"
-  | "sbecc" | "dbecc" | "pci"
-  | "rxpci" | "txpci";
+  | "pwr"
+  | "gtemp"
+  | "mtemp"
+  | "temp"
+  | "sm"
+  | "mem"
+  | "enc"
+  | "dec"
+  | "jpg"
+  | "ofa"
+  | "mclk"
+  | "pclk"
+  | "pviol"
+  | "tviol"
+  | "fb"
+  | "bar1"
+  | "ccpm"
+  | "sbecc"
+  | "dbecc"
+  | "pci"
+  | "rxpci"
+  | "txpci";
 
 /** Values of one row by column name, in dmon's units. Unknown future columns are kept too. */
 export type DmonValues = Partial<Record<DmonColumn, number>> & Readonly<Record<string, number | undefined>>;

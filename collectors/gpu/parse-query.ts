@@ -39,7 +39,7 @@ export interface GpuIdentity {
 export function isNoValue(v: string): boolean {
   if (v.length === 0 || v === "N/A") return true;
   // Every bracketed value is a "no value" marker: [N/A], [Not Supported], [Unknown Error], ...
-  return v.charCodeAt(0) === 91 /* [ */ && v.charCodeAt(v.length - 1) === 93 /* ] */;
+  return v.charCodeAt(0) === 91 /* [ */ && v.charCodeAt(v.length - 1) === 93; /* ] */
 }
 
 /** `power.draw [W]` -> `power.draw`. */

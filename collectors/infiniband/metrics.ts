@@ -28,7 +28,11 @@ const GAUGES: readonly GaugeDef[] = [
     labels: PORT_LABELS,
   },
   { name: "rate_bytes_per_second", help: "Signalling rate of the port in bytes per second (Gb/s × 125,000,000).", labels: PORT_LABELS },
-  { name: "info", help: "Identity of the port and its HCA (link_layer, board_id, firmware_version, hca_type, node_guid where known); value is always 1.", labels: INFO_LABELS },
+  {
+    name: "info",
+    help: "Identity of the port and its HCA (link_layer, board_id, firmware_version, hca_type, node_guid where known); value is always 1.",
+    labels: INFO_LABELS,
+  },
   {
     name: "counters_saturated",
     help: "1 when a fixed-width PortCounters counter sits at its maximum (it has stopped counting; rates read 0), else 0.",

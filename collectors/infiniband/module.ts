@@ -34,7 +34,13 @@ export const infinibandModule: CollectorModule<"infiniband", InfinibandSettings>
   enabledByDefault: true,
   switchHelp: "Enable the infiniband collector.",
   flags: [
-    { name: "collector.infiniband.source", kind: "enum", default: "auto", choices: ["auto", "sysfs", "tools"], help: "Where to read ports and counters: auto (sysfs when present, else tools), sysfs, tools (ibstat + perfquery)." },
+    {
+      name: "collector.infiniband.source",
+      kind: "enum",
+      default: "auto",
+      choices: ["auto", "sysfs", "tools"],
+      help: "Where to read ports and counters: auto (sysfs when present, else tools), sysfs, tools (ibstat + perfquery).",
+    },
     { name: "collector.infiniband.ibstat", kind: "string", default: "ibstat", help: "Path of ibstat." },
     { name: "collector.infiniband.perfquery", kind: "string", default: "perfquery", help: "Path of perfquery." },
     { name: "collector.infiniband.device-include", kind: "regex", help: "Only report HCAs whose name matches this regular expression." },

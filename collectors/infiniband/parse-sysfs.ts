@@ -70,6 +70,9 @@ export function normalizeGuid(text: string): string | undefined {
  * trimmed, control characters removed, bounded in length; empty → undefined.
  */
 export function cleanText(text: string): string | undefined {
-  const t = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim().slice(0, 128);
+  const t = text
+    .replace(/[\u0000-\u001f\u007f]+/g, " ")
+    .trim()
+    .slice(0, 128);
   return t.length > 0 ? t : undefined;
 }

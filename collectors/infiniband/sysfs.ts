@@ -62,11 +62,7 @@ export async function listDevices(sysfsRoot: string, fs: SysfsFs = nodeFs): Prom
 }
 
 /** Reads the named devices completely. */
-export async function readInfinibandSysfs(
-  sysfsRoot: string,
-  names: readonly string[],
-  opts: SysfsReadOptions = {},
-): Promise<SysfsSnapshot> {
+export async function readInfinibandSysfs(sysfsRoot: string, names: readonly string[], opts: SysfsReadOptions = {}): Promise<SysfsSnapshot> {
   const fs = opts.fs ?? nodeFs;
   const limit = createLimiter(opts.concurrency ?? 32);
   const hwAllowed = opts.hwCounters ?? DEFAULT_HW_ALLOWED;
@@ -106,20 +102,23 @@ export async function readInfinibandSysfs(
     const names = await list(dir);
     if (names === undefined) return { values, unreadable };
     await Promise.all(
-      names.filter(accept).slice(0, max).map(async (name) => {
-        const path = join(dir, name);
-        const raw = await text(path);
-        if (raw === undefined) {
-          unreadable++;
-          return;
-        }
-        const r = parseCounterValue(raw);
-        if (r.ok) read.set(name, r.value);
-        else {
-          unreadable++;
-          note(path, r.reason === "no-pma" ? "N/A (no PMA)" : "not a number");
-        }
-      }),
+      names
+        .filter(accept)
+        .slice(0, max)
+        .map(async (name) => {
+          const path = join(dir, name);
+          const raw = await text(path);
+          if (raw === undefined) {
+            unreadable++;
+            return;
+          }
+          const r = parseCounterValue(raw);
+          if (r.ok) read.set(name, r.value);
+          else {
+            unreadable++;
+            note(path, r.reason === "no-pma" ? "N/A (no PMA)" : "not a number");
+          }
+        }),
     );
     // Names in order, whatever order the reads finished in.
     for (const name of [...read.keys()].sort()) values[name] = read.get(name) ?? 0;
@@ -153,7 +152,9 @@ export async function readInfinibandSysfs(
     // Every sysfs counters/ file named in the PortCounters table is read from that fixed-width attribute
     // (the data/packet ones may come from the 64-bit extended attribute on newer kernels; a 64-bit
     // counter sitting exactly at 2^32-1 is improbable enough for a hint).
-    p.fixedWidth = Object.keys(counters.values).filter((n) => PMA_WIDTH[n] !== undefined).sort();
+    p.fixedWidth = Object.keys(counters.values)
+      .filter((n) => PMA_WIDTH[n] !== undefined)
+      .sort();
     p.unreadable = counters.unreadable + ext.unreadable + hw.unreadable;
     return p;
   };
@@ -167,7 +168,10 @@ export async function readInfinibandSysfs(
       text(join(dir, "node_guid")),
       list(join(dir, "ports")),
     ]);
-    const numbers = (portNames ?? []).filter((n) => /^\d{1,3}$/.test(n)).map(Number).sort((a, b) => a - b);
+    const numbers = (portNames ?? [])
+      .filter((n) => /^\d{1,3}$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
     const ports = await Promise.all(numbers.map((n) => readPort(join(dir, "ports", String(n)), n)));
     const device: IbDevice = { name, ports };
     if (fw !== undefined) device.firmwareVersion = cleanText(fw);

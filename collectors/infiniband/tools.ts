@@ -94,8 +94,7 @@ export async function readInfinibandTools(exec: Exec, opts: ToolsReadOptions): P
 
   const devices = parsed.cas.filter((ca) => opts.accept(ca.name)).map(toDevice);
   const limit = createLimiter(opts.concurrency ?? 4);
-  const run = (args: string[]): Promise<ToolResult> =>
-    limit(() => exec.run(opts.perfquery, args, { timeoutMs: opts.timeoutMs, maxBytes: 1024 * 1024 }));
+  const run = (args: string[]): Promise<ToolResult> => limit(() => exec.run(opts.perfquery, args, { timeoutMs: opts.timeoutMs, maxBytes: 1024 * 1024 }));
 
   const readPort = async (ca: string, port: IbPort): Promise<void> => {
     if (port.linkLayer?.toLowerCase() === "ethernet" || !(port.lid !== undefined && port.lid > 0)) return;

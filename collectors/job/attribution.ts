@@ -108,7 +108,9 @@ function mergeGpu(allocated: readonly Placed[], processes: readonly Job[]): Plac
   if (allocated.length > 0 && containers.size === 1 && podUids.size <= 1) {
     const uid = [...podUids][0] ?? "";
     // Processes of that pod (and their Slurm job, if the pod runs one) merge into its allocations.
-    const merged = processes.filter((p) => p.pod_uid === uid && uid !== "").flatMap((p) => allocated.map((a) => ({ ...a, job: { ...a.job, pod_uid: uid, slurm_job: p.slurm_job, slurm_step: p.slurm_step } })));
+    const merged = processes
+      .filter((p) => p.pod_uid === uid && uid !== "")
+      .flatMap((p) => allocated.map((a) => ({ ...a, job: { ...a.job, pod_uid: uid, slurm_job: p.slurm_job, slurm_step: p.slurm_step } })));
     const rest = processes.filter((p) => p.pod_uid === "").map((job) => ({ job, ...WHOLE }));
     return uniquePlaced(merged.length > 0 ? [...merged, ...rest] : [...allocated, ...rest]);
   }

@@ -69,7 +69,8 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): JobCo
   const metrics = new JobMetrics(deps.registry);
   const logged = new Map<SourceName, string>();
   let namespaceLogged = false;
-  const migTable = opts.nvidiaSmi !== "" ? new MigTable({ exec: deps.exec, nvidiaSmi: opts.nvidiaSmi, timeoutMs: opts.timeoutMs, now: deps.now, log }) : undefined;
+  const migTable =
+    opts.nvidiaSmi !== "" ? new MigTable({ exec: deps.exec, nvidiaSmi: opts.nvidiaSmi, timeoutMs: opts.timeoutMs, now: deps.now, log }) : undefined;
   const noMig: ReadonlyMap<string, MigDevice> = new Map();
 
   /** The MIG devices of the MIG ids pod-resources listed (none listed: nothing asked). */
@@ -89,7 +90,11 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): JobCo
     if (msg === "") {
       if (before !== undefined) log.info({ source }, `job: ${source} answers again`);
     } else if (o.state === "absent") log.debug({ source, reason: msg }, `job: ${source} not present`);
-    else if (o.state === "denied") log.warn({ source, reason: msg }, `job: cannot read the kubelet's pod-resources socket: permission denied; it needs uid 0 (or the socket's owner): collectors/job/README.md, "Privileges". Pods are still found by their cgroup.`);
+    else if (o.state === "denied")
+      log.warn(
+        { source, reason: msg },
+        `job: cannot read the kubelet's pod-resources socket: permission denied; it needs uid 0 (or the socket's owner): collectors/job/README.md, "Privileges". Pods are still found by their cgroup.`,
+      );
     else log.warn({ source, reason: msg }, `job: ${source} failed`);
   }
 
@@ -99,8 +104,10 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): JobCo
   async function update(): Promise<void> {
     const started = performance.now();
     const off = { state: "off" } as const;
-    const podsP: Promise<PodResourcesResult | typeof off> = opts.podResourcesSocket !== "" ? listPodResources(opts.podResourcesSocket, opts.timeoutMs) : Promise.resolve(off);
-    const appsP: Promise<ComputeAppsResult | typeof off> = opts.nvidiaSmi !== "" ? queryComputeApps(deps.exec, opts.nvidiaSmi, opts.timeoutMs) : Promise.resolve(off);
+    const podsP: Promise<PodResourcesResult | typeof off> =
+      opts.podResourcesSocket !== "" ? listPodResources(opts.podResourcesSocket, opts.timeoutMs) : Promise.resolve(off);
+    const appsP: Promise<ComputeAppsResult | typeof off> =
+      opts.nvidiaSmi !== "" ? queryComputeApps(deps.exec, opts.nvidiaSmi, opts.timeoutMs) : Promise.resolve(off);
     const migP = podsP.then((p) => migDevices(p, started));
     const [pods, apps, mig] = await Promise.all([podsP, appsP, migP]);
     note("pod_resources", pods);
@@ -112,7 +119,10 @@ export function createJobCollector(deps: CollectorDeps, opts: JobOptions): JobCo
 
     let computeApps: readonly ComputeApp[] = apps.state === "ok" ? apps.apps : [];
     if (computeApps.length > 0 && !samePidNamespace(opts.procfsRoot)) {
-      if (!namespaceLogged) log.info(`job: nvidia-smi runs in another PID namespace than ${opts.procfsRoot}: its pids are not looked up (pods are found through pod-resources and the NCCL ranks' processes)`);
+      if (!namespaceLogged)
+        log.info(
+          `job: nvidia-smi runs in another PID namespace than ${opts.procfsRoot}: its pids are not looked up (pods are found through pod-resources and the NCCL ranks' processes)`,
+        );
       namespaceLogged = true;
       computeApps = [];
     }

@@ -16,9 +16,7 @@ export interface ComputeApp {
 }
 
 export type ComputeAppsResult =
-  | { state: "ok"; apps: ComputeApp[]; skipped: number }
-  | { state: "absent"; message: string }
-  | { state: "error"; message: string };
+  { state: "ok"; apps: ComputeApp[]; skipped: number } | { state: "absent"; message: string } | { state: "error"; message: string };
 
 const PID = /^\d{1,10}$/;
 

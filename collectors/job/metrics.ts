@@ -15,17 +15,48 @@ export class JobMetrics {
   private readonly unmatched: Gauge;
 
   constructor(registry: Registry) {
-    this.gpuJob = gauge(registry, "ringwatch_gpu_job_info", "Always 1: a job on this GPU (gpu is dmon's index): the Kubernetes container the kubelet gave it (pod-resources) and the pod UID and Slurm job and step of the processes computing on it (their cgroup); empty where unknown. A container given a MIG device of the GPU has its GPU instance id (gpu_instance) and profile (mig_profile, from nvidia-smi -L); both are empty for a whole GPU and for processes. One series per GPU, MIG device and job.", ["gpu", "gpu_instance", "mig_profile", ...JOB_LABELS]);
-    this.rankJob = gauge(registry, "ringwatch_nccl_rank_job_info", "Always 1: the job of an NCCL rank on this node (its process's cgroup, and the container its GPU was given); empty where unknown. No series for a rank whose job is not known.", ["comm_id", "rank", ...JOB_LABELS]);
-    this.sourceUp = gauge(registry, "ringwatch_job_source_up", "1 if this attribution source answered at the last poll, 0 if not (absent, permission denied, failed: the log says which): pod_resources (the kubelet's socket), compute_apps (nvidia-smi --query-compute-apps). Only sources that are configured.", ["source"]);
-    this.unattributed = gauge(registry, "ringwatch_job_unattributed", "GPU compute processes (gpu_process) and NCCL ranks (nccl_rank) on this node whose job was not found at the last poll: bare processes, or processes whose cgroup could not be read.", ["kind"]);
-    this.unmatched = gauge(registry, "ringwatch_job_unmatched_devices", "GPU device ids the kubelet's pod-resources lists that match no GPU the gpu collector identified, directly or through their MIG device's GPU (the gpu collector off, a MIG device nvidia-smi -L did not list, or nvidia-smi absent).", []);
+    this.gpuJob = gauge(
+      registry,
+      "ringwatch_gpu_job_info",
+      "Always 1: a job on this GPU (gpu is dmon's index): the Kubernetes container the kubelet gave it (pod-resources) and the pod UID and Slurm job and step of the processes computing on it (their cgroup); empty where unknown. A container given a MIG device of the GPU has its GPU instance id (gpu_instance) and profile (mig_profile, from nvidia-smi -L); both are empty for a whole GPU and for processes. One series per GPU, MIG device and job.",
+      ["gpu", "gpu_instance", "mig_profile", ...JOB_LABELS],
+    );
+    this.rankJob = gauge(
+      registry,
+      "ringwatch_nccl_rank_job_info",
+      "Always 1: the job of an NCCL rank on this node (its process's cgroup, and the container its GPU was given); empty where unknown. No series for a rank whose job is not known.",
+      ["comm_id", "rank", ...JOB_LABELS],
+    );
+    this.sourceUp = gauge(
+      registry,
+      "ringwatch_job_source_up",
+      "1 if this attribution source answered at the last poll, 0 if not (absent, permission denied, failed: the log says which): pod_resources (the kubelet's socket), compute_apps (nvidia-smi --query-compute-apps). Only sources that are configured.",
+      ["source"],
+    );
+    this.unattributed = gauge(
+      registry,
+      "ringwatch_job_unattributed",
+      "GPU compute processes (gpu_process) and NCCL ranks (nccl_rank) on this node whose job was not found at the last poll: bare processes, or processes whose cgroup could not be read.",
+      ["kind"],
+    );
+    this.unmatched = gauge(
+      registry,
+      "ringwatch_job_unmatched_devices",
+      "GPU device ids the kubelet's pod-resources lists that match no GPU the gpu collector identified, directly or through their MIG device's GPU (the gpu collector off, a MIG device nvidia-smi -L did not list, or nvidia-smi absent).",
+      [],
+    );
     this.unmatched.remove({});
   }
 
   publish(a: Attribution): void {
-    publishGauge(this.gpuJob, a.gpuJobs.map(({ gpu, gpuInstance, migProfile, job }) => ({ labels: { gpu, gpu_instance: gpuInstance, mig_profile: migProfile, ...job }, value: 1 })));
-    publishGauge(this.rankJob, a.rankJobs.map(({ commId, rank, job }) => ({ labels: { comm_id: commId, rank, ...job }, value: 1 })));
+    publishGauge(
+      this.gpuJob,
+      a.gpuJobs.map(({ gpu, gpuInstance, migProfile, job }) => ({ labels: { gpu, gpu_instance: gpuInstance, mig_profile: migProfile, ...job }, value: 1 })),
+    );
+    publishGauge(
+      this.rankJob,
+      a.rankJobs.map(({ commId, rank, job }) => ({ labels: { comm_id: commId, rank, ...job }, value: 1 })),
+    );
     publishGauge(this.unattributed, [
       { labels: { kind: "gpu_process" }, value: a.unattributedProcesses },
       { labels: { kind: "nccl_rank" }, value: a.unattributedRanks },
@@ -34,7 +65,10 @@ export class JobMetrics {
   }
 
   sources(up: ReadonlyMap<SourceName, boolean>): void {
-    publishGauge(this.sourceUp, [...up].map(([source, ok]) => ({ labels: { source }, value: ok ? 1 : 0 })));
+    publishGauge(
+      this.sourceUp,
+      [...up].map(([source, ok]) => ({ labels: { source }, value: ok ? 1 : 0 })),
+    );
   }
 
   /** No attribution at all (the poll failed): the info series and counts go; source_up stays. */

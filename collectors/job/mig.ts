@@ -171,8 +171,14 @@ export class MigTable {
     const list = await this.opts.exec.run(this.opts.nvidiaSmi, LIST_ARGS, { timeoutMs: left(), maxBytes: 1024 * 1024 });
     if (!list.ok) {
       // The last answer stays: a layout changes only when its pods are gone, and their ids with them.
-      if (list.notFound) this.note("list", "info", `${this.opts.nvidiaSmi} not found: MIG devices in pod-resources are mapped only where their id names its GPU (MIG-GPU-<uuid>/<gi>/<ci>); the others stay in ringwatch_job_unmatched_devices`);
-      else this.note("list", "warn", `nvidia-smi -L failed (${list.problem ?? "?"}): MIG devices in pod-resources are not mapped to their GPU until it answers`);
+      if (list.notFound)
+        this.note(
+          "list",
+          "info",
+          `${this.opts.nvidiaSmi} not found: MIG devices in pod-resources are mapped only where their id names its GPU (MIG-GPU-<uuid>/<gi>/<ci>); the others stay in ringwatch_job_unmatched_devices`,
+        );
+      else
+        this.note("list", "warn", `nvidia-smi -L failed (${list.problem ?? "?"}): MIG devices in pod-resources are not mapped to their GPU until it answers`);
       this.missed = new Set([...ids].filter((id) => !this.devices.has(id)));
       return;
     }
@@ -186,7 +192,11 @@ export class MigTable {
         this.note("query", "info", "");
         devices = joinMig(devices, parseMigQuery(trustedStdout(q)));
       } else {
-        this.note("query", "warn", `nvidia-smi -q failed (${q?.problem ?? "too little of the poll left"}): MIG devices are mapped to their GPU with gpu_instance empty`);
+        this.note(
+          "query",
+          "warn",
+          `nvidia-smi -q failed (${q?.problem ?? "too little of the poll left"}): MIG devices are mapped to their GPU with gpu_instance empty`,
+        );
       }
     }
     this.devices = new Map(devices.map((d) => [d.uuid, d]));

@@ -61,7 +61,12 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
   });
   const publisher = new EventPublisher(metrics, names, logger, (pci, action) => resume.markRecovery(pci, action));
   /** GPU events wait until the gpu collector knows its GPUs (or for at most 30 s). */
-  const gate = new GpuEventGate(() => names.gpusKnown(), now, (ev, atMs) => publisher.publish(ev, atMs), () => metrics.dropped.inc());
+  const gate = new GpuEventGate(
+    () => names.gpusKnown(),
+    now,
+    (ev, atMs) => publisher.publish(ev, atMs),
+    () => metrics.dropped.inc(),
+  );
   const journal = new JournalSource(
     exec,
     { journalctl: opts.journalctl, ...(opts.journalDirectory !== undefined ? { directory: opts.journalDirectory } : {}) },

@@ -34,7 +34,10 @@ export class EventPublisher {
         metrics.xidLast.set({ gpu, xid }, t);
         metrics.xidInfo.set({ xid, meaning: entry?.meaning ?? "", cause: entry?.cause ?? "unknown", action: entry?.action ?? "unknown" }, 1);
         const what = entry !== undefined ? ` (${entry.meaning}; ${entry.cause}; action: ${entry.action})` : "";
-        this.logger.warn({ gpu, xid: ev.xid.xid, pid: ev.xid.pid, name: ev.xid.name, pci: ev.xid.pci }, `kmsg: Xid ${xid} on GPU ${gpu}${what}: ${ev.xid.detail}`);
+        this.logger.warn(
+          { gpu, xid: ev.xid.xid, pid: ev.xid.pid, name: ev.xid.name, pci: ev.xid.pci },
+          `kmsg: Xid ${xid} on GPU ${gpu}${what}: ${ev.xid.detail}`,
+        );
         const recovery = recoveryActionOf(ev.xid);
         if (recovery !== undefined) {
           metrics.recovery.set({ gpu }, recovery);

@@ -26,9 +26,34 @@ export interface PastedKernelEvent {
 
 /** Words that stand where a host would and are no host. */
 const NOT_HOSTS = new Set([
-  "kern", "kernel", "user", "daemon", "syslog", "nvrm", "dmesg", "journal", "message", "msg", "log",
-  "stdout", "stderr", "warning", "warn", "error", "err", "info", "debug", "notice", "crit", "critical",
-  "fatal", "alert", "emerg", "emergency", "panic", "trace",
+  "kern",
+  "kernel",
+  "user",
+  "daemon",
+  "syslog",
+  "nvrm",
+  "dmesg",
+  "journal",
+  "message",
+  "msg",
+  "log",
+  "stdout",
+  "stderr",
+  "warning",
+  "warn",
+  "error",
+  "err",
+  "info",
+  "debug",
+  "notice",
+  "crit",
+  "critical",
+  "fatal",
+  "alert",
+  "emerg",
+  "emergency",
+  "panic",
+  "trace",
 ]);
 
 /** Lines that can report an event hold one of these; any other line costs these scans only. */

@@ -114,15 +114,17 @@ export class PositionKeeper {
     const file = this.file;
     this.dirty = false;
     const snapshot = { ...this.current };
-    this.saving = savePosition(file, snapshot).then(
-      () => this.onSaved(),
-      (err: unknown) => {
-        this.dirty = true;
-        this.onFailure(`cannot save the kernel log position to ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-      },
-    ).finally(() => {
-      this.saving = undefined;
-    });
+    this.saving = savePosition(file, snapshot)
+      .then(
+        () => this.onSaved(),
+        (err: unknown) => {
+          this.dirty = true;
+          this.onFailure(`cannot save the kernel log position to ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        },
+      )
+      .finally(() => {
+        this.saving = undefined;
+      });
     return this.saving;
   }
 }

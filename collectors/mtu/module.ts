@@ -36,5 +36,10 @@ export const mtuModule: CollectorModule<"mtu", MtuSettings> = {
     deviceExclude: r.regex("collector.mtu.device-exclude"),
   }),
   create: ({ deps, settings, common }) =>
-    createMtuCollector(deps, { ip: settings.ip, deviceInclude: settings.deviceInclude, deviceExclude: settings.deviceExclude ?? NOTHING, timeoutMs: common.timeoutMs }),
+    createMtuCollector(deps, {
+      ip: settings.ip,
+      deviceInclude: settings.deviceInclude,
+      deviceExclude: settings.deviceExclude ?? NOTHING,
+      timeoutMs: common.timeoutMs,
+    }),
 };

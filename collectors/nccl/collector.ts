@@ -85,8 +85,18 @@ const DEFAULT_HEAD_BYTES = 256 * 1024;
 /** The Inspector watcher, where --collector.nccl.inspector.path names something. */
 function makeInspector(opts: NcclOptions, deps: CollectorDeps): InspectorWatch | undefined {
   if (opts.inspectorPaths === undefined || opts.inspectorPaths.length === 0) return undefined;
-  const intervals = { ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) };
-  return new InspectorWatch({ paths: opts.inspectorPaths, usePolling: opts.usePolling, now: deps.now, log: deps.logger, maxComms: opts.maxComms, ...intervals });
+  const intervals = {
+    ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
+    ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+  };
+  return new InspectorWatch({
+    paths: opts.inspectorPaths,
+    usePolling: opts.usePolling,
+    now: deps.now,
+    log: deps.logger,
+    maxComms: opts.maxComms,
+    ...intervals,
+  });
 }
 
 /** Whether one rank of each communicator the logs know lives here, as their last evaluation said (for RAS). */
@@ -101,8 +111,21 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   // A copy: reconfigure() changes it.
   const opts: NcclOptions = { ...options, paths: [...options.paths] };
   const detect: DetectOptions = { ...DEFAULT_DETECT, hangThresholdMs: opts.hangThresholdMs, ...opts.detect };
-  const intervals = { ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}), ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}) };
-  const logs = new LogsWatch({ paths: opts.paths, usePolling: opts.usePolling, headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES, retireAfterMs: opts.retireAfterMs, retireGraceMs: opts.retireGraceMs ?? 60_000, maxComms: opts.maxComms, now: deps.now, log, ...intervals });
+  const intervals = {
+    ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
+    ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+  };
+  const logs = new LogsWatch({
+    paths: opts.paths,
+    usePolling: opts.usePolling,
+    headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES,
+    retireAfterMs: opts.retireAfterMs,
+    retireGraceMs: opts.retireGraceMs ?? 60_000,
+    maxComms: opts.maxComms,
+    now: deps.now,
+    log,
+    ...intervals,
+  });
   const tracker: Tracker = logs.tracker;
   const makeView = (): NodeView => opts.view ?? createNodeView({ procfsRoot: opts.procfsRoot, checkPids: opts.checkPids, gpu: opts.gpu });
   let view = makeView();
@@ -115,7 +138,10 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       now: deps.now,
       log,
       progress: { hangThresholdMs: detect.hangThresholdMs, gapFactor: 2, maxThresholdMs: detect.maxThresholdMs },
-      owner: { procfsRoot: () => opts.procfsRoot, rankPids: () => [...liveRankPids(tracker, view, (pid) => processUid(opts.procfsRoot, pid)), ...(opts.gpuProcesses?.() ?? [])] },
+      owner: {
+        procfsRoot: () => opts.procfsRoot,
+        rankPids: () => [...liveRankPids(tracker, view, (pid) => processUid(opts.procfsRoot, pid)), ...(opts.gpuProcesses?.() ?? [])],
+      },
     });
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
   /** Per communicator the logs know: does a rank of it live on this node (the last evaluation's answer). */
@@ -147,7 +173,10 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     metrics.publish(tracker, evaluate(), logs.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
     if (insp !== undefined) inspectorMetrics.publish(insp);
     frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
-    pytorchMetrics.publish(pytorch.evaluate(tracker.pt, () => knownRanks(tracker)), tracker.pt);
+    pytorchMetrics.publish(
+      pytorch.evaluate(tracker.pt, () => knownRanks(tracker)),
+      tracker.pt,
+    );
   });
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);

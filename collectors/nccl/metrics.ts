@@ -70,16 +70,67 @@ export class NcclMetrics {
       registers: [registry],
       collect,
     });
-    this.behind = gauge(registry, "ringwatch_nccl_rank_behind", "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).", ["comm_id", "rank"]);
-    this.evidence = gauge(registry, "ringwatch_nccl_hang_evidence", "1 for each source that holds a hang verdict: coll_log (COLL lines went silent), ras (NCCL RAS counts stood still), gpu (the local GPUs spin in NCCL).", ["comm_id", "source"]);
-    this.straggler = gauge(registry, "ringwatch_nccl_straggler", "1 for a rank surely last, by a delay that matters against the interval between collectives, at >= 80 % of the communicator's recent collectives while the job still moves (from COLL lines, or from NCCL Inspector's GPU times: ringwatch_nccl_straggler_delay_seconds).", ["comm_id", "rank"]);
-    this.mismatch = gauge(registry, "ringwatch_nccl_collective_mismatch", "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.", ["comm_id"]);
-    this.threshold = gauge(registry, "ringwatch_nccl_hang_threshold_seconds", "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.", ["comm_id"]);
-    this.collectives = counter(registry, "ringwatch_nccl_rank_collectives_total", "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.", ["comm_id", "rank"]);
-    this.lastProgress = gauge(registry, "ringwatch_nccl_rank_last_progress_timestamp_seconds", "Unix time of this rank's last collective (COLL line).", ["comm_id", "rank"]);
-    this.lastOpCount = gauge(registry, "ringwatch_nccl_rank_last_op_number", "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).", ["comm_id", "rank"]);
-    this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"]);
-    this.transport = gauge(registry, "ringwatch_nccl_transport_info", "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).", ["comm_id", "rank", "net", "gdr"]);
+    this.behind = gauge(
+      registry,
+      "ringwatch_nccl_rank_behind",
+      "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).",
+      ["comm_id", "rank"],
+    );
+    this.evidence = gauge(
+      registry,
+      "ringwatch_nccl_hang_evidence",
+      "1 for each source that holds a hang verdict: coll_log (COLL lines went silent), ras (NCCL RAS counts stood still), gpu (the local GPUs spin in NCCL).",
+      ["comm_id", "source"],
+    );
+    this.straggler = gauge(
+      registry,
+      "ringwatch_nccl_straggler",
+      "1 for a rank surely last, by a delay that matters against the interval between collectives, at >= 80 % of the communicator's recent collectives while the job still moves (from COLL lines, or from NCCL Inspector's GPU times: ringwatch_nccl_straggler_delay_seconds).",
+      ["comm_id", "rank"],
+    );
+    this.mismatch = gauge(
+      registry,
+      "ringwatch_nccl_collective_mismatch",
+      "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.",
+      ["comm_id"],
+    );
+    this.threshold = gauge(
+      registry,
+      "ringwatch_nccl_hang_threshold_seconds",
+      "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.",
+      ["comm_id"],
+    );
+    this.collectives = counter(
+      registry,
+      "ringwatch_nccl_rank_collectives_total",
+      "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.",
+      ["comm_id", "rank"],
+    );
+    this.lastProgress = gauge(registry, "ringwatch_nccl_rank_last_progress_timestamp_seconds", "Unix time of this rank's last collective (COLL line).", [
+      "comm_id",
+      "rank",
+    ]);
+    this.lastOpCount = gauge(
+      registry,
+      "ringwatch_nccl_rank_last_op_number",
+      "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).",
+      ["comm_id", "rank"],
+    );
+    this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", [
+      "comm_id",
+      "rank",
+      "nranks",
+      "pid",
+      "cuda_dev",
+      "bus_id",
+      "nccl_version",
+    ]);
+    this.transport = gauge(
+      registry,
+      "ringwatch_nccl_transport_info",
+      "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).",
+      ["comm_id", "rank", "net", "gdr"],
+    );
     this.netDevice = gauge(
       registry,
       "ringwatch_nccl_rank_net_device_info",
@@ -87,26 +138,96 @@ export class NcclMetrics {
       ["comm_id", "rank", "device", "port"],
     );
     this.warnings = counter(registry, "ringwatch_nccl_warnings_total", "NCCL WARN lines by class.", ["kind"]);
-    this.watchdog = counter(registry, "ringwatch_pytorch_watchdog_timeouts_total", "PyTorch ProcessGroupNCCL watchdog collective timeouts by rank and op type.", ["rank", "op_type"]);
-    this.hangSigns = counter(registry, "ringwatch_pytorch_hang_signs_total", "PyTorch ProcessGroupNCCL hang signs by rank and sign: heartbeat_timeout (Heartbeat monitor timed out), watchdog_stuck (watchdog got stuck for N seconds), dump_signal (a Flight Recorder dump signal received).", ["rank", "sign"]);
-    this.signature = gauge(registry, "ringwatch_gpu_hang_signature", "1 for the GPU of a rank of a hung communicator, labelled with what it reads: spin (~100 % SM at low power) or idle (~0 %).", ["gpu", "signature"]);
+    this.watchdog = counter(
+      registry,
+      "ringwatch_pytorch_watchdog_timeouts_total",
+      "PyTorch ProcessGroupNCCL watchdog collective timeouts by rank and op type.",
+      ["rank", "op_type"],
+    );
+    this.hangSigns = counter(
+      registry,
+      "ringwatch_pytorch_hang_signs_total",
+      "PyTorch ProcessGroupNCCL hang signs by rank and sign: heartbeat_timeout (Heartbeat monitor timed out), watchdog_stuck (watchdog got stuck for N seconds), dump_signal (a Flight Recorder dump signal received).",
+      ["rank", "sign"],
+    );
+    this.signature = gauge(
+      registry,
+      "ringwatch_gpu_hang_signature",
+      "1 for the GPU of a rank of a hung communicator, labelled with what it reads: spin (~100 % SM at low power) or idle (~0 %).",
+      ["gpu", "signature"],
+    );
     this.files = gauge(registry, "ringwatch_nccl_log_files", "Log files followed.", []);
     this.lines = counter(registry, "ringwatch_nccl_log_lines_total", "Log lines read.", []);
     this.bytes = counter(registry, "ringwatch_nccl_log_bytes_total", "Log bytes read.", []);
     this.tooLong = counter(registry, "ringwatch_nccl_log_lines_too_long_total", "Lines skipped for exceeding the line length cap.", []);
     this.truncations = counter(registry, "ringwatch_nccl_log_truncations_total", "Log files found truncated (copytruncate) and read again from the start.", []);
-    this.readErrors = counter(registry, "ringwatch_nccl_log_read_errors_total", "Failed reads of log files and directories (e.g. EACCES); each is logged and retried.", []);
+    this.readErrors = counter(
+      registry,
+      "ringwatch_nccl_log_read_errors_total",
+      "Failed reads of log files and directories (e.g. EACCES); each is logged and retried.",
+      [],
+    );
     this.filesDropped = counter(registry, "ringwatch_nccl_log_files_dropped_total", "Log files not followed because of the file cap.", []);
-    this.commsDropped = counter(registry, "ringwatch_nccl_communicators_dropped_total", "Communicators not tracked because of --collector.nccl.max-communicators.", []);
-    this.unresolved = counter(registry, "ringwatch_nccl_unresolved_collectives_total", "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).", []);
-    this.rasQueries = counter(registry, "ringwatch_nccl_ras_queries_total", "Status queries to NCCL's RAS service (every --collector.nccl.ras-interval) by result: ok, unreachable (nothing listening: no job), timeout, error, untrusted (a socket of no known rank or GPU process, nor root's: ignored).", ["result"]);
-    this.rasLastReport = gauge(registry, "ringwatch_nccl_ras_last_report_timestamp_seconds", "Unix time of the last status report NCCL's RAS service gave.", []);
-    this.rasBehind = gauge(registry, "ringwatch_nccl_ras_rank_behind", "1 for a rank of a hung communicator, on any node of the job, that NCCL RAS shows at a lower count of some collective type and a higher count of none, or whose process it cannot reach; process is node:pid.", ["comm_id", "rank", "process"]);
-    this.rasMismatch = gauge(registry, "ringwatch_nccl_ras_collective_mismatch", "1 for a hung communicator whose ranks NCCL RAS shows issued different collectives (more of one type, fewer of another), or where only the ranks ahead are listed.", ["comm_id"]);
-    this.rasDead = gauge(registry, "ringwatch_nccl_ras_dead_process", "1 for a job process (node:pid) that NCCL RAS's last report calls dead, or that a PEER_DEAD monitor event named (at once, NCCL 2.29+): it died or its node is cut off.", ["process"]);
-    this.rasEvents = counter(registry, "ringwatch_nccl_ras_monitor_events_total", "Events NCCL RAS's monitor mode pushed (NCCL 2.29+) by event: PEER_DEAD, PEER_NEW, other.", ["event"]);
-    this.rasMonitor = gauge(registry, "ringwatch_nccl_ras_monitor_subscribed", "1 while ringwatch follows NCCL RAS's monitor events (NCCL 2.29+; 0 with no job, or an older NCCL).", []);
-    this.rasFindings = gauge(registry, "ringwatch_nccl_ras_findings", "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.", ["kind"]);
+    this.commsDropped = counter(
+      registry,
+      "ringwatch_nccl_communicators_dropped_total",
+      "Communicators not tracked because of --collector.nccl.max-communicators.",
+      [],
+    );
+    this.unresolved = counter(
+      registry,
+      "ringwatch_nccl_unresolved_collectives_total",
+      "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).",
+      [],
+    );
+    this.rasQueries = counter(
+      registry,
+      "ringwatch_nccl_ras_queries_total",
+      "Status queries to NCCL's RAS service (every --collector.nccl.ras-interval) by result: ok, unreachable (nothing listening: no job), timeout, error, untrusted (a socket of no known rank or GPU process, nor root's: ignored).",
+      ["result"],
+    );
+    this.rasLastReport = gauge(
+      registry,
+      "ringwatch_nccl_ras_last_report_timestamp_seconds",
+      "Unix time of the last status report NCCL's RAS service gave.",
+      [],
+    );
+    this.rasBehind = gauge(
+      registry,
+      "ringwatch_nccl_ras_rank_behind",
+      "1 for a rank of a hung communicator, on any node of the job, that NCCL RAS shows at a lower count of some collective type and a higher count of none, or whose process it cannot reach; process is node:pid.",
+      ["comm_id", "rank", "process"],
+    );
+    this.rasMismatch = gauge(
+      registry,
+      "ringwatch_nccl_ras_collective_mismatch",
+      "1 for a hung communicator whose ranks NCCL RAS shows issued different collectives (more of one type, fewer of another), or where only the ranks ahead are listed.",
+      ["comm_id"],
+    );
+    this.rasDead = gauge(
+      registry,
+      "ringwatch_nccl_ras_dead_process",
+      "1 for a job process (node:pid) that NCCL RAS's last report calls dead, or that a PEER_DEAD monitor event named (at once, NCCL 2.29+): it died or its node is cut off.",
+      ["process"],
+    );
+    this.rasEvents = counter(
+      registry,
+      "ringwatch_nccl_ras_monitor_events_total",
+      "Events NCCL RAS's monitor mode pushed (NCCL 2.29+) by event: PEER_DEAD, PEER_NEW, other.",
+      ["event"],
+    );
+    this.rasMonitor = gauge(
+      registry,
+      "ringwatch_nccl_ras_monitor_subscribed",
+      "1 while ringwatch follows NCCL RAS's monitor events (NCCL 2.29+; 0 with no job, or an older NCCL).",
+      [],
+    );
+    this.rasFindings = gauge(
+      registry,
+      "ringwatch_nccl_ras_findings",
+      "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.",
+      ["kind"],
+    );
   }
 
   publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasPublish, inspector?: InspectorSnapshot): void {
@@ -128,7 +249,14 @@ export class NcclMetrics {
         if (r.lastOpCount !== undefined) opc.push({ labels: l, value: r.lastOpCount });
         const p = t.processes.get(r.processKey);
         info.push({
-          labels: { ...l, nranks: String(r.nranks ?? c.nranks ?? ""), pid: String(p?.pid ?? ""), cuda_dev: String(r.cudaDev ?? ""), bus_id: r.busId ?? "", nccl_version: p?.version ?? commVersion },
+          labels: {
+            ...l,
+            nranks: String(r.nranks ?? c.nranks ?? ""),
+            pid: String(p?.pid ?? ""),
+            cuda_dev: String(r.cudaDev ?? ""),
+            bus_id: r.busId ?? "",
+            nccl_version: p?.version ?? commVersion,
+          },
           value: 1,
         });
         if (p) {
@@ -144,7 +272,15 @@ export class NcclMetrics {
       for (const l of v.local) {
         if (known?.ranks.has(l.rank)) continue;
         info.push({
-          labels: { comm_id: v.commId, rank: String(l.rank), nranks: String(v.size ?? ""), pid: String(l.pid ?? ""), cuda_dev: l.cudaDev ?? "", bus_id: "", nccl_version: ras?.snapshot.report?.version ?? "" },
+          labels: {
+            comm_id: v.commId,
+            rank: String(l.rank),
+            nranks: String(v.size ?? ""),
+            pid: String(l.pid ?? ""),
+            cuda_dev: l.cudaDev ?? "",
+            bus_id: "",
+            nccl_version: ras?.snapshot.report?.version ?? "",
+          },
           value: 1,
         });
       }
@@ -165,9 +301,18 @@ export class NcclMetrics {
     publishGauge(this.mismatch, [...merged.mismatch.values()]);
     publishGauge(this.threshold, [...merged.threshold.values()]);
     publishGauge(this.signature, [...merged.signature.values()]);
-    publishCounter(this.warnings, [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })));
-    publishCounter(this.watchdog, [...t.pt.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })));
-    publishCounter(this.hangSigns, [...t.pt.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })));
+    publishCounter(
+      this.warnings,
+      [...t.warningCounts].map(([kind, n]) => ({ labels: { kind }, value: n })),
+    );
+    publishCounter(
+      this.watchdog,
+      [...t.pt.watchdogCounts.values()].map((w) => ({ labels: { rank: w.rank, op_type: w.opType }, value: w.count })),
+    );
+    publishCounter(
+      this.hangSigns,
+      [...t.pt.hangSignCounts.values()].map((h) => ({ labels: { rank: h.rank, sign: h.sign }, value: h.count })),
+    );
     publishCounter(this.commsDropped, [{ labels: {}, value: t.droppedComms }]);
     let unresolved = 0;
     for (const p of t.processes.values()) unresolved += p.unresolvedColl;
@@ -184,7 +329,10 @@ export class NcclMetrics {
   }
 
   private publishRas({ snapshot, verdicts }: RasPublish): void {
-    publishCounter(this.rasQueries, [...snapshot.queries].map(([result, n]) => ({ labels: { result }, value: n })));
+    publishCounter(
+      this.rasQueries,
+      [...snapshot.queries].map(([result, n]) => ({ labels: { result }, value: n })),
+    );
     publishGauge(this.rasLastReport, snapshot.lastReportMs !== undefined ? [{ labels: {}, value: snapshot.lastReportMs / 1000 }] : []);
     const behind: Sample[] = [];
     const mism: Sample[] = [];
@@ -195,16 +343,28 @@ export class NcclMetrics {
       if (v.crossed || (v.behind.length === 0 && v.waitingIn !== undefined)) mism.push({ labels: { comm_id: v.commId }, value: 1 });
       for (const r of v.behind) {
         if (behind.length >= MAX_RAS_SERIES) break;
-        behind.push({ labels: { comm_id: v.commId, rank: String(r.rank), process: r.pid !== undefined && r.node !== undefined ? `${r.node}:${r.pid}` : "" }, value: 1 });
+        behind.push({
+          labels: { comm_id: v.commId, rank: String(r.rank), process: r.pid !== undefined && r.node !== undefined ? `${r.node}:${r.pid}` : "" },
+          value: 1,
+        });
       }
     }
     publishGauge(this.rasBehind, behind);
     publishGauge(this.rasMismatch, mism.slice(0, MAX_RAS_SERIES));
-    publishGauge(this.rasDead, snapshot.dead.map((process) => ({ labels: { process }, value: 1 })));
-    publishCounter(this.rasEvents, [...snapshot.events].map(([event, n]) => ({ labels: { event }, value: n })));
+    publishGauge(
+      this.rasDead,
+      snapshot.dead.map((process) => ({ labels: { process }, value: 1 })),
+    );
+    publishCounter(
+      this.rasEvents,
+      [...snapshot.events].map(([event, n]) => ({ labels: { event }, value: n })),
+    );
     publishGauge(this.rasMonitor, [{ labels: {}, value: snapshot.monitor === "subscribed" ? 1 : 0 }]);
     const kinds = new Map<string, number>();
     for (const f of snapshot.findings) if (f.comm_id === null || hung.has(f.comm_id)) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
-    publishGauge(this.rasFindings, [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })));
+    publishGauge(
+      this.rasFindings,
+      [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })),
+    );
   }
 }

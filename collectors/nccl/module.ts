@@ -9,19 +9,54 @@ import { parseRasAddress, type RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 
 const FLAGS = [
-  { name: "collector.nccl.path", kind: "list", default: "/var/log/nccl", help: "Directory or glob of NCCL / PyTorch log files to follow; repeat the flag for more (environment and YAML: comma-separated or a list)." },
-  { name: "collector.nccl.hang-threshold", kind: "duration", default: "120s", help: "Silence of every live rank of a communicator after which a hang is suspected (stretched to 10x the communicator's recent p99 gap, at most 30m)." },
-  { name: "collector.nccl.max-communicators", kind: "int", default: "256", help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total)." },
-  { name: "collector.nccl.retire-after", kind: "duration", default: "1h", help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line." },
+  {
+    name: "collector.nccl.path",
+    kind: "list",
+    default: "/var/log/nccl",
+    help: "Directory or glob of NCCL / PyTorch log files to follow; repeat the flag for more (environment and YAML: comma-separated or a list).",
+  },
+  {
+    name: "collector.nccl.hang-threshold",
+    kind: "duration",
+    default: "120s",
+    help: "Silence of every live rank of a communicator after which a hang is suspected (stretched to 10x the communicator's recent p99 gap, at most 30m).",
+  },
+  {
+    name: "collector.nccl.max-communicators",
+    kind: "int",
+    default: "256",
+    help: "Communicators tracked at once; more are dropped and counted (ringwatch_nccl_communicators_dropped_total).",
+  },
+  {
+    name: "collector.nccl.retire-after",
+    kind: "duration",
+    default: "1h",
+    help: "Forget a process whose liveness cannot be checked (another host's or another PID namespace's pid) after this long without a line.",
+  },
   {
     name: "collector.nccl.check-pids",
     kind: "bool",
     default: "true",
     help: "Check that each rank's process still runs, to tell a finished job from a hung one: its pid in <path.procfs>, or in a container the process whose innermost NSpid is that pid and that has the log open.",
   },
-  { name: "collector.nccl.ras", kind: "bool", default: "true", help: "Ask NCCL's RAS service (NCCL 2.24+, on by default in every job) for the job-wide status every interval: the hang verdict and the ranks behind, on every node, with no COLL line (docs/nccl.md, production mode)." },
-  { name: "collector.nccl.ras-addr", kind: "string", default: "localhost:28028", help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028)." },
-  { name: "collector.nccl.ras-interval", kind: "duration", default: "30s", help: "Ask NCCL's RAS service this often (±10 % jitter): a RAS hang is called within the hang threshold plus this. Each query makes every process of the job send its counts over RAS's own TCP network; nothing listening costs one refused connection." },
+  {
+    name: "collector.nccl.ras",
+    kind: "bool",
+    default: "true",
+    help: "Ask NCCL's RAS service (NCCL 2.24+, on by default in every job) for the job-wide status every interval: the hang verdict and the ranks behind, on every node, with no COLL line (docs/nccl.md, production mode).",
+  },
+  {
+    name: "collector.nccl.ras-addr",
+    kind: "string",
+    default: "localhost:28028",
+    help: "Address of NCCL's RAS client socket, HOST:PORT as the job's NCCL_RAS_ADDR sets it (NCCL's default is localhost:28028).",
+  },
+  {
+    name: "collector.nccl.ras-interval",
+    kind: "duration",
+    default: "30s",
+    help: "Ask NCCL's RAS service this often (±10 % jitter): a RAS hang is called within the hang threshold plus this. Each query makes every process of the job send its counts over RAS's own TCP network; nothing listening costs one refused connection.",
+  },
   {
     name: "collector.nccl.flight-recorder.dump",
     kind: "string",
@@ -40,12 +75,19 @@ const FLAGS = [
     default: "",
     help: "Directory or glob of NCCL Inspector output, the job's NCCL_INSPECTOR_DUMP_DIR (its <hostname>-pid<pid>.log JSON files are followed: completed collectives, GPU-timed execution and bus bandwidth per rank, stragglers, bandwidth drops); repeat for more; empty: off.",
   },
-  { name: "collector.nccl.polling", kind: "enum", default: "auto", choices: ["auto", "true", "false"], help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes." },
+  {
+    name: "collector.nccl.polling",
+    kind: "enum",
+    default: "auto",
+    choices: ["auto", "true", "false"],
+    help: "Poll log files instead of inotify: auto polls on NFS, Lustre, GPFS, CIFS and FUSE, where inotify misses writes.",
+  },
 ] as const;
 
 function rasAddress(text: string): RasAddress {
   const address = parseRasAddress(text);
-  if (address === undefined) throw new ConfigError(`invalid value "${text}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
+  if (address === undefined)
+    throw new ConfigError(`invalid value "${text}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
   return address;
 }
 
@@ -63,11 +105,15 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
     if (paths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
     const polling = r.choice<"auto" | "true" | "false">("collector.nccl.polling");
     const ras = r.bool("collector.nccl.ras")
-      ? { address: r.parsed("collector.nccl.ras-addr", rasAddress, (a) => formatHostPort(a.host, a.port)), intervalMs: r.duration("collector.nccl.ras-interval") }
+      ? {
+          address: r.parsed("collector.nccl.ras-addr", rasAddress, (a) => formatHostPort(a.host, a.port)),
+          intervalMs: r.duration("collector.nccl.ras-interval"),
+        }
       : undefined;
     const frDump = r.text("collector.nccl.flight-recorder.dump");
     const frPipe = r.text("collector.nccl.flight-recorder.pipe");
-    if (frPipe !== "" && frDump === "") throw new ConfigError("--collector.nccl.flight-recorder.pipe needs --collector.nccl.flight-recorder.dump (where the ranks write their dumps)");
+    if (frPipe !== "" && frDump === "")
+      throw new ConfigError("--collector.nccl.flight-recorder.pipe needs --collector.nccl.flight-recorder.dump (where the ranks write their dumps)");
     return {
       paths,
       hangThresholdMs: r.duration("collector.nccl.hang-threshold"),

@@ -42,7 +42,10 @@ export function innermostNsPid(status: string): number | undefined {
   const at = status.indexOf("\nNSpid:");
   if (at < 0) return undefined;
   const end = status.indexOf("\n", at + 1);
-  const fields = status.slice(at + 7, end < 0 ? undefined : end).trim().split(/\s+/);
+  const fields = status
+    .slice(at + 7, end < 0 ? undefined : end)
+    .trim()
+    .split(/\s+/);
   const last = Number(fields[fields.length - 1]);
   return Number.isSafeInteger(last) && last > 0 ? last : undefined;
 }

@@ -21,8 +21,18 @@ export const PATH_FLAGS: readonly FlagDef[] = [
 ];
 
 export const POLL_FLAGS: readonly FlagDef[] = [
-  { name: COLLECTOR_INTERVAL_FLAG, kind: "duration", default: "15s", help: "Poll interval of the infiniband, gdr and mtu collectors (must divide a minute or an hour)." },
-  { name: "collector.timeout", kind: "duration", default: "10s", help: "Time limit of one poll, and of every external command it runs (the command is killed)." },
+  {
+    name: COLLECTOR_INTERVAL_FLAG,
+    kind: "duration",
+    default: "15s",
+    help: "Poll interval of the infiniband, gdr and mtu collectors (must divide a minute or an hour).",
+  },
+  {
+    name: "collector.timeout",
+    kind: "duration",
+    default: "10s",
+    help: "Time limit of one poll, and of every external command it runs (the command is killed).",
+  },
 ];
 
 export function readCommonSettings(r: SettingsReader): CommonSettings {

@@ -16,7 +16,11 @@ const value = (name) => {
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
 };
 const goals = [
-  ["every file followed, every line read", r.trackedAfterMs > 0 && value("ringwatch_nccl_log_files") === AT_START + LATER, `${value("ringwatch_nccl_log_lines_total")} of ${r.linesWritten} lines, ${value("ringwatch_nccl_log_files")} of ${AT_START + LATER} files`],
+  [
+    "every file followed, every line read",
+    r.trackedAfterMs > 0 && value("ringwatch_nccl_log_files") === AT_START + LATER,
+    `${value("ringwatch_nccl_log_lines_total")} of ${r.linesWritten} lines, ${value("ringwatch_nccl_log_files")} of ${AT_START + LATER} files`,
+  ],
   ["every scrape a 200", r.scrapes.every((s) => s.status === 200), `${r.scrapes.filter((s) => s.status === 200).length} of ${r.scrapes.length}`],
   [`slowest scrape under ${maxMs} ms (--max-scrape-ms)`, maxScrapeMs(r) < maxMs, `${maxScrapeMs(r).toFixed(0)} ms`],
   [`RSS max under ${maxRss} MB (--max-rss)`, maxRssMb(r) < maxRss, `${maxRssMb(r).toFixed(0)} MB`],

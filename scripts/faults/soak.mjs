@@ -15,8 +15,16 @@ console.log(soakTable(r));
 // Each goal, with what was measured; the memory goals live here, not in test/faults/soak.test.ts
 // (a one-minute run falls on V8's once-a-minute old-space collections).
 const goals = [
-  ["RSS: late median under 1.1 x the early median", r.rssGrowth < 0.1, `${r.rssLateMb.toFixed(1)} / ${r.rssEarlyMb.toFixed(1)} MB (${(r.rssGrowth * 100).toFixed(1)} %)`],
-  ["RSS: late median under 1.1 x the early peak", r.rssLateMb < r.rssEarlyMaxMb * 1.1, `${r.rssLateMb.toFixed(1)} MB, early peak ${r.rssEarlyMaxMb.toFixed(1)} MB`],
+  [
+    "RSS: late median under 1.1 x the early median",
+    r.rssGrowth < 0.1,
+    `${r.rssLateMb.toFixed(1)} / ${r.rssEarlyMb.toFixed(1)} MB (${(r.rssGrowth * 100).toFixed(1)} %)`,
+  ],
+  [
+    "RSS: late median under 1.1 x the early peak",
+    r.rssLateMb < r.rssEarlyMaxMb * 1.1,
+    `${r.rssLateMb.toFixed(1)} MB, early peak ${r.rssEarlyMaxMb.toFixed(1)} MB`,
+  ],
   ["descriptors: late max <= early max + 5", r.fdsLateMax <= r.fdsEarlyMax + 5, `${r.fdsEarlyMax} -> ${r.fdsLateMax}`],
   ["every line read once", r.linesRead === r.linesWritten, `${r.linesRead} of ${r.linesWritten}`],
   ["no truncation counted (none made)", r.truncations === 0, String(r.truncations)],

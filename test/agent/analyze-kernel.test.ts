@@ -19,19 +19,35 @@ function analyzeCapture(prefix: string): Finding[] {
 
 /** nccl/02 and a kernel log beside it. */
 function withNccl(kernel: string[]): Finding[] {
-  return analyzeLogs([{ name: "nccl.log", text: readFixtureRaw(`nccl/${nccl02}`) }, { name: "dmesg.txt", text: kernel.join("\n") }], new KernelLines()).findings;
+  return analyzeLogs(
+    [
+      { name: "nccl.log", text: readFixtureRaw(`nccl/${nccl02}`) },
+      { name: "dmesg.txt", text: kernel.join("\n") },
+    ],
+    new KernelLines(),
+  ).findings;
 }
 
 /** An Xid 79 line in the driver's form (kmsg/01, 34) on 0000:07:00, where nccl/02 has ranks 0 (gpu34) and 6 (gpu41). */
 const xid79 = (prefix: string, pid: number): string => `${prefix}NVRM: Xid (PCI:0000:07:00): 79, pid=${pid}, GPU has fallen off the bus.`;
 
-const brief = (f: Finding): string => `${f.severity} ${f.kind} ${f.device ?? ""} ${f.code ?? f.event ?? ""} x${f.count ?? 0}${f.host !== undefined ? ` @${f.host}` : ""}`;
+const brief = (f: Finding): string =>
+  `${f.severity} ${f.kind} ${f.device ?? ""} ${f.code ?? f.event ?? ""} x${f.count ?? 0}${f.host !== undefined ? ` @${f.host}` : ""}`;
 
 describe("analyze: kernel log captures as pasted", () => {
   it("a GPU lost at probe (three dmesg rows, no Xid printed): reboot the node", () => {
     const [f, ...rest] = analyzeCapture("01-");
     expect(rest).toEqual([]);
-    expect(f).toMatchObject({ kind: "gpu_xid", severity: "critical", code: 79, action: "reboot_node", device: "0000:b3:00.0", count: 1, ranks: [], processes: [] });
+    expect(f).toMatchObject({
+      kind: "gpu_xid",
+      severity: "critical",
+      code: 79,
+      action: "reboot_node",
+      device: "0000:b3:00.0",
+      count: 1,
+      ranks: [],
+      processes: [],
+    });
     expect(f?.evidence).toEqual(["01-xid79-fallen-off-bus-multiline-nvsentinel-issue155.txt:4"]);
     expect(f?.summary).toMatch(/^GPU 0000:b3:00\.0 reported Xid 79 \(GPU has fallen off the bus; cause: hardware\).*Reboot the node/);
   });
@@ -97,7 +113,9 @@ describe("analyze: kernel lines beside NCCL logs", () => {
 
   it("names the process by the pid the driver printed, on that host", () => {
     // A pid on gpu41 that is rank 7 (0000:88:00.0), on a GPU address no rank of gpu41 uses.
-    const f = withNccl(["Nov 24 02:47:01 gpu41 kernel: NVRM: Xid (PCI:0000:b3:00): 31, pid=3929, name=python, Ch 0000000a, intr 00000000. MMU Fault"]).find((x) => x.kind === "gpu_xid");
+    const f = withNccl(["Nov 24 02:47:01 gpu41 kernel: NVRM: Xid (PCI:0000:b3:00): 31, pid=3929, name=python, Ch 0000000a, intr 00000000. MMU Fault"]).find(
+      (x) => x.kind === "gpu_xid",
+    );
     // Xid 31 is the application's (restart the job): critical once it is a rank's of these logs.
     expect(f).toMatchObject({ severity: "critical", code: 31, action: "restart_job", ranks: [7], processes: ["gpu41:3929"] });
   });
@@ -105,7 +123,9 @@ describe("analyze: kernel lines beside NCCL logs", () => {
   it("without a host, an address several nodes use names no rank, and says which could be", () => {
     const f = withNccl([xid79("[171167.620236] ", 4242)]).find((x) => x.kind === "gpu_xid");
     expect(f).toMatchObject({ severity: "critical", ranks: [], processes: [] });
-    expect(f?.summary).toContain("The kernel lines name no host, and the logs have 4: ranks 0,6 on gpu34, gpu41 run on a GPU at this address or have the pid the driver named.");
+    expect(f?.summary).toContain(
+      "The kernel lines name no host, and the logs have 4: ranks 0,6 on gpu34, gpu41 run on a GPU at this address or have the pid the driver named.",
+    );
   });
 
   it("an application's Xid on no rank of these logs stays a warning", () => {
@@ -133,7 +153,9 @@ describe("analyze: kernel lines beside NCCL logs", () => {
 });
 
 describe("analyze: kernel lines of many hosts in one file", () => {
-  const lost = readFixtureRaw(`kmsg/${kmsg.find((x) => x.startsWith("01-")) ?? ""}`).split("\n").filter((l) => l.includes("NVRM:"));
+  const lost = readFixtureRaw(`kmsg/${kmsg.find((x) => x.startsWith("01-")) ?? ""}`)
+    .split("\n")
+    .filter((l) => l.includes("NVRM:"));
 
   it("pdsh interleaves two nodes' three-row reports of a GPU lost at probe: one finding per node and address", () => {
     const other = lost.map((l) => l.replace("0000:b3:00.0", "0000:3b:00.0"));
@@ -151,12 +173,19 @@ describe("analyze: kernel lines of many hosts in one file", () => {
       "Nov 24 02:47:01 gpu34 kernel: NVRM: GPU 0000:07:00.0: GPU has fallen off the bus.",
       "Nov 24 02:47:02 gpu41 kernel: NVRM: GPU 0000:07:00.0: GPU has fallen off the bus.",
     ].join("\n");
-    expect(analyzeLogs([{ name: "syslog", text }], new KernelLines()).findings.map(brief)).toEqual(["critical gpu_xid 0000:07:00 79 x1 @gpu34", "critical gpu_xid 0000:07:00.0 79 x1 @gpu41"]);
+    expect(analyzeLogs([{ name: "syslog", text }], new KernelLines()).findings.map(brief)).toEqual([
+      "critical gpu_xid 0000:07:00 79 x1 @gpu34",
+      "critical gpu_xid 0000:07:00.0 79 x1 @gpu41",
+    ]);
   });
 
   it("a fleet's flood of corrected PCIe errors does not crowd out an Xid 79: the least severe are given up, and counted", () => {
     const rows: string[] = [];
-    for (let n = 0; n < 130; n++) for (let d = 0; d < 8; d++) rows.push(`node${n}: [68185.875237] nvidia 0000:${(0x10 + d).toString(16)}:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)`);
+    for (let n = 0; n < 130; n++)
+      for (let d = 0; d < 8; d++)
+        rows.push(
+          `node${n}: [68185.875237] nvidia 0000:${(0x10 + d).toString(16)}:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Transmitter ID)`,
+        );
     rows.push(xid79("node999: [171167.620236] ", 4242));
     const f = analyzeLogs([{ name: "fleet.txt", text: rows.join("\n") }], new KernelLines()).findings;
     expect(f).toHaveLength(1001);

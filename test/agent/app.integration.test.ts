@@ -23,7 +23,12 @@ const line = (pid: number, rank: number, text: string): string => `node1:${pid}:
 function rankLog(pid: number, rank: number): string {
   const ptr = `0x55aa${rank}0`;
   let out = line(pid, rank, `comm ${ptr} rank ${rank} nranks 2 cudaDev 0 nvmlDev 0 busId 9000 commId ${COMM} - Init COMPLETE`);
-  for (let i = 0; i < 5; i++) out += line(pid, rank, `AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm ${ptr} [nranks=2] stream 0x5501`);
+  for (let i = 0; i < 5; i++)
+    out += line(
+      pid,
+      rank,
+      `AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm ${ptr} [nranks=2] stream 0x5501`,
+    );
   return out;
 }
 

@@ -5,7 +5,15 @@ describe("control characters", () => {
   it("are exactly U+0000-U+001F, U+007F and U+0080-U+009F", () => {
     const controls = Array.from({ length: 0x110 }, (_, c) => c).filter(isControl);
     expect(controls).toEqual([...Array.from({ length: 0x20 }, (_, c) => c), ...Array.from({ length: 0x21 }, (_, c) => 0x7f + c)]);
-    expect([0x1f, 0x20, 0x7e, 0x7f, 0x9f, 0xa0, 0xfffd].map((c) => controlEscape(c))).toEqual(["\\x1f", undefined, undefined, "\\x7f", "\\x9f", undefined, undefined]);
+    expect([0x1f, 0x20, 0x7e, 0x7f, 0x9f, 0xa0, 0xfffd].map((c) => controlEscape(c))).toEqual([
+      "\\x1f",
+      undefined,
+      undefined,
+      "\\x7f",
+      "\\x9f",
+      undefined,
+      undefined,
+    ]);
   });
 
   it("each is written \\xNN; the rest, and a string without any, are left as they are", () => {

@@ -6,7 +6,6 @@ import { createSelfMetrics } from "../../agent/self-metrics.js";
 import { sample } from "../helpers/agent-process.js";
 import { memoryLogger } from "../helpers/memory-logger.js";
 
-
 /** A poll collector whose behaviour each test scripts. */
 function scripted(name: string, step: (n: number) => Promise<void>): Collector & { calls: number; active: number; maxActive: number } {
   const c = {

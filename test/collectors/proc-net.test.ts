@@ -4,14 +4,24 @@
  * RAS socket owner compares with Node's socket addresses.
  */
 import { describe, expect, it } from "vitest";
-import { addressKey, addressText, parseProcNetTcp, printedEndpoint, socketsAt, TCP_ESTABLISHED, TCP_LISTEN, type TcpSocket } from "../../collectors/proc-net.js";
+import {
+  addressKey,
+  addressText,
+  parseProcNetTcp,
+  printedEndpoint,
+  socketsAt,
+  TCP_ESTABLISHED,
+  TCP_LISTEN,
+  type TcpSocket,
+} from "../../collectors/proc-net.js";
 import { readCapture, readFixtureRaw } from "../helpers/fixtures.js";
 
 const TCP = readCapture("procfs/ras-listeners/net/tcp");
 const TCP6 = readCapture("procfs/ras-listeners/net/tcp6");
 
 /** A row as text, to compare whole rows. */
-const row = (s: TcpSocket): string => `${addressText(s.local)}:${s.localPort} ${addressText(s.remote)}:${s.remotePort} st=${s.state.toString(16)} uid=${s.uid} inode=${s.inode}`;
+const row = (s: TcpSocket): string =>
+  `${addressText(s.local)}:${s.localPort} ${addressText(s.remote)}:${s.remotePort} st=${s.state.toString(16)} uid=${s.uid} inode=${s.inode}`;
 
 describe("parseProcNetTcp", () => {
   it("tcp: the listener run as uid 65534, the accepted connection with the listener's uid, the clients", () => {
@@ -139,7 +149,22 @@ describe("addressKey", () => {
   });
 
   it("refuses what is no IP address", () => {
-    for (const bad of ["", "localhost", "1.2.3", "1.2.3.4.5", "256.0.0.1", "1.2.3.-4", "1:2:3:4:5:6:7:8:9", "1::2::3", ":::", "gggg::1", "12345::", "1:2:3:4:5:6:7:8::", "::1.2.3", "1:2:3:4:5:6:7"]) {
+    for (const bad of [
+      "",
+      "localhost",
+      "1.2.3",
+      "1.2.3.4.5",
+      "256.0.0.1",
+      "1.2.3.-4",
+      "1:2:3:4:5:6:7:8:9",
+      "1::2::3",
+      ":::",
+      "gggg::1",
+      "12345::",
+      "1:2:3:4:5:6:7:8::",
+      "::1.2.3",
+      "1:2:3:4:5:6:7",
+    ]) {
       expect(addressKey(bad), bad).toBeUndefined();
     }
   });

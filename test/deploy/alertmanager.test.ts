@@ -4,7 +4,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/agent-process.js";
-import { alertmanagerForTest, amAlerts, postAlerts, readText, startAlertmanager, startWebhook, type Alertmanager, type Webhook } from "../e2e/alerting/stack.js";
+import {
+  alertmanagerForTest,
+  amAlerts,
+  postAlerts,
+  readText,
+  startAlertmanager,
+  startWebhook,
+  type Alertmanager,
+  type Webhook,
+} from "../e2e/alerting/stack.js";
 import { gate } from "./binaries.js";
 import { alertmanagerFile } from "./rules.js";
 
@@ -73,8 +82,16 @@ describe.skipIf(tools.skip)(`shipped Alertmanager config: inhibitions in a real 
       for (const [k, inhibited] of want) if (state.get(k) !== inhibited) return undefined;
       return got;
     }, 15_000).catch(async () => amAlerts(url));
-    const result = seen.map((a) => `${a.labels.alertname} ${a.labels.comm_id ?? ""}${a.labels.instance ?? ""} ${a.labels.device ?? a.labels.gpu ?? a.labels.collector ?? ""}: ${a.status.inhibitedBy.length > 0 ? "inhibited" : "active"}`).sort();
-    const expected = CASES.map(([l, inhibited]) => `${l.alertname} ${l.comm_id ?? ""}${l.instance ?? ""} ${l.device ?? l.gpu ?? l.collector ?? ""}: ${inhibited ? "inhibited" : "active"}`).sort();
+    const result = seen
+      .map(
+        (a) =>
+          `${a.labels.alertname} ${a.labels.comm_id ?? ""}${a.labels.instance ?? ""} ${a.labels.device ?? a.labels.gpu ?? a.labels.collector ?? ""}: ${a.status.inhibitedBy.length > 0 ? "inhibited" : "active"}`,
+      )
+      .sort();
+    const expected = CASES.map(
+      ([l, inhibited]) =>
+        `${l.alertname} ${l.comm_id ?? ""}${l.instance ?? ""} ${l.device ?? l.gpu ?? l.collector ?? ""}: ${inhibited ? "inhibited" : "active"}`,
+    ).sort();
     expect(result).toEqual(expected);
   });
 });

@@ -110,10 +110,27 @@ export function tokenize(src: string): Token[] {
   return out;
 }
 
-const AGGREGATIONS = new Set(["sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values", "bottomk", "topk", "quantile", "limitk", "limit_ratio"]);
+const AGGREGATIONS = new Set([
+  "sum",
+  "min",
+  "max",
+  "avg",
+  "group",
+  "stddev",
+  "stdvar",
+  "count",
+  "count_values",
+  "bottomk",
+  "topk",
+  "quantile",
+  "limitk",
+  "limit_ratio",
+]);
 const FUNCTIONS = new Set([
   ...AGGREGATIONS,
-  ..."abs absent absent_over_time acos acosh asin asinh atan atanh avg_over_time ceil changes clamp clamp_max clamp_min cos cosh count_over_time days_in_month day_of_month day_of_week day_of_year deg delta deriv double_exponential_smoothing exp first_over_time floor histogram_avg histogram_count histogram_fraction histogram_quantile histogram_stddev histogram_stdvar histogram_sum holt_winters hour idelta increase info irate label_join label_replace last_over_time ln log10 log2 mad_over_time max_over_time min_over_time minute month pi predict_linear present_over_time quantile_over_time rad rate resets round scalar sgn sin sinh sort sort_by_label sort_by_label_desc sort_desc sqrt stddev_over_time stdvar_over_time sum_over_time tan tanh time timestamp ts_of_last_over_time ts_of_max_over_time ts_of_min_over_time vector year start end".split(" "),
+  ..."abs absent absent_over_time acos acosh asin asinh atan atanh avg_over_time ceil changes clamp clamp_max clamp_min cos cosh count_over_time days_in_month day_of_month day_of_week day_of_year deg delta deriv double_exponential_smoothing exp first_over_time floor histogram_avg histogram_count histogram_fraction histogram_quantile histogram_stddev histogram_stdvar histogram_sum holt_winters hour idelta increase info irate label_join label_replace last_over_time ln log10 log2 mad_over_time max_over_time min_over_time minute month pi predict_linear present_over_time quantile_over_time rad rate resets round scalar sgn sin sinh sort sort_by_label sort_by_label_desc sort_desc sqrt stddev_over_time stdvar_over_time sum_over_time tan tanh time timestamp ts_of_last_over_time ts_of_max_over_time ts_of_min_over_time vector year start end".split(
+    " ",
+  ),
 ]);
 const BINARY_KEYWORDS = new Set(["and", "or", "unless", "atan2"]);
 const GROUPING = new Set(["by", "without", "on", "ignoring", "group_left", "group_right"]);
@@ -345,7 +362,9 @@ interface Expr {
   target?: Target;
 }
 function panelExprs(): Expr[] {
-  return dataPanels().flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel ${p.id ?? "?"} "${p.title ?? ""}" ${t.refId ?? ""}`, expr: t.expr ?? "", panel: p, target: t })));
+  return dataPanels().flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel ${p.id ?? "?"} "${p.title ?? ""}" ${t.refId ?? ""}`, expr: t.expr ?? "", panel: p, target: t })),
+  );
 }
 function annotationExprs(): Expr[] {
   return (dashboard.annotations?.list ?? []).filter((a) => a.expr !== undefined).map((a) => ({ where: `annotation "${a.name ?? ""}"`, expr: a.expr ?? "" }));
@@ -385,10 +404,31 @@ function recordingRules(): string[] {
 const rules = new Set(recordingRules());
 
 /** Series Prometheus itself writes for a target or for alerts. */
-const PROMETHEUS_BUILTINS = new Set(["up", "scrape_duration_seconds", "scrape_samples_scraped", "scrape_samples_post_metric_relabeling", "scrape_series_added", "ALERTS", "ALERTS_FOR_STATE"]);
+const PROMETHEUS_BUILTINS = new Set([
+  "up",
+  "scrape_duration_seconds",
+  "scrape_samples_scraped",
+  "scrape_samples_post_metric_relabeling",
+  "scrape_series_added",
+  "ALERTS",
+  "ALERTS_FOR_STATE",
+]);
 /** Labels the scrape configuration adds; ringwatch never sets them (docs/metrics.md). */
 const TARGET_LABELS = ["node", "instance", "job"];
-const GRAFANA_VARS = new Set(["__interval", "__interval_ms", "__rate_interval", "__rate_interval_ms", "__range", "__range_s", "__range_ms", "__from", "__to", "__dashboard", "__org", "__user"]);
+const GRAFANA_VARS = new Set([
+  "__interval",
+  "__interval_ms",
+  "__rate_interval",
+  "__rate_interval_ms",
+  "__range",
+  "__range_s",
+  "__range_ms",
+  "__from",
+  "__to",
+  "__dashboard",
+  "__org",
+  "__user",
+]);
 
 function unknownMetrics(exprs: string[], known: (name: string) => boolean): string[] {
   return [...new Set(exprs.flatMap((e) => metricNames(e)))].filter((n) => !known(n)).sort();
@@ -405,7 +445,7 @@ describe("PromQL tokenizer", () => {
     ["sum without (gpu) (x) > bool 0 and y unless z or w", ["x", "y", "z", "w"]],
     ["sum(x) by (node) / ignoring (kind) group_right count(y)", ["x", "y"]],
     ['count_values by (link_type) ("mtu", m * on (device) group_left (link_type) info{link_type!="loopback"})', ["m", "info"]],
-    ['rate(x{l="a{b}[5m] by (c) y"}[$__rate_interval]) + rate(z{l=\'it\\\'s\'}[${__rate_interval}])', ["x", "z"]],
+    ["rate(x{l=\"a{b}[5m] by (c) y\"}[$__rate_interval]) + rate(z{l='it\\'s'}[${__rate_interval}])", ["x", "z"]],
     ['{__name__="x", a="b"} + {"y.z", a="b"}', ["x", "y.z"]],
     ["ringwatch:nccl_rank_collectives:rate5m", ["ringwatch:nccl_rank_collectives:rate5m"]],
     ["max_over_time(x[5m:1m]) @ start() - x @ end() offset -1h30m", ["x"]],
@@ -444,9 +484,9 @@ describe("PromQL tokenizer", () => {
     ["rat(x[5m])", /unknown function rat/],
     ['x{a="b}', /unterminated string/],
     ["x[5m", /unterminated range/],
-    ['x{a}', /bad matcher/],
+    ["x{a}", /bad matcher/],
     ["5mx", /bad number or duration/],
-    ['x{a=b}', /needs a string/],
+    ["x{a=b}", /needs a string/],
     ['{__name__=~"x.*"}', /cannot be checked/],
     ["x ; y", /unexpected/],
     ["label_values(x, 1)", /bad label/],
@@ -455,7 +495,9 @@ describe("PromQL tokenizer", () => {
   });
 
   it("flags a metric ringwatch does not export", () => {
-    expect(unknownMetrics(["rate(ringwatch_gpu_utilisation_ratio[5m]) + ringwatch_gpu_utilization_ratio", "up"], isKnown)).toEqual(["ringwatch_gpu_utilisation_ratio"]);
+    expect(unknownMetrics(["rate(ringwatch_gpu_utilisation_ratio[5m]) + ringwatch_gpu_utilization_ratio", "up"], isKnown)).toEqual([
+      "ringwatch_gpu_utilisation_ratio",
+    ]);
   });
 });
 
@@ -604,7 +646,14 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
       expect(ringwatch.filter((n) => group.test(n)).length, String(group)).toBeGreaterThan(5);
     }
     expect(ringwatch.filter((n) => !onPanels.has(n))).toEqual([]);
-    for (const verdict of ["ringwatch_nccl_hang_suspected", "ringwatch_nccl_rank_behind", "ringwatch_nccl_straggler", "ringwatch_nccl_collective_mismatch", "ringwatch_gpu_hang_signature", "ringwatch_nccl_transport_info"]) {
+    for (const verdict of [
+      "ringwatch_nccl_hang_suspected",
+      "ringwatch_nccl_rank_behind",
+      "ringwatch_nccl_straggler",
+      "ringwatch_nccl_collective_mismatch",
+      "ringwatch_gpu_hang_signature",
+      "ringwatch_nccl_transport_info",
+    ]) {
       expect(onPanels.has(verdict), verdict).toBe(true);
     }
   });
@@ -678,8 +727,20 @@ function syntheticSeries(): { series: string; values: string }[] {
     ["gpu-b", ["2", "3"]],
   ];
   const single: Record<string, string> = {
-    comm_id: "0xc0ffee", port: "1", signature: "spin", link_type: "infiniband", operstate: "UP", kind: "timeout", counter: "symbol_error",
-    module: "nvidia_peermem", net: "IB", gdr: "enabled", source: "procfs", version: "0.1.0", nodejs_version: "v20.0.0", op_type: "ALLREDUCE",
+    comm_id: "0xc0ffee",
+    port: "1",
+    signature: "spin",
+    link_type: "infiniband",
+    operstate: "UP",
+    kind: "timeout",
+    counter: "symbol_error",
+    module: "nvidia_peermem",
+    net: "IB",
+    gdr: "enabled",
+    source: "procfs",
+    version: "0.1.0",
+    nodejs_version: "v20.0.0",
+    op_type: "ALLREDUCE",
   };
   for (const [node, ranks] of nodes) {
     const target = { node, instance: `${node}:9742`, job: "ringwatch" };
@@ -689,11 +750,17 @@ function syntheticSeries(): { series: string; values: string }[] {
       let combos: Record<string, string>[] = [{ ...target }];
       for (const l of f.labels) {
         const values =
-          l === "gpu" ? ["0", "1"]
-          : l === "rank" ? ranks
-          : l === "collector" ? ["gpu", "nccl"]
-          : l === "device" ? (f.name.startsWith("ringwatch_network_") ? ["ib0", "eth0"] : ["mlx5_0"])
-          : [single[l] ?? "x"];
+          l === "gpu"
+            ? ["0", "1"]
+            : l === "rank"
+              ? ranks
+              : l === "collector"
+                ? ["gpu", "nccl"]
+                : l === "device"
+                  ? f.name.startsWith("ringwatch_network_")
+                    ? ["ib0", "eth0"]
+                    : ["mlx5_0"]
+                  : [single[l] ?? "x"];
         combos = combos.flatMap((c) => values.map((v) => ({ ...c, [l]: v })));
       }
       for (const c of combos) out.push({ series: `${f.name}${labelText(c)}`, values: f.type === "counter" ? "0+1x60" : "1x60" });
@@ -702,7 +769,9 @@ function syntheticSeries(): { series: string; values: string }[] {
   return out;
 }
 function labelText(labels: Record<string, string>): string {
-  return `{${Object.entries(labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}}`;
+  return `{${Object.entries(labels)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join(",")}}`;
 }
 
 describe("the dashboard's queries on Prometheus", () => {
@@ -721,18 +790,21 @@ describe("the dashboard's queries on Prometheus", () => {
     const unique = [...new Set(exprs.map((e) => e.expr))];
     writeFileSync(
       file,
-      stringifyYaml({
-        rule_files: usesRules ? [rulesPath] : [],
-        evaluation_interval: "15s",
-        tests: [
-          {
-            interval: "15s",
-            input_series: syntheticSeries(),
-            // Expecting no samples makes promtool print what every query returned, or its error.
-            promql_expr_test: unique.map((expr) => ({ expr, eval_time: "10m", exp_samples: [] })),
-          },
-        ],
-      }, { lineWidth: 0 }),
+      stringifyYaml(
+        {
+          rule_files: usesRules ? [rulesPath] : [],
+          evaluation_interval: "15s",
+          tests: [
+            {
+              interval: "15s",
+              input_series: syntheticSeries(),
+              // Expecting no samples makes promtool print what every query returned, or its error.
+              promql_expr_test: unique.map((expr) => ({ expr, eval_time: "10m", exp_samples: [] })),
+            },
+          ],
+        },
+        { lineWidth: 0 },
+      ),
     );
     const r = spawnSync("promtool", ["test", "rules", file], { encoding: "utf8" });
     const output = `${r.stdout}\n${r.stderr}`;

@@ -264,7 +264,10 @@ describe("deploy/kubernetes: schemas", () => {
       },
     };
     expect(() => validate(ds)).not.toThrow(); // the schema alone accepts both typos
-    expect(unknownFields(ds)).toEqual([".spec.template.spec.containers.0.imagePullPolice", ".spec.template.spec.containers.0.securityContext.readOnlyRootFilesytem"]);
+    expect(unknownFields(ds)).toEqual([
+      ".spec.template.spec.containers.0.imagePullPolice",
+      ".spec.template.spec.containers.0.securityContext.readOnlyRootFilesytem",
+    ]);
   });
 });
 

@@ -44,7 +44,9 @@ describe("shipped rules: static checks", () => {
       expect(SEVERITIES, `${name} severity`).toContain(a.labels?.severity);
       expect(a.annotations?.summary, `${name} summary`).toBeTruthy();
       expect(a.annotations?.description, `${name} description`).toBeTruthy();
-      expect(a.annotations?.runbook_url, `${name} runbook_url`).toBe(`https://github.com/ringwatch/ringwatch/blob/main/deploy/prometheus/README.md#alert-${name.toLowerCase()}`);
+      expect(a.annotations?.runbook_url, `${name} runbook_url`).toBe(
+        `https://github.com/ringwatch/ringwatch/blob/main/deploy/prometheus/README.md#alert-${name.toLowerCase()}`,
+      );
       // the description names the node (the `node` target label) and the instance
       expect(a.annotations?.description, `${name} description names the node`).toContain("$labels.node");
     }
@@ -56,7 +58,14 @@ describe("shipped rules: static checks", () => {
       readme
         .split("\n")
         .filter((l) => /^#+ /.test(l))
-        .map((l) => l.replace(/^#+ /, "").trim().toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-")),
+        .map((l) =>
+          l
+            .replace(/^#+ /, "")
+            .trim()
+            .toLowerCase()
+            .replace(/[^a-z0-9 -]/g, "")
+            .replace(/ /g, "-"),
+        ),
     );
     for (const a of alerts) expect(anchors, a.alert).toContain(`alert-${(a.alert ?? "").toLowerCase()}`);
   });
@@ -81,7 +90,8 @@ describe("shipped rules: static checks", () => {
     const unknown: string[] = [];
     for (const r of rules) {
       for (const n of metricNamesIn(r.expr)) if (!known.has(n)) unknown.push(`${r.alert ?? r.record}: ${n}`);
-      for (const text of Object.values(r.annotations ?? {})) for (const n of metricNamesInText(text)) if (!known.has(n)) unknown.push(`${r.alert} annotation: ${n}`);
+      for (const text of Object.values(r.annotations ?? {}))
+        for (const n of metricNamesInText(text)) if (!known.has(n)) unknown.push(`${r.alert} annotation: ${n}`);
     }
     expect(unknown).toEqual([]);
   });
@@ -92,10 +102,20 @@ describe("shipped rules: static checks", () => {
     const exprTests = tests.flatMap((t) => t.promql_expr_test ?? []);
     for (const a of alerts) {
       const mine = alertTests.filter((t) => t.alertname === a.alert);
-      expect(mine.some((t) => (t.exp_alerts ?? []).length > 0), `${a.alert} fires in some test`).toBe(true);
-      expect(mine.some((t) => (t.exp_alerts ?? []).length === 0), `${a.alert} does not fire in some test`).toBe(true);
+      expect(
+        mine.some((t) => (t.exp_alerts ?? []).length > 0),
+        `${a.alert} fires in some test`,
+      ).toBe(true);
+      expect(
+        mine.some((t) => (t.exp_alerts ?? []).length === 0),
+        `${a.alert} does not fire in some test`,
+      ).toBe(true);
     }
-    for (const r of records) expect(exprTests.some((t) => metricNamesIn(t.expr).includes(r.record ?? "")), `${r.record} is tested`).toBe(true);
+    for (const r of records)
+      expect(
+        exprTests.some((t) => metricNamesIn(t.expr).includes(r.record ?? "")),
+        `${r.record} is tested`,
+      ).toBe(true);
     // and the tests name no alert that does not exist
     const names = new Set(alerts.map((a) => a.alert));
     expect(alertTests.map((t) => t.alertname).filter((n) => !names.has(n))).toEqual([]);
@@ -121,7 +141,10 @@ describe("shipped rules: static checks", () => {
     expect(matchers.length).toBeGreaterThan(5);
     for (const [, op, value] of matchers) {
       const re = new RegExp(op === "=~" ? `^(?:${value})$` : `^${value}$`);
-      expect(names.some((n) => re.test(n)), `alertname${op}"${value}" matches an alert`).toBe(true);
+      expect(
+        names.some((n) => re.test(n)),
+        `alertname${op}"${value}" matches an alert`,
+      ).toBe(true);
     }
     for (const [, sev] of text.matchAll(/severity="([^"]+)"/g)) expect(SEVERITIES).toContain(sev);
     // the example receivers are placeholders that can never deliver by accident
@@ -166,7 +189,8 @@ describe.skipIf(tools.skip)(`shipped rules and Alertmanager config, checked by p
     writeFileSync(file, `${snippet ?? ""}receivers:\n  - name: your-default\n  - name: ringwatch-chat\n  - name: ringwatch-pager\n`);
     try {
       await run(tools.path.amtool, ["check-config", file]);
-      const route = async (...labels: string[]): Promise<string> => (await run(tools.path.amtool, ["config", "routes", "test", `--config.file=${file}`, ...labels])).stdout.trim();
+      const route = async (...labels: string[]): Promise<string> =>
+        (await run(tools.path.amtool, ["config", "routes", "test", `--config.file=${file}`, ...labels])).stdout.trim();
       expect(await route("alertname=RingwatchNcclHang", "severity=page", "comm_id=0x1")).toBe("ringwatch-pager");
       expect(await route("alertname=RingwatchNcclStraggler", "severity=warning", "comm_id=0x1")).toBe("ringwatch-chat");
       expect(await route("alertname=RingwatchGpuFellOff", "severity=page")).toBe("ringwatch-pager");

@@ -62,9 +62,15 @@ describe("collector READMEs: Files tables", () => {
     const section = filesSection(readFileSync(join(dir, "README.md"), "utf8"));
     expect(section, "a ## Files section").not.toBe("");
     const mentioned = named(section);
-    expect(sourceFiles(dir).filter((f) => !mentioned.has(f)), "files without a row").toEqual([]);
+    expect(
+      sourceFiles(dir).filter((f) => !mentioned.has(f)),
+      "files without a row",
+    ).toEqual([]);
     // A path from the repository's root (a test, the agent's side) must exist there; any other, in the folder.
     const exists = (f: string): boolean => (REPO_PATH.test(f) ? existsSync(join(root, f)) : existsSync(join(dir, f)));
-    expect([...mentioned].filter((f) => !exists(f)), "rows for files that do not exist").toEqual([]);
+    expect(
+      [...mentioned].filter((f) => !exists(f)),
+      "rows for files that do not exist",
+    ).toEqual([]);
   });
 });

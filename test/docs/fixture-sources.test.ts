@@ -76,7 +76,10 @@ describe("test/fixtures SOURCES files", () => {
 
   for (const folder of [...new Set(sourcesFiles.map((s) => dirname(s)))]) {
     const texts = sourcesFiles.filter((s) => dirname(s) === folder).map((s) => readFileSync(join(fixturesDir, s), "utf8"));
-    const files = all.filter((f) => !isSources(f) && sourcesFolderOf(f) === folder).map((f) => relative(folder, f)).sort();
+    const files = all
+      .filter((f) => !isSources(f) && sourcesFolderOf(f) === folder)
+      .map((f) => relative(folder, f))
+      .sort();
     const listed = texts.flatMap(listedFiles);
 
     it(`${folder}/: lists exactly the files present (${files.length})`, () => {
@@ -107,6 +110,8 @@ describe("test/fixtures SOURCES files", () => {
     expect(pathsOutside("see ../tools/lsmod/ for the captures", dir, repoRoot)).toEqual([]);
     expect(pathsOutside('see /work/shared/fixtures/tools/SOURCES.md "Gaps"', dir, repoRoot)).toEqual(["/work/shared/fixtures/tools/SOURCES.md"]);
     expect(pathsOutside("no real /proc/modules capture; /sys/class/infiniband trees", dir, repoRoot)).toEqual([]);
-    expect(pathsOutside("[their list](../../../../elsewhere/list.md) and [ours](../tools/SOURCES.md)", dir, repoRoot)).toEqual(["../../../../elsewhere/list.md"]);
+    expect(pathsOutside("[their list](../../../../elsewhere/list.md) and [ours](../tools/SOURCES.md)", dir, repoRoot)).toEqual([
+      "../../../../elsewhere/list.md",
+    ]);
   });
 });

@@ -108,7 +108,8 @@ export function units(text: string): Unit[] {
       flush();
       const isSeparator = TABLE_SEPARATOR.test(l.text);
       const isHeader = contiguous(next, 1) && TABLE_SEPARATOR.test(next.text);
-      if (!isSeparator && !isHeader) out.push({ line: l.n, text: l.text, key: normalise(l.text.replace(/^\s*\||\|\s*$/g, "").replace(/\s*(?<!\\)\|\s*/g, " | ")) });
+      if (!isSeparator && !isHeader)
+        out.push({ line: l.n, text: l.text, key: normalise(l.text.replace(/^\s*\||\|\s*$/g, "").replace(/\s*(?<!\\)\|\s*/g, " | ")) });
       return;
     }
     if (/^\s{0,3}#{1,6}\s/.test(l.text)) {
@@ -145,9 +146,7 @@ export function duplicates(docs: ReadonlyMap<string, string>, minLength = 60): D
       seen.set(u.key, where);
     }
   }
-  return [...seen]
-    .filter(([, where]) => where.size > 1)
-    .map(([key, where]) => ({ key, places: [...where].map(([file, line]) => `${file}:${line}`) }));
+  return [...seen].filter(([, where]) => where.size > 1).map(([key, where]) => ({ key, places: [...where].map(([file, line]) => `${file}:${line}`) }));
 }
 
 /**
@@ -216,7 +215,13 @@ export function brokenLinks(file: string, text: string, exists: Exists, read: Re
     const hash = target.indexOf("#");
     const path = hash < 0 ? target : target.slice(0, hash);
     const anchor = hash < 0 ? undefined : decodeURIComponent(target.slice(hash + 1));
-    const resolved = path === "" ? file : normalize(join(dirname(file), decodeURIComponent(path))).split(sep).join("/").replace(/\/$/, "");
+    const resolved =
+      path === ""
+        ? file
+        : normalize(join(dirname(file), decodeURIComponent(path)))
+            .split(sep)
+            .join("/")
+            .replace(/\/$/, "");
     const where = `${file}:${line}: (${target})`;
     if (resolved.startsWith("../") || resolved === "..") {
       broken.push(`${where} leaves the repository`);
@@ -246,7 +251,11 @@ export function definedMetrics(text: string): string[] {
   const out: string[] = [];
   for (const { text: line } of proseLines(text)) {
     if (!line.trimStart().startsWith("|")) continue;
-    const first = line.trim().slice(1).split(/(?<!\\)\|/)[0] ?? "";
+    const first =
+      line
+        .trim()
+        .slice(1)
+        .split(/(?<!\\)\|/)[0] ?? "";
     for (const m of first.matchAll(/`(ringwatch_[a-z0-9_]+)/g)) if (m[1] !== undefined) out.push(m[1]);
   }
   return out;

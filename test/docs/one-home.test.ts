@@ -29,13 +29,26 @@ describe("one home per fact", () => {
     const a = `# A\n\nIntro of a.\n\n${shared}\n\n- an item long enough to count as a unit of its own, said only once\n`;
     const b = `# B\n\n**The gpu collector** keeps one nvidia-smi dmon\nchild running and restarts it when it exits.\n\n\`\`\`\n${shared}\n\`\`\`\n`;
     const c = `# C\n\n| a | b |\n|---|---|\n| an item long enough to count as a unit of its own, said only once | x |\n\n- an item long enough to count as a unit of its own, said only once\n`;
-    const found = duplicates(new Map([["a.md", a], ["b.md", b], ["c.md", c]]));
+    const found = duplicates(
+      new Map([
+        ["a.md", a],
+        ["b.md", b],
+        ["c.md", c],
+      ]),
+    );
     expect(found).toHaveLength(2);
     expect(found[0]?.places).toEqual(["a.md:5", "b.md:3"]);
     expect(found[1]?.places).toEqual(["a.md:7", "c.md:7"]);
     // a fenced copy, a table header and a short line are not units that count
     expect(units("| the header row of a table that is long enough to count | b |\n|---|---|\n")).toEqual([]);
-    expect(duplicates(new Map([["a.md", "Short line.\n"], ["b.md", "Short line.\n"]]))).toEqual([]);
+    expect(
+      duplicates(
+        new Map([
+          ["a.md", "Short line.\n"],
+          ["b.md", "Short line.\n"],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it("no relative link points to a missing file or heading", () => {
@@ -46,8 +59,14 @@ describe("one home per fact", () => {
 
   it("finds links to missing files, missing headings and out of the repository", () => {
     const tree = new Map([
-      ["README.md", "# ringwatch\n\n## Flags\n\n## Flags\n\nSee [flags](#flags-1), [docs](docs/a.md#tls-client-certificates-and-basic-auth---webconfigfile), [img](docs/x.png), [web](https://example.com/x#y).\n"],
-      ["docs/a.md", "# A\n\n### TLS, client certificates and basic auth (`--web.config.file`)\n\n[up](../README.md#flags) [gone](../README.md#flagz) [none](b.md) [out](../../x.md) `[code](nowhere.md)`\n\n```\n[fenced](nowhere.md)\n```\n"],
+      [
+        "README.md",
+        "# ringwatch\n\n## Flags\n\n## Flags\n\nSee [flags](#flags-1), [docs](docs/a.md#tls-client-certificates-and-basic-auth---webconfigfile), [img](docs/x.png), [web](https://example.com/x#y).\n",
+      ],
+      [
+        "docs/a.md",
+        "# A\n\n### TLS, client certificates and basic auth (`--web.config.file`)\n\n[up](../README.md#flags) [gone](../README.md#flagz) [none](b.md) [out](../../x.md) `[code](nowhere.md)`\n\n```\n[fenced](nowhere.md)\n```\n",
+      ],
     ]);
     const exists = (p: string): boolean => tree.has(p) || p === "docs" || p === "docs/x.png";
     const read = (p: string): string | undefined => tree.get(p);

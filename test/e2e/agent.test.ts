@@ -26,7 +26,10 @@ async function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Runni
   return a;
 }
 
-const dmonStarts = (log: string): number => readFileSync(log, "utf8").split("\n").filter((l) => l.includes(" dmon ")).length;
+const dmonStarts = (log: string): number =>
+  readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => l.includes(" dmon ")).length;
 
 describe("agent end to end", () => {
   it("serves every collector's metrics over HTTP from real-format sources", async () => {
@@ -43,7 +46,9 @@ describe("agent end to end", () => {
     expect(sample(text, 'ringwatch_gpu_utilization_ratio{gpu="0"}')).toBe(1);
     expect(sample(text, 'ringwatch_gpu_memory_clock_hertz{gpu="0"}')).toBe(2619e6);
     expect(sample(text, 'ringwatch_gpu_sm_clock_hertz{gpu="0"}')).toBe(1980e6);
-    expect(samplesOf(text, "ringwatch_gpu_info")[0]).toMatch(/gpu="0".*name="NVIDIA H100 80GB HBM3".*pci_bus_id="00000000:00:09.0".*driver_version="590.48.01"/);
+    expect(samplesOf(text, "ringwatch_gpu_info")[0]).toMatch(
+      /gpu="0".*name="NVIDIA H100 80GB HBM3".*pci_bus_id="00000000:00:09.0".*driver_version="590.48.01"/,
+    );
     expect(sample(text, 'ringwatch_collector_success{collector="gpu"}')).toBe(1);
     expect(sample(text, "ringwatch_gpu_dmon_up")).toBe(1);
     // infiniband: gpud's H100 tree, 8 CX-7 HCAs at NDR 400 Gb/s, ACTIVE / LinkUp.
@@ -82,7 +87,10 @@ describe("agent end to end", () => {
     const families = new Set(series.map((s) => s.name).filter((n) => n.startsWith("ringwatch_")));
     expect([...families].filter((n) => !/^ringwatch_(build_info|config_|web_|collector_|network_)/.test(n))).toEqual([]);
     expect(sample(text, 'ringwatch_network_mtu_bytes{device="eth0"}')).toBe(1500);
-    const listening = a.logs().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "ringwatch listening");
+    const listening = a
+      .logs()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === "ringwatch listening");
     expect(listening?.collectors).toEqual(["mtu"]);
     expect(a.stderr()).toBe("");
   });

@@ -28,7 +28,11 @@ const HWM_HOOK = `data:text/javascript,${encodeURIComponent(
 async function analyze(dir: string): Promise<{ code: number | null; stderr: string; report: Report; seconds: number; peakMb: number }> {
   const hwm = join(tempDir(), "hwm");
   const t0 = Date.now();
-  const r = await runProcess(process.execPath, ["--import", HWM_HOOK, agentMain, "analyze", "--json", dir], { env: { ...process.env, RW_HWM_FILE: hwm }, timeoutMs: 60_000, what: "ringwatch analyze" });
+  const r = await runProcess(process.execPath, ["--import", HWM_HOOK, agentMain, "analyze", "--json", dir], {
+    env: { ...process.env, RW_HWM_FILE: hwm },
+    timeoutMs: 60_000,
+    what: "ringwatch analyze",
+  });
   const seconds = (Date.now() - t0) / 1000;
   return { code: r.code, stderr: r.stderr, report: JSON.parse(r.stdout) as Report, seconds, peakMb: Number(readFileSync(hwm, "utf8")) / 1024 };
 }

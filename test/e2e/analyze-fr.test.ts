@@ -20,7 +20,9 @@ describe("ringwatch analyze on Flight Recorder dumps", () => {
     // SOURCES.md is read too, as a log (with nothing in it)
     expect(lines[0]).toMatch(/^ringwatch analyze: 3 file\(s\), \d+ lines, 2 Flight Recorder dump\(s\), 0 process\(es\), 0 communicator\(s\)$/);
     expect(lines[2]).toBe("VERDICT");
-    expect(lines[3]).toContain("CRITICAL rank_behind: Flight Recorder, process group 0 (default_pg): rank 1 enqueued collectives only up to #81 while rank 0 reached #83");
+    expect(lines[3]).toContain(
+      "CRITICAL rank_behind: Flight Recorder, process group 0 (default_pg): rank 1 enqueued collectives only up to #81 while rank 0 reached #83",
+    );
     expect(lines[3]).toContain("rank 1 never enqueued collective #82 (all_reduce), which rank 0 waits in (called from /opt/job/job.py:20)");
     expect(lines.slice(4, 8)).toEqual([
       "      rank 0 called it from:",
@@ -73,7 +75,9 @@ describe("ringwatch analyze on Flight Recorder dumps", () => {
       ["dump_unreadable", [1]],
       ["dump_unreadable", [2]],
     ]);
-    expect(report.findings[0]?.summary).toContain("no dump from rank 1 (the dump of rank 1 could not be read), while rank 0, the only rank with a dump, waits in collective #82 (all_reduce)");
+    expect(report.findings[0]?.summary).toContain(
+      "no dump from rank 1 (the dump of rank 1 could not be read), while rank 0, the only rank with a dump, waits in collective #82 (all_reduce)",
+    );
   });
 
   it("a pickle that is no dict is read as a log, harmlessly", async () => {

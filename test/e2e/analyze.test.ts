@@ -29,7 +29,9 @@ describe("ringwatch analyze", () => {
     expect(report.findings[0]?.kind).toBe("rank_behind"); // the verdict comes first
     const text = await runAgent(["analyze", dir]);
     expect(text.stdout.split("\n")[2]).toBe("VERDICT");
-    expect(text.stdout.split("\n")[3]).toMatch(/^ {2}CRITICAL rank_behind: Rank 11 \(node-b:\d+\) never entered collective #\d+ \((AllReduce|AllGather|ReduceScatter|Broadcast)\)/);
+    expect(text.stdout.split("\n")[3]).toMatch(
+      /^ {2}CRITICAL rank_behind: Rank 11 \(node-b:\d+\) never entered collective #\d+ \((AllReduce|AllGather|ReduceScatter|Broadcast)\)/,
+    );
   });
 
   it("after PyTorch's watchdog aborted every waiting rank, still names the silent rank first", async () => {
@@ -73,18 +75,31 @@ describe("ringwatch analyze", () => {
     const [domain = "", bus = "", devfn = ""] = (ncclBusIdToPci(r11?.dev.busId ?? "") ?? "").split(":");
     const slot = `${domain.padStart(4, "0")}:${bus}:${devfn.slice(0, 2)}`;
     // journalctl -k of node-b, as `journalctl -k > dmesg-node-b.txt` saves it (the line's form: kmsg/13 and 08).
-    writeFileSync(join(dir, "dmesg-node-b.txt"), [
-      "Nov 24 02:47:01 node-b kernel: nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing",
-      `Nov 24 02:47:03 node-b kernel: NVRM: Xid (PCI:${slot}): 79, pid=${r11?.pid ?? 0}, name=python, GPU has fallen off the bus.`,
-    ].join("\n") + "\n");
+    writeFileSync(
+      join(dir, "dmesg-node-b.txt"),
+      [
+        "Nov 24 02:47:01 node-b kernel: nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing",
+        `Nov 24 02:47:03 node-b kernel: NVRM: Xid (PCI:${slot}): 79, pid=${r11?.pid ?? 0}, name=python, GPU has fallen off the bus.`,
+      ].join("\n") + "\n",
+    );
     const report = JSON.parse((await runAgent(["analyze", "--json", dir])).stdout) as Report;
     expect(report.findings.filter((f) => f.kind === "rank_behind").map((f) => f.ranks)).toContainEqual([11]);
     const xid = report.findings.find((f) => f.kind === "gpu_xid");
-    expect(xid).toMatchObject({ severity: "critical", code: 79, action: "reboot_node", host: "node-b", ranks: [11], processes: [`node-b:${r11?.pid ?? 0}`], evidence: [expect.stringMatching(/dmesg-node-b\.txt:2$/)] });
+    expect(xid).toMatchObject({
+      severity: "critical",
+      code: 79,
+      action: "reboot_node",
+      host: "node-b",
+      ranks: [11],
+      processes: [`node-b:${r11?.pid ?? 0}`],
+      evidence: [expect.stringMatching(/dmesg-node-b\.txt:2$/)],
+    });
     // The verdict first (the rank that stopped), its cause second.
     expect(report.findings.slice(0, 2).map((f) => f.kind)).toEqual(["rank_behind", "gpu_xid"]);
     const text = (await runAgent(["analyze", dir])).stdout;
-    expect(text).toMatch(/CRITICAL gpu_xid: GPU 0000:[0-9a-f]{2}:00 on node-b reported Xid 79 \(GPU has fallen off the bus; cause: hardware\).* Rank 11 \(node-b:\d+\) runs on this GPU/);
+    expect(text).toMatch(
+      /CRITICAL gpu_xid: GPU 0000:[0-9a-f]{2}:00 on node-b reported Xid 79 \(GPU has fallen off the bus; cause: hardware\).* Rank 11 \(node-b:\d+\) runs on this GPU/,
+    );
   });
 
   it("reads a real capture file as given (line numbers count its provenance line)", async () => {
@@ -98,7 +113,13 @@ describe("ringwatch analyze", () => {
     const dir = tempDir();
     const sim = new Scenario(TWO_NODES, {});
     await writeScenario(sim, dir, { durationMs: 10_000, stderr: false });
-    const ranks = Array.from({ length: 16 }, (_, r) => ({ rank: r, host: r < 8 ? "10.0.0.7" : "10.0.0.8", pid: 5100 + r, cuda: r % 8, counts: { AllReduce: r === 13 ? 9 : 10 } }));
+    const ranks = Array.from({ length: 16 }, (_, r) => ({
+      rank: r,
+      host: r < 8 ? "10.0.0.7" : "10.0.0.8",
+      pid: 5100 + r,
+      cuda: r % 8,
+      counts: { AllReduce: r === 13 ? 9 : 10 },
+    }));
     // Saved by an editor that adds a byte-order mark.
     writeFileSync(join(dir, "ras.json"), `\ufeff${rasJson([{ hash: 0x77aa00bb11cc22ddn, size: 16, ranks }])}`);
     writeFileSync(join(dir, "other.json"), '{"job": "llm-64", "step": 1200}\n'); // JSON, but no RAS report: read as lines, harmlessly

@@ -31,13 +31,33 @@ describe("ringwatch --once", () => {
   it("exits 0 whatever the collectors found", async () => {
     const empty = tempDir();
     const missing = join(empty, "missing");
-    const r = await runAgent(["--once", `--collector.gpu.nvidia-smi=${missing}`, `--path.sysfs=${empty}`, `--path.procfs=${empty}`, `--collector.infiniband.ibstat=${missing}`, `--collector.gdr.lsmod=${missing}`, `--collector.mtu.ip=${missing}`]);
+    const r = await runAgent([
+      "--once",
+      `--collector.gpu.nvidia-smi=${missing}`,
+      `--path.sysfs=${empty}`,
+      `--path.procfs=${empty}`,
+      `--collector.infiniband.ibstat=${missing}`,
+      `--collector.gdr.lsmod=${missing}`,
+      `--collector.mtu.ip=${missing}`,
+    ]);
     expect(r.code).toBe(0);
     for (const c of ["gpu", "infiniband", "gdr", "mtu"]) expect(sample(r.stdout, `ringwatch_collector_success{collector="${c}"}`)).toBe(0);
   });
 
   it("runs only the enabled collectors", async () => {
-    const r = await runAgent(["--once", "--no-collector.gpu", "--no-collector.infiniband", "--collector.gdr=false", "--no-collector.nccl", "--no-collector.job", "--no-collector.kmsg", ...fakeFlags(tree.root).filter((f) => f.startsWith("--collector.mtu"))], fakeEnv());
+    const r = await runAgent(
+      [
+        "--once",
+        "--no-collector.gpu",
+        "--no-collector.infiniband",
+        "--collector.gdr=false",
+        "--no-collector.nccl",
+        "--no-collector.job",
+        "--no-collector.kmsg",
+        ...fakeFlags(tree.root).filter((f) => f.startsWith("--collector.mtu")),
+      ],
+      fakeEnv(),
+    );
     expect(r.code).toBe(0);
     expect(samplesOf(r.stdout, "ringwatch_collector_success").map((l) => l.split(" ")[0])).toEqual(['ringwatch_collector_success{collector="mtu"}']);
   });
@@ -81,10 +101,15 @@ describe("bad flags and config", () => {
     const srv = createServer();
     await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
     const port = (srv.address() as { port: number }).port;
-    const r = await runAgent([`--web.listen-address=127.0.0.1:${port}`, "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu"]);
+    const r = await runAgent([
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+    ]);
     srv.close();
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(`cannot listen on 127.0.0.1:${port}: address already in use`);
   });
 });
-

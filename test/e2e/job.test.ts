@@ -41,7 +41,10 @@ function rankLog(dir: string): string {
   const logs = join(dir, "nccl");
   mkdirSync(logs);
   const host = hostname().split(".")[0] ?? "";
-  writeFileSync(join(logs, `nccl-${host}-${PID}.log`), `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55aa00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 9000 commId ${COMM} - Init COMPLETE\n`);
+  writeFileSync(
+    join(logs, `nccl-${host}-${PID}.log`),
+    `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55aa00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 9000 commId ${COMM} - Init COMPLETE\n`,
+  );
   return logs;
 }
 
@@ -93,8 +96,16 @@ describe("job collector end to end", () => {
     // nvidia_smi_list/01: Device 2 and 3 (1g.10gb) are GPU instances 9 and 10 (nvidia_smi_q/01).
     servers.push(
       await startPodResourcesServer(socket, [
-        { name: "infer-0", namespace: "serve", containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000002-0000-0000-0000-000000000002"] }] }] },
-        { name: "infer-1", namespace: "serve", containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000003-0000-0000-0000-000000000003"] }] }] },
+        {
+          name: "infer-0",
+          namespace: "serve",
+          containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000002-0000-0000-0000-000000000002"] }] }],
+        },
+        {
+          name: "infer-1",
+          namespace: "serve",
+          containers: [{ name: "server", devices: [{ resource_name: "nvidia.com/mig-1g.10gb", device_ids: ["MIG-00000003-0000-0000-0000-000000000003"] }] }],
+        },
       ]),
     );
     const a = await startAgent(

@@ -30,7 +30,10 @@ describe("kmsg collector on the built agent", () => {
     const flags = [
       `--collector.gpu.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
       "--collector.gpu.interval=1s",
-      "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      "--no-collector.nccl",
       "--collector.kmsg.source=kmsg",
       `--collector.kmsg.device=${device}`,
       `--collector.kmsg.state-file=${state}`,
@@ -39,7 +42,13 @@ describe("kmsg collector on the built agent", () => {
     agent = await startAgent(flags, env);
     const a = agent;
     // The GPU is known before the Xid comes, as on a node where the agent runs all along.
-    await eventually(async () => sample(await a.scrape(), 'ringwatch_gpu_info{gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",name="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:00:09.0",driver_version="590.48.01"}') === 1);
+    await eventually(
+      async () =>
+        sample(
+          await a.scrape(),
+          'ringwatch_gpu_info{gpu="0",uuid="GPU-00000000-0000-0000-0000-000000000000",name="NVIDIA H100 80GB HBM3",pci_bus_id="00000000:00:09.0",driver_version="590.48.01"}',
+        ) === 1,
+    );
     appendFileSync(device, kmsgRecords([XID79, ...mlx], { firstSeq: 40 }));
     const t = await eventually(async () => {
       const text = await a.scrape();

@@ -41,16 +41,26 @@ run("Flight Recorder, live, with hostile dumps", () => {
     writeBigDump("large-job", `${prefix}4`, { rank: 4 });
     for (const r of [0, 1]) copyFileSync(join(H100, `nccl_trace_rank_${r}`), `${prefix}${r}`);
     agent = await startAgent([
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
-      `--collector.nccl.path=${join(dir, "logs")}`, `--collector.nccl.flight-recorder.dump=${prefix}`,
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${join(dir, "logs")}`,
+      `--collector.nccl.flight-recorder.dump=${prefix}`,
     ]);
     const a = agent;
     const pid = a.child.pid as number;
     const t0 = Date.now();
-    const text = await eventually(async () => {
-      const t = await a.scrape();
-      return sample(t, 'ringwatch_nccl_fr_dumps_total{result="over_budget"}') === 3 && sample(t, 'ringwatch_nccl_fr_rank_behind{process_group="0",rank="1"}') === 1 ? t : undefined;
-    }, { timeoutMs: 60_000, everyMs: 500, what: "the dumps counted and the verdict on /metrics" });
+    const text = await eventually(
+      async () => {
+        const t = await a.scrape();
+        return sample(t, 'ringwatch_nccl_fr_dumps_total{result="over_budget"}') === 3 &&
+          sample(t, 'ringwatch_nccl_fr_rank_behind{process_group="0",rank="1"}') === 1
+          ? t
+          : undefined;
+      },
+      { timeoutMs: 60_000, everyMs: 500, what: "the dumps counted and the verdict on /metrics" },
+    );
     const seconds = (Date.now() - t0) / 1000;
     expect(a.child.exitCode).toBeNull();
     expect(sample(text, 'ringwatch_nccl_fr_dumps_total{result="ok"}')).toBe(2);
@@ -59,9 +69,15 @@ run("Flight Recorder, live, with hostile dumps", () => {
     expect(sample(text, 'ringwatch_nccl_fr_last_collective{process_group="0",rank="1",state="enqueued"}')).toBe(81);
     const refused = a.logs().filter((l) => l.includes("nccl: Flight Recorder dump") && l.includes("could not be read"));
     expect(refused).toHaveLength(3);
-    expect(refused.find((l) => l.includes(`${prefix}2 `))).toContain("could not be read: too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)");
-    expect(refused.find((l) => l.includes(`${prefix}3 `))).toContain("could not be read: too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)");
-    expect(refused.find((l) => l.includes(`${prefix}4 `))).toContain("could not be read: too large: reading it went over the reader's memory budget (64 MB of heap)");
+    expect(refused.find((l) => l.includes(`${prefix}2 `))).toContain(
+      "could not be read: too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)",
+    );
+    expect(refused.find((l) => l.includes(`${prefix}3 `))).toContain(
+      "could not be read: too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)",
+    );
+    expect(refused.find((l) => l.includes(`${prefix}4 `))).toContain(
+      "could not be read: too large: reading it went over the reader's memory budget (64 MB of heap)",
+    );
     const verdict = a.logs().find((l) => l.includes("nccl: Flight Recorder: "));
     expect(verdict).toContain("rank 1 never enqueued collective #82 (all_reduce), which rank 0 waits in");
     // Still serving after it all, and the dumps are not read again.
@@ -71,6 +87,8 @@ run("Flight Recorder, live, with hostile dumps", () => {
     // Measured: a peak of 181-184 MB, while the worker read rank 4's dump up to its 64 MB heap, and
     // 101-104 MB after; with rank 2's dump alone beside the real ones, 109 MB (before: 4.2 GB, then an abort).
     expect(rss.peakMb).toBeLessThan(400);
-    process.stdout.write(`flight recorder budget e2e: verdict and counts on /metrics ${seconds.toFixed(1)} s after start; agent RSS peak ${rss.peakMb.toFixed(0)} MB, now ${rss.nowMb.toFixed(0)} MB\n`);
+    process.stdout.write(
+      `flight recorder budget e2e: verdict and counts on /metrics ${seconds.toFixed(1)} s after start; agent RSS peak ${rss.peakMb.toFixed(0)} MB, now ${rss.nowMb.toFixed(0)} MB\n`,
+    );
   });
 });

@@ -33,7 +33,13 @@ const job: RasJob = {
     {
       hash: "0x5555000011112222",
       size: 4,
-      ranks: [0, 1, 2, 3].map((r) => ({ rank: r, host: r < 2 ? "127.0.0.1" : "10.0.0.2", pid: r < 2 ? process.pid : 6000 + r, cudaDev: r % 2, counts: { AllReduce: r === 3 ? 82 : 83 } })),
+      ranks: [0, 1, 2, 3].map((r) => ({
+        rank: r,
+        host: r < 2 ? "127.0.0.1" : "10.0.0.2",
+        pid: r < 2 ? process.pid : 6000 + r,
+        cudaDev: r % 2,
+        counts: { AllReduce: r === 3 ? 82 : 83 },
+      })),
     },
   ],
 };
@@ -42,7 +48,23 @@ describe("Flight Recorder, live, end to end", () => {
   it("a RAS hang pokes the ranks' pipes; the dumps' verdict is on /metrics and in the log", async () => {
     const dir = tempDir();
     for (const rank of [0, 1]) {
-      const child = spawn(process.execPath, [join(fakesDir, "fr-rank"), "--pipe", join(dir, "pipe_"), "--dump", join(dir, "nccl_trace_rank_"), "--rank", String(rank), "--from", join(fixturesDir, `fr/h100-2026-11-24/nccl_trace_rank_${rank}`), "--poll-ms", "1000"], { stdio: ["ignore", "pipe", "inherit"] });
+      const child = spawn(
+        process.execPath,
+        [
+          join(fakesDir, "fr-rank"),
+          "--pipe",
+          join(dir, "pipe_"),
+          "--dump",
+          join(dir, "nccl_trace_rank_"),
+          "--rank",
+          String(rank),
+          "--from",
+          join(fixturesDir, `fr/h100-2026-11-24/nccl_trace_rank_${rank}`),
+          "--poll-ms",
+          "1000",
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
       ranks.push(child);
       let out = "";
       child.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -50,9 +72,16 @@ describe("Flight Recorder, live, end to end", () => {
     }
     ras = await startRasJob(dir, job);
     agent = await startAgent([
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
-      `--collector.nccl.path=${join(dir, "logs")}`, "--collector.nccl.hang-threshold=3s", `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`, "--collector.nccl.ras-interval=1s",
-      `--collector.nccl.flight-recorder.dump=${join(dir, "nccl_trace_rank_")}`, `--collector.nccl.flight-recorder.pipe=${join(dir, "pipe_")}`,
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${join(dir, "logs")}`,
+      "--collector.nccl.hang-threshold=3s",
+      `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-interval=1s",
+      `--collector.nccl.flight-recorder.dump=${join(dir, "nccl_trace_rank_")}`,
+      `--collector.nccl.flight-recorder.pipe=${join(dir, "pipe_")}`,
     ]);
     const a = agent;
     const t0 = Date.now();

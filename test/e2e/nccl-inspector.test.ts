@@ -26,16 +26,47 @@ describe("NCCL Inspector, end to end", () => {
     const dir = join(tempDir(), "nccl-inspector-unknown-jobid");
     mkdirSync(dir);
     const startUs = Date.now() * 1000 - 60_000_000;
-    const slow = simulateInspectorJob({ seed: 7, nranks: 4, count: 120, commId: "0x1111aaaa2222bbbb", format: "2.30", straggler: { rank: 2, delayMs: 50 }, startUs, pidBase: 7000, hostname: "gpu-a" });
-    const drop = simulateInspectorJob({ seed: 8, nranks: 4, count: 200, commId: "0x3333cccc4444dddd", format: "2.30", slowdown: { from: 160, factor: 0.25 }, startUs, pidBase: 7100, hostname: "gpu-a" });
+    const slow = simulateInspectorJob({
+      seed: 7,
+      nranks: 4,
+      count: 120,
+      commId: "0x1111aaaa2222bbbb",
+      format: "2.30",
+      straggler: { rank: 2, delayMs: 50 },
+      startUs,
+      pidBase: 7000,
+      hostname: "gpu-a",
+    });
+    const drop = simulateInspectorJob({
+      seed: 8,
+      nranks: 4,
+      count: 200,
+      commId: "0x3333cccc4444dddd",
+      format: "2.30",
+      slowdown: { from: 160, factor: 0.25 },
+      startUs,
+      pidBase: 7100,
+      hostname: "gpu-a",
+    });
     write(dir, slow.files);
     write(dir, drop.files);
-    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl.ras", `--collector.nccl.path=${join(dir, "..", "logs")}`, `--collector.nccl.inspector.path=${dir}`]);
+    agent = await startAgent([
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      "--no-collector.nccl.ras",
+      `--collector.nccl.path=${join(dir, "..", "logs")}`,
+      `--collector.nccl.inspector.path=${dir}`,
+    ]);
     const a = agent;
     const text = await eventually(async () => {
       const t = await a.scrape();
       // Both communicators' files read (the follower reads files in turns): the straggler and the drop.
-      return sample(t, 'ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="2"}') === 1 && sample(t, 'ringwatch_nccl_bandwidth_drop{comm_id="0x3333cccc4444dddd"}') === 1 ? t : undefined;
+      return sample(t, 'ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="2"}') === 1 &&
+        sample(t, 'ringwatch_nccl_bandwidth_drop{comm_id="0x3333cccc4444dddd"}') === 1
+        ? t
+        : undefined;
     }, 20_000);
     for (const r of ["0", "1", "3"]) expect(sample(text, `ringwatch_nccl_straggler{comm_id="0x1111aaaa2222bbbb",rank="${r}"}`)).toBe(0);
     const delay = sample(text, 'ringwatch_nccl_straggler_delay_seconds{comm_id="0x1111aaaa2222bbbb",rank="2"}') ?? NaN;
@@ -46,6 +77,9 @@ describe("NCCL Inspector, end to end", () => {
     expect(sample(text, 'ringwatch_nccl_bandwidth_drop{comm_id="0x1111aaaa2222bbbb"}')).toBe(0);
     expect(samplesOf(text, "ringwatch_nccl_inspector_busbw_bytes_per_second").length).toBeGreaterThanOrEqual(8);
     expect(sample(text, 'ringwatch_nccl_inspector_records_skipped_total{reason="garbage"}')).toBe(0);
-    await eventually(() => (a.logs().some((l) => l.includes("nccl: NCCL Inspector: rank 2 (gpu-a:7002) of communicator 0x1111aaaa2222bbbb arrives about")) ? true : undefined), 10_000);
+    await eventually(
+      () => (a.logs().some((l) => l.includes("nccl: NCCL Inspector: rank 2 (gpu-a:7002) of communicator 0x1111aaaa2222bbbb arrives about")) ? true : undefined),
+      10_000,
+    );
   });
 });

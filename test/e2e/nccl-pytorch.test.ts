@@ -44,7 +44,7 @@ describe("PyTorch's lines on /metrics", () => {
     expect(sample(hung, 'ringwatch_pytorch_rank_behind{process_group="PG 0",rank="2"}')).toBe(1);
     expect(samplesOf(hung, "ringwatch_pytorch_rank_behind").filter((l) => l.includes('process_group="PG 0"'))).toHaveLength(2);
     expect(sample(hung, 'ringwatch_pytorch_hang_work_seq{process_group="PG 0"}')).toBe(532340);
-    expect(sample(hung, "ringwatch_pytorch_watchdog_timeouts_total{rank=\"0\",op_type=\"_ALLGATHER_BASE\"}")).toBe(1);
+    expect(sample(hung, 'ringwatch_pytorch_watchdog_timeouts_total{rank="0",op_type="_ALLGATHER_BASE"}')).toBe(1);
     // 16: DETAIL's fingerprint mismatch of ranks 1 and 0, reported once by rank 1's line.
     expect(samplesOf(hung, "ringwatch_pytorch_collective_mismatches_total").reduce((n, l) => n + Number(l.split(" ").pop()), 0)).toBe(1);
     expect(sample(hung, 'ringwatch_pytorch_collective_mismatch{process_group=""}')).toBe(1);

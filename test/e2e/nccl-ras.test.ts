@@ -49,8 +49,14 @@ describe("production mode: NCCL RAS alone", () => {
     const dir = tempDir();
     ras = await startRasJob(dir, job(40, 39));
     agent = await startAgent([
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=4s", `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`, "--collector.nccl.ras-interval=1s",
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.hang-threshold=4s",
+      `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-interval=1s",
     ]);
     const a = agent;
     const t0 = Date.now();
@@ -66,10 +72,15 @@ describe("production mode: NCCL RAS alone", () => {
     // This node's ranks: none behind, and their identity from RAS (so the alert names the pid).
     expect(samplesOf(hung, "ringwatch_nccl_rank_behind").filter((l) => l.includes(COMM))).toHaveLength(8);
     expect(samplesOf(hung, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toEqual([]);
-    expect(sample(hung, `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="3",nranks="16",pid="${process.pid}",cuda_dev="3",bus_id="",nccl_version="2.29.7"}`)).toBe(1);
+    expect(
+      sample(hung, `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="3",nranks="16",pid="${process.pid}",cuda_dev="3",bus_id="",nccl_version="2.29.7"}`),
+    ).toBe(1);
     expect(samplesOf(hung, "ringwatch_nccl_ras_collective_mismatch")).toEqual([]);
     expect(ras.commands().slice(0, 4)).toEqual(["CLIENT PROTOCOL 2", "TIMEOUT 5", "SET FORMAT json", "STATUS"]);
-    await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("rank 12 (process 5152 on 10.0.0.2, GPU 4) never entered AllReduce #40")) ? true : undefined), 10_000);
+    await eventually(
+      () => Promise.resolve(a.logs().some((l) => l.includes("rank 12 (process 5152 on 10.0.0.2, GPU 4) never entered AllReduce #40")) ? true : undefined),
+      10_000,
+    );
 
     // The job moves again: the counts change at the next query and the verdict drops.
     await ras.setJob(job(41, 41));
@@ -85,8 +96,13 @@ describe("production mode: NCCL RAS alone", () => {
     const dir = tempDir();
     ras = await startRasJob(dir, job(40, 40));
     agent = await startAgent([
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`, `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`, "--collector.nccl.ras-interval=60s",
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-interval=60s",
     ]);
     const a = agent;
     const r = ras;

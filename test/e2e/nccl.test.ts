@@ -27,7 +27,10 @@ afterEach(async () => {
 /** Ranks 0..n-1 of a communicator of `nranks` (the others run on other nodes). */
 function startRanks(dir: string, n: number, env: (rank: number) => NodeJS.ProcessEnv, nranks = n): ChildProcess[] {
   ranks = Array.from({ length: n }, (_, r) =>
-    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(nranks), COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...env(r) }, stdio: "ignore" }),
+    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(nranks), COMM], {
+      env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...env(r) },
+      stdio: "ignore",
+    }),
   );
   return ranks;
 }
@@ -35,7 +38,14 @@ function startRanks(dir: string, n: number, env: (rank: number) => NodeJS.Proces
 describe("nccl collector end to end", () => {
   it("a rank that never enters collective #40: hang and that rank behind on /metrics; the verdict drops when the job ends", async () => {
     const dir = tempDir();
-    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=4s"]);
+    agent = await startAgent([
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.hang-threshold=4s",
+    ]);
     const a = agent;
     const t0 = Date.now();
     startRanks(dir, 8, (r) => (r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }));
@@ -58,7 +68,10 @@ describe("nccl collector end to end", () => {
     expect(transports.filter((l) => !l.includes('net="IB",gdr="enabled"'))).toEqual([]);
     expect(sample(hung, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
     // The verdict is also logged once, by the evaluation that runs every 5 s.
-    await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("hang suspected on communicator") && l.includes("rank 5 never entered")) ? true : undefined), 10_000);
+    await eventually(
+      () => Promise.resolve(a.logs().some((l) => l.includes("hang suspected on communicator") && l.includes("rank 5 never entered")) ? true : undefined),
+      10_000,
+    );
     expect(a.logs().filter((l) => l.includes("hang suspected on communicator"))).toHaveLength(1);
 
     for (const r of ranks) r.kill("SIGTERM");
@@ -71,11 +84,21 @@ describe("nccl collector end to end", () => {
   it("the rank behind runs on another node: every local rank waits in #40, and NCCL RAS names rank 12 on 10.0.0.2", async () => {
     const dir = tempDir();
     // What NCCL's RAS service of this job answers: 15 of 16 ranks launched AllReduce #40.
-    const report = rasText({ nodes: 2, ranksPerNode: 8, warnings: oneRankBehind({ hash: COMM.slice(2), op: "AllReduce", ranks: 16, top: 40, rank: 12, gpu: 4, pid: 5150, node: "10.0.0.2" }) });
+    const report = rasText({
+      nodes: 2,
+      ranksPerNode: 8,
+      warnings: oneRankBehind({ hash: COMM.slice(2), op: "AllReduce", ranks: 16, top: 40, rank: 12, gpu: 4, pid: 5150, node: "10.0.0.2" }),
+    });
     ras = await startRasService(dir, report);
     agent = await startAgent([
-      "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=4s", `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`, "--collector.nccl.ras-interval=2s",
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.hang-threshold=4s",
+      `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-interval=2s",
     ]);
     const a = agent;
     startRanks(dir, 8, () => ({ FAKE_RANK_STALL_AFTER: "40" }), 16);
@@ -95,7 +118,10 @@ describe("nccl collector end to end", () => {
     expect(sample(named, `ringwatch_nccl_hang_evidence{comm_id="${COMM}",source="ras"}`)).toBe(1);
     expect(sample(named, "ringwatch_nccl_ras_last_report_timestamp_seconds")).toBeGreaterThan(Date.now() / 1000 - 60);
     expect(ras.commands().slice(0, 4)).toEqual(["CLIENT PROTOCOL 2", "TIMEOUT 5", "SET FORMAT json", "STATUS"]);
-    await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("rank 12 (process 5150 on 10.0.0.2, GPU 4) never entered AllReduce #40")) ? true : undefined), 5_000);
+    await eventually(
+      () => Promise.resolve(a.logs().some((l) => l.includes("rank 12 (process 5150 on 10.0.0.2, GPU 4) never entered AllReduce #40")) ? true : undefined),
+      5_000,
+    );
 
     for (const r of ranks) r.kill("SIGTERM");
     await Promise.all(ranks.map((r) => new Promise((res) => (r.exitCode !== null ? res(null) : r.once("exit", res)))));
@@ -107,7 +133,14 @@ describe("nccl collector end to end", () => {
 
   it("a healthy job raises nothing and every line is read", async () => {
     const dir = tempDir();
-    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=3s"]);
+    agent = await startAgent([
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.hang-threshold=3s",
+    ]);
     const a = agent;
     startRanks(dir, 4, () => ({}));
     await new Promise((r) => setTimeout(r, 6000));

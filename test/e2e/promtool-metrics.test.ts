@@ -39,7 +39,12 @@ describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${to
     const dir = tempDir();
     agent = await startAgent([...fakeFlags(tree.root), `--collector.nccl.path=${dir}`], fakeEnv());
     for (const r of [0, 1]) {
-      ranks.push(spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), "2", COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100" }, stdio: "ignore" }));
+      ranks.push(
+        spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), "2", COMM], {
+          env: { ...process.env, FAKE_RANK_PERIOD_MS: "100" },
+          stdio: "ignore",
+        }),
+      );
     }
     const a = agent;
     const text = await eventually(async () => {
@@ -49,12 +54,22 @@ describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${to
     }, 30_000);
     const { types } = parsePromText(text);
     // Every family promtool would lint is there, with series.
-    for (const family of ["ringwatch_infiniband_state_id", "ringwatch_network_mtu_bytes", "ringwatch_nccl_rank_info", "ringwatch_nccl_transport_info", "process_cpu_seconds_total", "nodejs_heap_size_used_bytes", "nodejs_active_handles"]) {
+    for (const family of [
+      "ringwatch_infiniband_state_id",
+      "ringwatch_network_mtu_bytes",
+      "ringwatch_nccl_rank_info",
+      "ringwatch_nccl_transport_info",
+      "process_cpu_seconds_total",
+      "nodejs_heap_size_used_bytes",
+      "nodejs_active_handles",
+    ]) {
       expect(samplesOf(text, family).length, family).toBeGreaterThan(0);
     }
     expect(sample(text, `ringwatch_nccl_rank_last_op_number{comm_id="${COMM}",rank="0"}`)).toBeGreaterThan(0);
     // The lints behind the renames, read here too: `_total` only on counters, `_count`, `_sum`, `_bucket` only on histograms and summaries.
-    const misnamed = [...types].filter(([name, type]) => (name.endsWith("_total") && type !== "counter") || (/_(count|sum|bucket)$/.test(name) && type !== "histogram" && type !== "summary"));
+    const misnamed = [...types].filter(
+      ([name, type]) => (name.endsWith("_total") && type !== "counter") || (/_(count|sum|bucket)$/.test(name) && type !== "histogram" && type !== "summary"),
+    );
     expect(misnamed).toEqual([]);
     expect(types.has("ringwatch_nccl_rank_last_op_count")).toBe(false);
 

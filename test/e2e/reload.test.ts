@@ -25,7 +25,6 @@ afterEach(async () => {
   running = undefined;
 });
 
-
 /** A procfs tree whose modules file has one line that is not in the /proc/modules format: the gdr collector logs it at debug level on every poll. */
 function procfsWithJunk(): string {
   const dir = tempDir("rw-reload-");
@@ -71,7 +70,12 @@ const parsed = (a: RunningAgent, msg: string): Array<Record<string, unknown>> =>
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 function startRanks(dir: string, n: number): void {
-  ranks = Array.from({ length: n }, (_, r) => spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(n), COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100" }, stdio: "ignore" }));
+  ranks = Array.from({ length: n }, (_, r) =>
+    spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), String(n), COMM], {
+      env: { ...process.env, FAKE_RANK_PERIOD_MS: "100" },
+      stdio: "ignore",
+    }),
+  );
 }
 
 describe("SIGHUP reloads the configuration, keeping state", () => {
@@ -85,7 +89,10 @@ describe("SIGHUP reloads the configuration, keeping state", () => {
 
     const before = await eventually(async () => {
       const t = await a.scrape();
-      return sample(t, `ringwatch_nccl_hang_threshold_seconds{comm_id="${COMM}"}`) === 120 && (sample(t, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`) ?? 0) > 5 ? t : undefined;
+      return sample(t, `ringwatch_nccl_hang_threshold_seconds{comm_id="${COMM}"}`) === 120 &&
+        (sample(t, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`) ?? 0) > 5
+        ? t
+        : undefined;
     }, 20_000);
     expect(sample(before, 'ringwatch_collector_success{collector="gdr"}')).toBe(1);
     expect(sample(before, 'ringwatch_config_reloads_total{result="success"}')).toBe(0);
@@ -138,7 +145,9 @@ describe("SIGHUP reloads the configuration, keeping state", () => {
     const broken = await a.scrape();
     expect(sample(broken, 'ringwatch_config_reloads_total{result="failure"}')).toBe(1);
     expect(sample(broken, 'ringwatch_config_reloads_total{result="success"}')).toBe(1);
-    expect(sample(broken, "ringwatch_config_last_reload_success_timestamp_seconds")).toBe(sample(after, "ringwatch_config_last_reload_success_timestamp_seconds"));
+    expect(sample(broken, "ringwatch_config_last_reload_success_timestamp_seconds")).toBe(
+      sample(after, "ringwatch_config_last_reload_success_timestamp_seconds"),
+    );
     // Still at debug level, still following the ranks.
     const debugLines = count(a, DEBUG_LINE);
     await eventually(() => Promise.resolve(count(a, DEBUG_LINE) > debugLines ? true : undefined), 5000);
@@ -170,7 +179,14 @@ describe("SIGHUP reloads the configuration, keeping state", () => {
     const auth = join(dir, "auth.yml");
     writeFileSync(auth, `basic_auth_users:\n  prometheus: "${bcrypt.hashSync("s3cret", 4)}"\n`);
     point(open);
-    const a = (running = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.nccl", `--config.file=${cfg}`]));
+    const a = (running = await startAgent([
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      "--no-collector.nccl",
+      `--config.file=${cfg}`,
+    ]));
     const withPassword = { headers: { authorization: `Basic ${Buffer.from("prometheus:s3cret").toString("base64")}` } };
     expect((await fetch(`${a.url}/healthz`)).status).toBe(200);
 

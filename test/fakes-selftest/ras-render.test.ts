@@ -100,7 +100,9 @@ describe("op-count mismatches", () => {
     // 11 of 64 is under a quarter, but over RAS_CLIENT_DETAIL_THRESHOLD (10): listed only when verbose.
     const big = uniformJob({ version: "2.26.2", nodes: 8, ranksPerNode: 8, countsOf: (r) => ({ AllReduce: r < 53 ? 100 : 99 }) });
     expect(renderText(big)).toContain("  11 ranks have launched up to operation 99\n\n");
-    expect(renderText(big, { verbose: true })).toContain("  11 ranks have launched up to operation 99\n  Rank 53 -- GPU 5 managed by process 4053 on node 10.0.0.7\n");
+    expect(renderText(big, { verbose: true })).toContain(
+      "  11 ranks have launched up to operation 99\n  Rank 53 -- GPU 5 managed by process 4053 on node 10.0.0.7\n",
+    );
     // Ten are listed either way.
     const ten = uniformJob({ version: "2.26.2", nodes: 8, ranksPerNode: 8, countsOf: (r) => ({ AllReduce: r < 54 ? 100 : 99 }) });
     expect(renderText(ten)).toContain("  10 ranks have launched up to operation 99\n  Rank 54 -- GPU 6 managed by process 4054 on node 10.0.0.7\n");
@@ -123,7 +125,9 @@ describe("missing and dead processes, errors, status", () => {
 
   it("2.24.3 without missing-rank records: INCOMPLETE names the absent ranks only", () => {
     const out = renderText(withMissing({ ...base, version: "2.24.3" }, 0, [1, 2]));
-    expect(out).toContain("INCOMPLETE\n  Missing communicator data from 2 job processes\n  Process 4001 on node 10.0.0.1 managing GPU 1\n  Process 4002 on node 10.0.0.2 managing GPU 0\n\n");
+    expect(out).toContain(
+      "INCOMPLETE\n  Missing communicator data from 2 job processes\n  Process 4001 on node 10.0.0.1 managing GPU 1\n  Process 4002 on node 10.0.0.2 managing GPU 0\n\n",
+    );
     expect(out).toContain("#0-0 (49bbd7790311d5eb) INCOMPLETE\n  Missing communicator data from 2 ranks\n  The missing ranks: 1,2\n\n");
   });
 
@@ -134,8 +138,14 @@ describe("missing and dead processes, errors, status", () => {
     ranks[3] = { ...ranks[3]!, status: { abortFlag: true } };
     const out = renderText(job);
     expect(out).toContain("    0         1         2         2         4         4     ABORT  ERROR,MISMATCH\n");
-    expect(out).toContain("#0-0 (49bbd7790311d5eb) ERROR\n  Asynchronous error on 1 rank\n  Rank 2 reported Remote process error -- GPU 0 managed by process 4002 on node 10.0.0.2\n\n");
-    expect(out.endsWith("#0-0 (49bbd7790311d5eb) MISMATCH\n  Communicator ranks have different status\n  3 ranks have status RUNNING\n  Rank 3 has status ABORT -- GPU 1 managed by process 4003 on node 10.0.0.2\n")).toBe(true);
+    expect(out).toContain(
+      "#0-0 (49bbd7790311d5eb) ERROR\n  Asynchronous error on 1 rank\n  Rank 2 reported Remote process error -- GPU 0 managed by process 4002 on node 10.0.0.2\n\n",
+    );
+    expect(
+      out.endsWith(
+        "#0-0 (49bbd7790311d5eb) MISMATCH\n  Communicator ranks have different status\n  3 ranks have status RUNNING\n  Rank 3 has status ABORT -- GPU 1 managed by process 4003 on node 10.0.0.2\n",
+      ),
+    ).toBe(true);
   });
 });
 
@@ -153,7 +163,9 @@ describe("JSON", () => {
     }).toThrow(new RegExp(`position ${next}\\b`));
     const fixed = `${text.slice(0, at)}          "nvml_dev": 1,\n${text.slice(at + line.length)}`;
     const parsed = JSON.parse(fixed) as { communicators: { missing_ranks: { rank: number; status: { unresponsive: boolean; considered_dead: boolean } }[] }[] };
-    expect(parsed.communicators[0]?.missing_ranks).toEqual([{ rank: 1, host: "10.0.0.1", pid: 4001, cuda_dev: 1, nvml_dev: 1, status: { unresponsive: true, considered_dead: false } }]);
+    expect(parsed.communicators[0]?.missing_ranks).toEqual([
+      { rank: 1, host: "10.0.0.1", pid: 4001, cuda_dev: 1, nvml_dev: 1, status: { unresponsive: true, considered_dead: false } },
+    ]);
     // Ranks that answered have their comma in every version.
     expect(text).toContain('          "nvml_dev": 0,\n          "status": {\n            "init_state": 0,');
   });
@@ -178,9 +190,15 @@ describe("JSON", () => {
 describe("MONITOR events (2.29+)", () => {
   const peer = { host: "10.0.0.2", pid: 4003, cudaDevs: [1] };
   it("text: [time] TYPE: <peer> <details> — with the space NCCL leaves before empty details", () => {
-    expect(renderEvent({ type: "PEER_DEAD", peer }, { time: "2026-01-02 03:04:05" })).toBe("[2026-01-02 03:04:05] PEER_DEAD: Process 4003 on node 10.0.0.2 managing GPU 1 \n");
-    expect(renderEvent({ type: "PEER_DEAD", addr: { host: "10.0.0.9", port: 28028 } }, { time: "2026-01-02 03:04:05" })).toBe("[2026-01-02 03:04:05] PEER_DEAD: 10.0.0.9<28028> \n");
-    expect(renderEvent({ type: "PEER_NEW", peer: { host: "10.0.0.3", pid: 7, cudaDevs: [2, 0], nvmlDevs: [5, 4] } }, { time: "t" })).toBe("[t] PEER_NEW: Process 7 on node 10.0.0.3 managing GPUs 0,2 (NVML 4,5) \n");
+    expect(renderEvent({ type: "PEER_DEAD", peer }, { time: "2026-01-02 03:04:05" })).toBe(
+      "[2026-01-02 03:04:05] PEER_DEAD: Process 4003 on node 10.0.0.2 managing GPU 1 \n",
+    );
+    expect(renderEvent({ type: "PEER_DEAD", addr: { host: "10.0.0.9", port: 28028 } }, { time: "2026-01-02 03:04:05" })).toBe(
+      "[2026-01-02 03:04:05] PEER_DEAD: 10.0.0.9<28028> \n",
+    );
+    expect(renderEvent({ type: "PEER_NEW", peer: { host: "10.0.0.3", pid: 7, cudaDevs: [2, 0], nvmlDevs: [5, 4] } }, { time: "t" })).toBe(
+      "[t] PEER_NEW: Process 7 on node 10.0.0.3 managing GPUs 0,2 (NVML 4,5) \n",
+    );
   });
   it("json: one multi-line object per event", () => {
     expect(renderEvent({ type: "PEER_NEW", peer: { ...peer, cudaDevs: [0, 1] } }, { format: "json", time: "2026-01-02 03:04:05" })).toBe(

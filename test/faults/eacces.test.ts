@@ -50,10 +50,22 @@ beforeAll(async () => {
   chmodSync(denied, 0o000);
   chmodSync(closedDir, 0o000);
   if (deniedUser) staged = stageBuild("rw-eacces-agent-");
-  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000, {
-    ...(deniedUser ? { user: deniedUser } : {}),
-    ...(staged ? { main: staged.agentMain } : {}),
-  });
+  agent = await startAgent(
+    [
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${root}`,
+      "--collector.nccl.check-pids=false",
+    ],
+    {},
+    30_000,
+    {
+      ...(deniedUser ? { user: deniedUser } : {}),
+      ...(staged ? { main: staged.agentMain } : {}),
+    },
+  );
   const a = agent;
   await new Promise((r) => setTimeout(r, 1500));
   for (const p of [ok, denied, inner]) write(p, 30);

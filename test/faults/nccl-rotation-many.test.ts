@@ -17,8 +17,23 @@ let text = "";
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "rw-rotate-many-"));
-  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000);
-  writer = new JobWriter(join(root, "job"), { nodes: Array.from({ length: 16 }, (_, i) => `rot-many-${i}`), ranksPerNode: 8, seed: 9, comms: [], stepMs: 200 }, "path");
+  agent = await startAgent(
+    [
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${root}`,
+      "--collector.nccl.check-pids=false",
+    ],
+    {},
+    30_000,
+  );
+  writer = new JobWriter(
+    join(root, "job"),
+    { nodes: Array.from({ length: 16 }, (_, i) => `rot-many-${i}`), ranksPerNode: 8, seed: 9, comms: [], stepMs: 200 },
+    "path",
+  );
   const write = async (ticks: number): Promise<void> => {
     for (let i = 0; i < ticks; i++) {
       writer.step(300);
@@ -42,7 +57,9 @@ beforeAll(async () => {
   }
   await new Promise((r) => setTimeout(r, 2000));
   text = await agent.scrape();
-  console.log(`rotation of 128 files: ${sample(text, "ringwatch_nccl_log_lines_total")} of ${writer.lines} lines read, ${sample(text, "ringwatch_nccl_log_truncations_total")} truncations counted, ${wrongRanks().length} ranks with a wrong collective count`);
+  console.log(
+    `rotation of 128 files: ${sample(text, "ringwatch_nccl_log_lines_total")} of ${writer.lines} lines read, ${sample(text, "ringwatch_nccl_log_truncations_total")} truncations counted, ${wrongRanks().length} ranks with a wrong collective count`,
+  );
 }, 90_000);
 
 /** Ranks whose ringwatch_nccl_rank_collectives_total differs from the COLL lines they wrote. */
@@ -52,7 +69,9 @@ function wrongRanks(): string[] {
     const m = /rank="(\d+)"\} (\d+)/.exec(l);
     if (m) counted.set(Number(m[1]), Number(m[2]));
   }
-  return [...writer.collByRank].filter(([rank, n]) => counted.get(rank) !== n).map(([rank, n]) => `rank ${rank}: wrote ${n}, counted ${counted.get(rank) ?? "none"}`);
+  return [...writer.collByRank]
+    .filter(([rank, n]) => counted.get(rank) !== n)
+    .map(([rank, n]) => `rank ${rank}: wrote ${n}, counted ${counted.get(rank) ?? "none"}`);
 }
 
 afterAll(async () => {

@@ -28,7 +28,12 @@ const CASES: Case[] = [
   { name: "deleted, then the job writes the path again", style: "path", fault: (p) => unlinkSync(p), quiesce: false },
   { name: "rotated (rename + create), the job keeps writing its descriptor (NCCL)", style: "append", fault: (p) => rotate(p), quiesce: false },
   { name: "rotated (rename + create), the job reopens the path", style: "path", fault: (p) => rotate(p), quiesce: false },
-  { name: "copytruncated, the copy kept elsewhere (olddir), NCCL's non-append writer", style: "nccl", fault: (p) => copyTruncate(p, join(root, "old")), quiesce: true },
+  {
+    name: "copytruncated, the copy kept elsewhere (olddir), NCCL's non-append writer",
+    style: "nccl",
+    fault: (p) => copyTruncate(p, join(root, "old")),
+    quiesce: true,
+  },
   { name: "truncated to zero, NCCL's non-append writer (leaves a hole of NULs)", style: "nccl", fault: (p) => truncateSync(p, 0), quiesce: true },
   { name: "truncated to zero, O_APPEND writer", style: "append", fault: (p) => truncateSync(p, 0), quiesce: true },
 ];
@@ -71,14 +76,20 @@ const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) 
 /** The counts once the agent has caught up with w (a shortfall after 15 s is the test's finding, asserted by the caller). */
 async function countsWhenCaughtUp(w: JobWriter, timeoutMs = 15_000): Promise<Map<string, number>> {
   const a = agent as RunningAgent;
-  await eventually(async () => total(counts(await a.scrape(), w.commIds)) >= w.coll, { timeoutMs, everyMs: 250, what: "collectives counted" }).catch(() => undefined);
+  await eventually(async () => total(counts(await a.scrape(), w.commIds)) >= w.coll, { timeoutMs, everyMs: 250, what: "collectives counted" }).catch(
+    () => undefined,
+  );
   await new Promise((r) => setTimeout(r, 1000)); // anything counted twice would show up now
   return counts(await a.scrape(), w.commIds);
 }
 
 async function runCase(c: Case, i: number): Promise<void> {
   const dir = join(root, "logs", `job${i}`);
-  const w = new JobWriter(dir, { nodes: [`rot-node-${i}`], ranksPerNode: 2, seed: 100 + i, comms: [], stepMs: 200, ncclVersion: c.version ?? "2.23.4" }, c.style);
+  const w = new JobWriter(
+    dir,
+    { nodes: [`rot-node-${i}`], ranksPerNode: 2, seed: 100 + i, comms: [], stepMs: 200, ncclVersion: c.version ?? "2.23.4" },
+    c.style,
+  );
   w.resume(100, 500);
   await new Promise((r) => setTimeout(r, 2500));
   if (c.quiesce) {
@@ -99,7 +110,8 @@ async function runCase(c: Case, i: number): Promise<void> {
  * race (in place, the case below failed in some runs only); this fixes the order that loses lines
  * by making the copy elsewhere and moving it in once the new lines were counted.
  */
-const LATE_COPY = (version: string): string => `NCCL ${version}: copytruncated, the copy <name>.1 shows up in the followed directory after the new lines were read`;
+const LATE_COPY = (version: string): string =>
+  `NCCL ${version}: copytruncated, the copy <name>.1 shows up in the followed directory after the new lines were read`;
 
 async function runLateCopy(version: string, i: number): Promise<void> {
   const dir = join(root, "logs", `job${i}`);
@@ -125,7 +137,18 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "rw-rotate-"));
   mkdirSync(join(root, "logs"));
   mkdirSync(join(root, "old"));
-  agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${join(root, "logs")}`, "--collector.nccl.check-pids=false"], {}, 30_000);
+  agent = await startAgent(
+    [
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${join(root, "logs")}`,
+      "--collector.nccl.check-pids=false",
+    ],
+    {},
+    30_000,
+  );
   await Promise.all([...ALL.map((c, i) => runCase(c, i)), ...VERSIONS.map((v, i) => runLateCopy(v, ALL.length + i))]);
 }, 90_000);
 

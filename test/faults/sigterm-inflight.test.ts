@@ -51,7 +51,9 @@ beforeAll(async () => {
   idle.agent.destroy();
   await new Promise((r) => setTimeout(r, 500));
   leftovers = await processesWithEnv(token);
-  console.log(`SIGTERM: exit ${stop.code} after ${stop.ms} ms; exposition ${(size / 1e6).toFixed(1)} MB; slow readers took ${slow.map((s) => s.ms.toFixed(0)).join(", ")} ms; quick scrapes ${quick.map((s) => s.ms.toFixed(0)).join(", ")} ms`);
+  console.log(
+    `SIGTERM: exit ${stop.code} after ${stop.ms} ms; exposition ${(size / 1e6).toFixed(1)} MB; slow readers took ${slow.map((s) => s.ms.toFixed(0)).join(", ")} ms; quick scrapes ${quick.map((s) => s.ms.toFixed(0)).join(", ")} ms`,
+  );
 }, 120_000);
 
 afterAll(async () => {

@@ -20,7 +20,11 @@ describe("flood, flood-noline: specifics", () => {
     expect(troubleLogs(a, "gpu").some((l) => /nvidia-smi dmon printed \d+ lines in .* and was killed/.test(l))).toBe(true);
     expect(sample(a.final, "ringwatch_gpu_dmon_restarts_total")).toBeGreaterThanOrEqual(1);
     // One-shot tools are killed at their output limit.
-    for (const c of ["infiniband", "gdr", "mtu"]) expect(troubleLogs(a, c).some((l) => l.includes("output exceeded the limit")), `${c}: ${troubleLogs(a, c).join("\n")}`).toBe(true);
+    for (const c of ["infiniband", "gdr", "mtu"])
+      expect(
+        troubleLogs(a, c).some((l) => l.includes("output exceeded the limit")),
+        `${c}: ${troubleLogs(a, c).join("\n")}`,
+      ).toBe(true);
   });
 
   it("one endless line on the dmon stream is skipped without being buffered", () => {

@@ -37,7 +37,15 @@ function flags(): string[] {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "rw-midline-"));
-  const faults = { FAULT_NVSMI_DMON: "midline", FAULT_NVSMI_QUERY: "midline", FAULT_IBSTAT: "midline", FAULT_PERFQUERY: "midline", FAULT_LSMOD: "midline", FAULT_IP: "midline", FAULT_EXIT: "1" };
+  const faults = {
+    FAULT_NVSMI_DMON: "midline",
+    FAULT_NVSMI_QUERY: "midline",
+    FAULT_IBSTAT: "midline",
+    FAULT_PERFQUERY: "midline",
+    FAULT_LSMOD: "midline",
+    FAULT_IP: "midline",
+    FAULT_EXIT: "1",
+  };
   const [a, b] = await Promise.all([runAgent(flags(), rigEnv()), runAgent(flags(), rigEnv(faults))]);
   expect(a.code).toBe(0);
   clean = a.stdout;
@@ -65,7 +73,9 @@ describe("tools that die mid-line (--once)", () => {
   });
 
   it("dmon rows read before the cut are real samples; the identity line cut in the GPU name is dropped", () => {
-    const capture = readFileSync(rigEnv().FAKE_NVSMI_DMON as string, "utf8").split("\n").filter((l) => /^\s+\d/.test(l));
+    const capture = readFileSync(rigEnv().FAKE_NVSMI_DMON as string, "utf8")
+      .split("\n")
+      .filter((l) => /^\s+\d/.test(l));
     const watts = new Set(capture.map((l) => Number(l.trim().split(/\s+/)[1])));
     const power = sample(cut.stdout, 'ringwatch_gpu_power_watts{gpu="0"}');
     expect(power !== undefined && watts.has(power)).toBe(true);

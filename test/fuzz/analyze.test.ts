@@ -70,7 +70,8 @@ describe("fuzz: analyze input reader", () => {
   // Regression (fast-check seed 2116636438): a wrapped watchdog line's rows were joined with the
   // CR of CRLF inside, so the report differed from LF's.
   it("CRLF: the rows of a wrapped PyTorch line join as with LF", () => {
-    const text = "[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=241, OpType= warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n\" nThread 1 nGpus 1 minBytes 16 maxBytes 4294967296 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0";
+    const text =
+      '[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=241, OpType= warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n" nThread 1 nGpus 1 minBytes 16 maxBytes 4294967296 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0';
     const lf = analyzeLogs([{ name: "x.log", text }]);
     expect(lf.findings.map((f) => f.kind)).toEqual(["watchdog_timeout"]);
     expect(analyzeLogs([{ name: "x.log", text: text.replaceAll("\n", "\r\n") }])).toEqual(lf);

@@ -62,9 +62,17 @@ const FORMER_DIVERGENCES: [string, WriterLine[]][] = [
   ],
   [
     "a WARN line torn by another writer's COLL line: the first ` NCCL INFO ` is not this line's header",
-    [{ prefix: "gpu36:15433:", line: "gpu36:15433:15517 [0] sharp_plugin.c:382 NCCL WARN SHAR201142 [1] NCCL INFO Send: opCount 18 sendbuff 0x1 recvbuff (nil) count 4 datatype 7 op 0 root 1 comm 0x7f5128002e10 [nranks=2] stream 0x3" }],
+    [
+      {
+        prefix: "gpu36:15433:",
+        line: "gpu36:15433:15517 [0] sharp_plugin.c:382 NCCL WARN SHAR201142 [1] NCCL INFO Send: opCount 18 sendbuff 0x1 recvbuff (nil) count 4 datatype 7 op 0 root 1 comm 0x7f5128002e10 [nranks=2] stream 0x3",
+      },
+    ],
   ],
-  ["comm printed twice (garbled line): the matcher takes the first, the full parser the last", [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1c${REST.replace(" [nranks=2]", " comm 0x77 [nranks=2]")}`)]],
+  [
+    "comm printed twice (garbled line): the matcher takes the first, the full parser the last",
+    [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1c${REST.replace(" [nranks=2]", " comm 0x77 [nranks=2]")}`)],
+  ],
   ["tid with a colon: the full parser's header is host `1`, pid 204", [W(`h:1:204:201142 [1] NCCL INFO Send: opCount 14${REST}`)]],
 ];
 
@@ -117,8 +125,7 @@ describe("differential fuzz: CollByteMatcher vs parseLine", () => {
   // Regression: the full parser tries a COLL message only when it starts with an upper-case letter
   // (parse/line.ts fromHeader); the matcher once accepted any letters (`NCCL INFO lReduce: opCount 1a`).
   it("regression, agrees with the full parser on an op name starting with a lower-case letter", () =>
-    runSequence([W(`h:1:2 [0] NCCL INFO lReduce: opCount 1a${REST}`)]),
-  );
+    runSequence([W(`h:1:2 [0] NCCL INFO lReduce: opCount 1a${REST}`)]));
 
   for (const [why, lines] of FORMER_DIVERGENCES) {
     it(`regression, agrees with the full parser on: ${why}`, () => runSequence(lines));
@@ -126,9 +133,7 @@ describe("differential fuzz: CollByteMatcher vs parseLine", () => {
 
   it("on sequences of mutated lines: whatever the matcher accepts, parseLine reads as the same COLL event", () => {
     fc.assert(
-      fc.property(fc.array(mutatedWriterLine, { minLength: 1, maxLength: 8 }), (lines) =>
-        runSequence(lines.filter((l) => l.prefix === lines[0]?.prefix)),
-      ),
+      fc.property(fc.array(mutatedWriterLine, { minLength: 1, maxLength: 8 }), (lines) => runSequence(lines.filter((l) => l.prefix === lines[0]?.prefix))),
       { numRuns: RUNS, examples: FORMER_DIVERGENCES.map(([, lines]) => [lines]) },
     );
   });

@@ -10,9 +10,7 @@ import { describe, expect, it } from "vitest";
 import { diagLine, diagProblem } from "../../collectors/infiniband/diag-errors.js";
 import { parseIbstat } from "../../collectors/infiniband/parse-ibstat.js";
 import { parsePerfquery } from "../../collectors/infiniband/parse-perfquery.js";
-import {
-  cleanText, normalizeGuid, parseCounterValue, parseLid, parseRateBytesPerSecond, parseStateId,
-} from "../../collectors/infiniband/parse-sysfs.js";
+import { cleanText, normalizeGuid, parseCounterValue, parseLid, parseRateBytesPerSecond, parseStateId } from "../../collectors/infiniband/parse-sysfs.js";
 import { linesOf, stringChars, toolCaptures, violations } from "./invariants.js";
 import { fuzzInput, hugeLine, mutatedText, mutatedWhole, RUNS, withoutCr } from "./mutate.js";
 

@@ -183,9 +183,7 @@ export function fuzzInput(seeds: readonly string[], maxOps = 4): fc.Arbitrary<st
 
 /** A whole text built from mutated seed lines (for parsers of a whole tool output). */
 export function mutatedText(lines: readonly string[], maxLines = 40): fc.Arbitrary<string> {
-  return fc
-    .tuple(fc.array(fuzzInput(lines), { minLength: 1, maxLength: maxLines }), fc.boolean())
-    .map(([ls, crlf]) => ls.join(crlf ? "\r\n" : "\n"));
+  return fc.tuple(fc.array(fuzzInput(lines), { minLength: 1, maxLength: maxLines }), fc.boolean()).map(([ls, crlf]) => ls.join(crlf ? "\r\n" : "\n"));
 }
 
 /**

@@ -23,13 +23,49 @@ import { fuzzInput, hugeLine, mutatedText, RUNS } from "./mutate.js";
 
 const LINES = [...new Set(ncclLines())];
 const KINDS = new Set([
-  "version", "init", "comm_info", "coll", "net", "gdr", "channel", "ring", "tree", "connected", "warn", "retcode", "teardown",
-  "pt_watchdog_timeout", "pt_work_status", "pt_heartbeat", "pt_dump", "pt_desync", "pt_flight_recorder", "pt_error",
+  "version",
+  "init",
+  "comm_info",
+  "coll",
+  "net",
+  "gdr",
+  "channel",
+  "ring",
+  "tree",
+  "connected",
+  "warn",
+  "retcode",
+  "teardown",
+  "pt_watchdog_timeout",
+  "pt_work_status",
+  "pt_heartbeat",
+  "pt_dump",
+  "pt_desync",
+  "pt_flight_recorder",
+  "pt_error",
 ]);
 /** Numbers that count or index something and can never be negative (ranks may be -1 in trees). */
 const NON_NEGATIVE = [
-  "pid", "tid", "cudaDev", "commCudaDev", "nvmlDev", "nranks", "nNodes", "localRanks", "localRank", "count", "datatype", "redOp",
-  "line", "code", "splitCount", "patch", "major", "minor", "launcherRank", "job",
+  "pid",
+  "tid",
+  "cudaDev",
+  "commCudaDev",
+  "nvmlDev",
+  "nranks",
+  "nNodes",
+  "localRanks",
+  "localRank",
+  "count",
+  "datatype",
+  "redOp",
+  "line",
+  "code",
+  "splitCount",
+  "patch",
+  "major",
+  "minor",
+  "launcherRank",
+  "job",
 ];
 
 function checkEvent(ev: NcclEvent | undefined): void {
@@ -86,7 +122,11 @@ describe("fuzz: NCCL line parser", () => {
         const end = s.length === 0 ? 0 : b % (s.length + 1);
         const m = end === 0 ? 0 : a % (end + 1);
         const info = s.indexOf(" NCCL INFO ");
-        for (const [mm, e] of [[m, end], [m, s.length], [info < 0 ? 0 : info + 11, s.length]] as const) {
+        for (const [mm, e] of [
+          [m, end],
+          [m, s.length],
+          [info < 0 ? 0 : info + 11, s.length],
+        ] as const) {
           expect(violations(subParsers(s, Math.min(mm, e), e))).toEqual([]);
         }
       }),
@@ -116,7 +156,9 @@ describe("fuzz: NCCL line parser", () => {
     expect(parseLine(coll)).toBeUndefined();
     expect(parseLine("h:1:2 [0] NCCL INFO NCCL version -2.18.1+cuda12.1")).toBeUndefined();
     expect(parseLine("h:1:2 [0] NCCL INFO misc/socket.cc:564 -> -1")).toBeUndefined();
-    expect(parseLine("h:1:2 [0] NCCL INFO Send: o\u0000Count 12 sendbuff 0x1 recvbuff (nil) count 2 datatype 7 op 0 root 1 comm 0x5 [nranks=2] stream 0x3")).toBeUndefined();
+    expect(
+      parseLine("h:1:2 [0] NCCL INFO Send: o\u0000Count 12 sendbuff 0x1 recvbuff (nil) count 2 datatype 7 op 0 root 1 comm 0x5 [nranks=2] stream 0x3"),
+    ).toBeUndefined();
   });
 
   it("regression: `[rank-1]:`, `[1,-2]<stdout>:`, `-1: ` and `pid=-5` give no negative launcher rank or pid (fast-check counter-example)", () => {
@@ -205,7 +247,13 @@ describe("fuzz: NCCL line parser", () => {
   it("a 10 MB line is cut to MAX_LINE: its event holds no string longer than that", () => {
     const coll = LINES.find((l) => parseLine(l)?.kind === "coll") as string;
     const warn = LINES.find((l) => parseLine(l)?.kind === "warn") as string;
-    for (const line of [coll + hugeLine(" count 1"), warn + hugeLine("x "), hugeLine(" NCCL INFO "), hugeLine("h:1:2 [0] NCCL WARN "), hugeLine("\u0000\u00ff")]) {
+    for (const line of [
+      coll + hugeLine(" count 1"),
+      warn + hugeLine("x "),
+      hugeLine(" NCCL INFO "),
+      hugeLine("h:1:2 [0] NCCL WARN "),
+      hugeLine("\u0000\u00ff"),
+    ]) {
       checkEvent(parseLine(line));
     }
     expect(parseLine(warn + hugeLine("x "))?.kind).toBe("warn");
@@ -228,8 +276,18 @@ describe("fuzz: NCCL lines as NCCL prints them read back exactly", () => {
         (h, op, opCount, f, comm) => {
           const line = `${h.host}:${h.pid}:${h.tid} [${h.dev}] NCCL INFO ${op}: opCount ${opCount.toString(16)} sendbuff 0x7f00 recvbuff (nil) count ${f.count} datatype ${f.datatype} op ${f.redOp} root ${f.root} comm ${comm} [nranks=${f.nranks}] stream 0x55aa`;
           expect(parseLine(line)).toEqual({
-            kind: "coll", host: h.host, pid: h.pid, tid: h.tid, cudaDev: h.dev, op, opCount: opCount.toString(16), sendbuff: "0x7f00", recvbuff: null,
-            ...f, comm, stream: "0x55aa",
+            kind: "coll",
+            host: h.host,
+            pid: h.pid,
+            tid: h.tid,
+            cudaDev: h.dev,
+            op,
+            opCount: opCount.toString(16),
+            sendbuff: "0x7f00",
+            recvbuff: null,
+            ...f,
+            comm,
+            stream: "0x55aa",
           });
         },
       ),
@@ -239,13 +297,33 @@ describe("fuzz: NCCL lines as NCCL prints them read back exactly", () => {
 
   it("Init COMPLETE lines (2.16+ format)", () => {
     fc.assert(
-      fc.property(header, hex(48), fc.nat(65535), fc.integer({ min: 1, max: 65536 }), fc.stringMatching(/^[0-9a-f]{4,6}$/), hex(64), (h, comm, rank, nranks, busId, commId) => {
-        const line = `${h.host}:${h.pid}:${h.tid} [${h.dev}] NCCL INFO ncclCommInitRank comm ${comm} rank ${rank} nranks ${nranks} cudaDev ${h.dev} nvmlDev ${h.dev} busId ${busId} commId ${commId} - Init COMPLETE`;
-        expect(parseLine(line)).toEqual({
-          kind: "init", phase: "complete", func: "ncclCommInitRank", host: h.host, pid: h.pid, tid: h.tid, cudaDev: h.dev,
-          comm, rank, nranks, commCudaDev: h.dev, nvmlDev: h.dev, busId, commId,
-        });
-      }),
+      fc.property(
+        header,
+        hex(48),
+        fc.nat(65535),
+        fc.integer({ min: 1, max: 65536 }),
+        fc.stringMatching(/^[0-9a-f]{4,6}$/),
+        hex(64),
+        (h, comm, rank, nranks, busId, commId) => {
+          const line = `${h.host}:${h.pid}:${h.tid} [${h.dev}] NCCL INFO ncclCommInitRank comm ${comm} rank ${rank} nranks ${nranks} cudaDev ${h.dev} nvmlDev ${h.dev} busId ${busId} commId ${commId} - Init COMPLETE`;
+          expect(parseLine(line)).toEqual({
+            kind: "init",
+            phase: "complete",
+            func: "ncclCommInitRank",
+            host: h.host,
+            pid: h.pid,
+            tid: h.tid,
+            cudaDev: h.dev,
+            comm,
+            rank,
+            nranks,
+            commCudaDev: h.dev,
+            nvmlDev: h.dev,
+            busId,
+            commId,
+          });
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -254,7 +332,12 @@ describe("fuzz: NCCL lines as NCCL prints them read back exactly", () => {
     fc.assert(
       fc.property(fc.nat(99), fc.nat(99), fc.nat(99), fc.nat(99), fc.nat(9), (major, minor, patch, cm, cn) => {
         expect(parseLine(`NCCL version ${major}.${minor}.${patch}+cuda${cm}.${cn}`)).toEqual({
-          kind: "version", version: `${major}.${minor}.${patch}`, major, minor, patch, cuda: `${cm}.${cn}`,
+          kind: "version",
+          version: `${major}.${minor}.${patch}`,
+          major,
+          minor,
+          patch,
+          cuda: `${cm}.${cn}`,
         });
       }),
       { numRuns: RUNS },

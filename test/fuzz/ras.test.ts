@@ -54,11 +54,45 @@ describe("NCCL RAS JSON reports (ras/parse-json.ts), fuzzed", () => {
   const value = fc.letrec((tie) => ({
     any: fc.oneof({ depthSize: "small" }, fc.integer(), fc.double(), fc.string(), fc.boolean(), fc.constant(null), tie("arr"), tie("obj")),
     arr: fc.array(tie("any"), { maxLength: 4 }),
-    obj: fc.dictionary(fc.constantFrom("rank", "host", "pid", "cuda_dev", "nvml_dev", "status", "collective_counts", "AllReduce", "abort_flag", "async_error", "considered_dead", "hash", "ranks", "missing_ranks"), tie("any"), { maxKeys: 6 }),
+    obj: fc.dictionary(
+      fc.constantFrom(
+        "rank",
+        "host",
+        "pid",
+        "cuda_dev",
+        "nvml_dev",
+        "status",
+        "collective_counts",
+        "AllReduce",
+        "abort_flag",
+        "async_error",
+        "considered_dead",
+        "hash",
+        "ranks",
+        "missing_ranks",
+      ),
+      tie("any"),
+      { maxKeys: 6 },
+    ),
   })).any;
   const doc = fc.record({
     communicators: fc.array(
-      fc.record({ hash: fc.oneof(fc.constant("0x49bbd7790311d5eb"), fc.string()), ranks: fc.array(fc.oneof(value, fc.record({ rank: fc.integer(), pid: value, host: value, collective_counts: fc.dictionary(fc.constantFrom("AllReduce", "AllGather"), fc.oneof(fc.integer({ min: 0, max: 5 }), value)), status: value }))), missing_ranks: value }),
+      fc.record({
+        hash: fc.oneof(fc.constant("0x49bbd7790311d5eb"), fc.string()),
+        ranks: fc.array(
+          fc.oneof(
+            value,
+            fc.record({
+              rank: fc.integer(),
+              pid: value,
+              host: value,
+              collective_counts: fc.dictionary(fc.constantFrom("AllReduce", "AllGather"), fc.oneof(fc.integer({ min: 0, max: 5 }), value)),
+              status: value,
+            }),
+          ),
+        ),
+        missing_ranks: value,
+      }),
       { maxLength: 4 },
     ),
     ras: fc.oneof(fc.record({ timeouts_count: value }), value),

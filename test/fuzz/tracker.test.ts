@@ -25,20 +25,34 @@ const head = (h: { host: string; pid: number; dev: number }): string => `${h.hos
 
 /** One line of the small world, or a mutated real line. */
 const lineArb: fc.Arbitrary<string> = fc.oneof(
-  { weight: 3, arbitrary: fc.tuple(hdr, ptr, rank, commId).map(([h, p, r, c]) => `${head(h)} comm ${p} rank ${r} nranks 4 cudaDev ${h.dev} busId 1000 commId ${c} - Init COMPLETE`) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(hdr, ptr, rank, commId)
+      .map(([h, p, r, c]) => `${head(h)} comm ${p} rank ${r} nranks 4 cudaDev ${h.dev} busId 1000 commId ${c} - Init COMPLETE`),
+  },
   {
     weight: 1,
     arbitrary: fc
       .tuple(hdr, ptr, rank, fc.constantFrom("0xa1", "0xa2"), fc.nat(2), fc.nat(1))
-      .map(([h, p, r, parent, n, color]) => `${head(h)} ncclCommSplit comm ${p} rank ${r} nranks 2 cudaDev ${h.dev} busId 1000 parent ${parent} splitCount ${n} color ${color} key 0 - Init COMPLETE`),
+      .map(
+        ([h, p, r, parent, n, color]) =>
+          `${head(h)} ncclCommSplit comm ${p} rank ${r} nranks 2 cudaDev ${h.dev} busId 1000 parent ${parent} splitCount ${n} color ${color} key 0 - Init COMPLETE`,
+      ),
   },
   {
     weight: 8,
     arbitrary: fc
       .tuple(hdr, ptr, fc.nat(0xffff), fc.constantFrom("AllReduce", "AllGather", "Broadcast", "Send"))
-      .map(([h, p, n, op]) => `${head(h)} ${op}: opCount ${n.toString(16)} sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm ${p} [nranks=4] stream 0x3`),
+      .map(
+        ([h, p, n, op]) =>
+          `${head(h)} ${op}: opCount ${n.toString(16)} sendbuff 0x1 recvbuff 0x2 count 4 datatype 7 op 0 root 0 comm ${p} [nranks=4] stream 0x3`,
+      ),
   },
-  { weight: 1, arbitrary: fc.tuple(hdr, ptr, rank).map(([h, p, r]) => `${head(h)} comm ${p} rank ${r} nranks 4 cudaDev ${h.dev} busId 1000 - Destroy COMPLETE`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(hdr, ptr, rank).map(([h, p, r]) => `${head(h)} comm ${p} rank ${r} nranks 4 cudaDev ${h.dev} busId 1000 - Destroy COMPLETE`),
+  },
   { weight: 1, arbitrary: hdr.map((h) => `${h.host}:${h.pid}:1 [${h.dev}] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer x<1>`) },
   { weight: 2, arbitrary: fuzzInput(LINES, 3) },
 );
@@ -115,7 +129,18 @@ describe("fuzz: NCCL tracker counters", () => {
       fc.asyncProperty(sequences, async (lines) => {
         expect(await run(lines)).toBeUndefined();
       }),
-      { numRuns: RUNS / 3, examples: [[[[init, c], [coll, c], [init, c]]]] },
+      {
+        numRuns: RUNS / 3,
+        examples: [
+          [
+            [
+              [init, c],
+              [coll, c],
+              [init, c],
+            ],
+          ],
+        ],
+      },
     );
   });
 });

@@ -15,7 +15,11 @@ export interface EventuallyOptions {
   what?: string;
 }
 
-export async function eventually<T>(fn: () => T | Promise<T>, opts: number | EventuallyOptions = {}, everyMs?: number): Promise<Exclude<Awaited<T>, undefined | false>> {
+export async function eventually<T>(
+  fn: () => T | Promise<T>,
+  opts: number | EventuallyOptions = {},
+  everyMs?: number,
+): Promise<Exclude<Awaited<T>, undefined | false>> {
   const o = typeof opts === "number" ? { timeoutMs: opts, everyMs } : opts;
   const timeoutMs = o.timeoutMs ?? 15_000;
   const step = o.everyMs ?? 50;

@@ -107,8 +107,12 @@ export function trafficBytes(op: string, msgBytes: number, nranks: number): numb
 }
 
 function verbosePart(p: "coll" | "p2p", v: NonNullable<InspectorRecordSpec["verbose"]>): string {
-  const sn = v.channels.map((c, ch) => `{"channel_id":${ch},"kernel_start_sn":${c.startSn},"kernel_stop_sn":${c.stopSn},"kernel_record_sn":${c.recordSn}}`).join(",");
-  const ts = v.channels.map((c, ch) => `{"channel_id":${ch},"kernel_start_ts":${c.startUs},"kernel_stop_ts":${c.stopUs},"kernel_record_ts":${c.recordUs}}`).join(",");
+  const sn = v.channels
+    .map((c, ch) => `{"channel_id":${ch},"kernel_start_sn":${c.startSn},"kernel_stop_sn":${c.stopSn},"kernel_record_sn":${c.recordSn}}`)
+    .join(",");
+  const ts = v.channels
+    .map((c, ch) => `{"channel_id":${ch},"kernel_start_ts":${c.startUs},"kernel_stop_ts":${c.stopUs},"kernel_record_ts":${c.recordUs}}`)
+    .join(",");
   return (
     `,"event_trace_sn":{"${p}_start_sn":${v.startSn},"${p}_stop_sn":${v.stopSn},"kernel_events":[${sn}]}` +
     `,"event_trace_ts":{"${p}_start_ts":${v.startUs},"${p}_stop_ts":${v.stopUs},"kernel_events":[${ts}]}`

@@ -30,7 +30,7 @@ export function kernelMessages(text: string): string[] {
       continue;
     }
     let line = raw;
-    for (let again = true; again; ) {
+    for (let again = true; again;) {
       again = false;
       for (const p of PREFIXES) {
         const m = p.exec(line);
@@ -53,9 +53,7 @@ export function captureMessages(rel: string): string[] {
 export function kmsgRecords(messages: readonly string[], opts: { firstSeq?: number; firstUsec?: number; level?: number } = {}): string {
   const first = opts.firstSeq ?? 1;
   const usec = opts.firstUsec ?? 1_000_000;
-  return messages
-    .map((m, i) => `${opts.level ?? 3},${first + i},${usec + i * 1000},-;${m.replaceAll("\\", "\\x5c").replaceAll("\n", "\\x0a")}\n`)
-    .join("");
+  return messages.map((m, i) => `${opts.level ?? 3},${first + i},${usec + i * 1000},-;${m.replaceAll("\\", "\\x5c").replaceAll("\n", "\\x0a")}\n`).join("");
 }
 
 /** `journalctl -k -o json` records of one boot. */

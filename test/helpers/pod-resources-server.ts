@@ -31,7 +31,8 @@ export async function startPodResourcesServer(socketPath: string, initial: FakeP
   let pods = initial;
   let calls = 0;
   const server = new Server();
-  const unimplemented = (_call: unknown, cb: (err: { code: number; details: string }) => void): void => cb({ code: status.UNIMPLEMENTED, details: "not in the fake" });
+  const unimplemented = (_call: unknown, cb: (err: { code: number; details: string }) => void): void =>
+    cb({ code: status.UNIMPLEMENTED, details: "not in the fake" });
   server.addService(service, {
     List: (_call: unknown, cb: (err: null, res: object) => void) => {
       calls++;
@@ -40,7 +41,9 @@ export async function startPodResourcesServer(socketPath: string, initial: FakeP
     Get: unimplemented,
     GetAllocatableResources: unimplemented,
   });
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socketPath}`, ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   return {
     get calls() {
       return calls;

@@ -78,4 +78,3 @@ export function rasJson(comms: CommSpec[], timeouts = 0): string {
   out += "}\n";
   return out;
 }
-

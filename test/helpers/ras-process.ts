@@ -68,7 +68,13 @@ export async function startRasService(dir: string, report: string, mode: RasMode
   const file = join(dir, "ras-report.txt");
   writeFileSync(file, report);
   shareWith(place, dir, file);
-  const { service } = await spawnFake([file], { FAKE_RAS_MODE: mode, ...(place.addr !== undefined ? { FAKE_RAS_ADDR: place.addr } : {}) }, timeoutMs, "ignore", place.user);
+  const { service } = await spawnFake(
+    [file],
+    { FAKE_RAS_MODE: mode, ...(place.addr !== undefined ? { FAKE_RAS_ADDR: place.addr } : {}) },
+    timeoutMs,
+    "ignore",
+    place.user,
+  );
   return service;
 }
 
@@ -116,7 +122,11 @@ async function spawnFake(
   stdin: "ignore" | "pipe" = "ignore",
   user?: { uid: number; gid: number },
 ): Promise<{ service: RasService; child: ChildProcess; acked: (n: number) => Promise<void> }> {
-  const child = spawn(process.execPath, [fakeFor(user), ...args], { env: { ...process.env, ...env }, stdio: [stdin, "pipe", "pipe"], ...(user !== undefined ? { uid: user.uid, gid: user.gid, cwd: dirname(fakeFor(user)) } : {}) });
+  const child = spawn(process.execPath, [fakeFor(user), ...args], {
+    env: { ...process.env, ...env },
+    stdio: [stdin, "pipe", "pipe"],
+    ...(user !== undefined ? { uid: user.uid, gid: user.gid, cwd: dirname(fakeFor(user)) } : {}),
+  });
   const { stdout, stderr } = child;
   if (stdout === null || stderr === null) throw new Error("nccl-ras without stdout/stderr pipes");
   let err = "";
@@ -159,7 +169,10 @@ async function spawnFake(
   const service: RasService = {
     child,
     port,
-    commands: () => lines().filter((l) => l.startsWith("cmd ")).map((l) => l.slice(4)),
+    commands: () =>
+      lines()
+        .filter((l) => l.startsWith("cmd "))
+        .map((l) => l.slice(4)),
     connections: () => lines().filter((l) => l === "conn").length,
     stop: () =>
       new Promise((resolve) => {

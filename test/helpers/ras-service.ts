@@ -50,4 +50,3 @@ export function rasJobServices(): (job: RasJob, opts?: { delayMs?: number } & Fa
     return s;
   };
 }
-

@@ -64,7 +64,10 @@ export function productionPackages(): string[] {
     const pkg = readPackage(dir);
     const required = Object.keys(pkg.dependencies ?? {});
     const optional = [...Object.keys(pkg.optionalDependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})];
-    for (const [names, mustExist] of [[required, true], [optional, false]] as const) {
+    for (const [names, mustExist] of [
+      [required, true],
+      [optional, false],
+    ] as const) {
       for (const name of names) {
         const p = findPackage(name, dir);
         if (p === undefined) {
@@ -105,7 +108,8 @@ export function sharedTempDir(prefix = "rw-shared-"): string {
 
 /** Throws with one line unless every user can reach dir (its ancestors searchable by all). */
 export function assertReachableByAll(dir: string): void {
-  if (!reachableByAll(dir)) throw new Error(`${dir} cannot be reached by other users (an ancestor directory is not searchable by all): set TMPDIR to a directory that is`);
+  if (!reachableByAll(dir))
+    throw new Error(`${dir} cannot be reached by other users (an ancestor directory is not searchable by all): set TMPDIR to a directory that is`);
 }
 
 /** Gives every user read access (and search access to directories) below dir. */
@@ -156,6 +160,17 @@ export type ScriptResult = ProcessResult;
  * Runs an ES module script (its text) with node as `user` (this user when undefined), from the
  * staged copy's root; the script gets `args` as process.argv.slice(1). Resolves when it exits.
  */
-export function runScriptAs(staged: StagedBuild, script: string, args: string[], user: { uid: number; gid: number } | undefined, timeoutMs = 20_000): Promise<ScriptResult> {
-  return runProcess(process.execPath, ["--input-type=module", "-e", script, "--", ...args], { cwd: resolve(staged.root), ...(user ? { user } : {}), timeoutMs, what: "script" });
+export function runScriptAs(
+  staged: StagedBuild,
+  script: string,
+  args: string[],
+  user: { uid: number; gid: number } | undefined,
+  timeoutMs = 20_000,
+): Promise<ScriptResult> {
+  return runProcess(process.execPath, ["--input-type=module", "-e", script, "--", ...args], {
+    cwd: resolve(staged.root),
+    ...(user ? { user } : {}),
+    timeoutMs,
+    what: "script",
+  });
 }

@@ -46,7 +46,16 @@ describe("systemd/ringwatch.service", () => {
 
   it("keeps the hardening the collectors allow", () => {
     const unit = readFileSync(unitPath, "utf8");
-    for (const line of ["NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "User=ringwatch", "CapabilityBoundingSet=CAP_SYSLOG", "AmbientCapabilities=CAP_SYSLOG", "DevicePolicy=closed"]) {
+    for (const line of [
+      "NoNewPrivileges=yes",
+      "ProtectSystem=strict",
+      "ProtectHome=yes",
+      "PrivateTmp=yes",
+      "User=ringwatch",
+      "CapabilityBoundingSet=CAP_SYSLOG",
+      "AmbientCapabilities=CAP_SYSLOG",
+      "DevicePolicy=closed",
+    ]) {
       expect(unit.split("\n")).toContain(line);
     }
   });

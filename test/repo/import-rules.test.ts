@@ -49,14 +49,17 @@ const CLEAN: Record<string, string> = {
   "collectors/exec.ts": 'import { spawn } from "node:child_process";\nexport const run = spawn;\n',
   "collectors/settings/reader.ts": "export const read = (s: string): string => s;\n",
   "collectors/gpu/module.ts": 'import { run } from "../exec.js";\nimport { read } from "../settings/reader.js";\nexport const gpu = { run, read };\n',
-  "collectors/nccl/module.ts": 'import { verdict } from "./logs/detect/verdict.js";\nimport { watch } from "./ras/watch.js";\nexport const nccl = { verdict, watch };\n',
+  "collectors/nccl/module.ts":
+    'import { verdict } from "./logs/detect/verdict.js";\nimport { watch } from "./ras/watch.js";\nexport const nccl = { verdict, watch };\n',
   "collectors/nccl/collector.ts": 'import { nccl } from "./module.js";\nexport const collector = nccl;\n',
   "collectors/nccl/verdict/report.ts": "export interface Finding {\n  kind: string;\n}\n",
   "collectors/nccl/logs/parse/line.ts": "export const parse = (s: string): number => s.length;\n",
   "collectors/nccl/logs/state/tracker.ts": 'import { parse } from "../parse/line.js";\nexport const track = parse;\n',
-  "collectors/nccl/logs/detect/verdict.ts": 'import { track } from "../state/tracker.js";\nimport type { Finding } from "../../verdict/report.js";\nexport const verdict = (f: Finding): number => track(f.kind);\n',
+  "collectors/nccl/logs/detect/verdict.ts":
+    'import { track } from "../state/tracker.js";\nimport type { Finding } from "../../verdict/report.js";\nexport const verdict = (f: Finding): number => track(f.kind);\n',
   "collectors/nccl/ras/watch.ts": 'import type { Finding } from "../verdict/report.js";\nexport const watch = (f: Finding): string => f.kind;\n',
-  "collectors/nccl/analyze/analyze.ts": 'import { verdict } from "../logs/detect/verdict.js";\nimport { watch } from "../ras/watch.js";\nexport const analyze = { verdict, watch };\n',
+  "collectors/nccl/analyze/analyze.ts":
+    'import { verdict } from "../logs/detect/verdict.js";\nimport { watch } from "../ras/watch.js";\nexport const analyze = { verdict, watch };\n',
 };
 
 describe("import rules (.dependency-cruiser.cjs)", () => {
@@ -67,16 +70,34 @@ describe("import rules (.dependency-cruiser.cjs)", () => {
 
   it.each([
     ["collectors-not-to-agent", "collectors/gpu/module.ts", 'import { main } from "../../agent/main.js";\nexport const gpu = main;\n'],
-    ["no-circular", "collectors/nccl/logs/parse/line.ts", 'import { again } from "./again.js";\nexport const parse = again;\n', { "collectors/nccl/logs/parse/again.ts": 'import { parse } from "./line.js";\nexport const again = parse;\n' }],
-    ["collector-not-to-other-collector", "collectors/nccl/logs/detect/verdict.ts", 'import { gpu } from "../../../gpu/module.js";\nexport const verdict = gpu;\n'],
+    [
+      "no-circular",
+      "collectors/nccl/logs/parse/line.ts",
+      'import { again } from "./again.js";\nexport const parse = again;\n',
+      { "collectors/nccl/logs/parse/again.ts": 'import { parse } from "./line.js";\nexport const again = parse;\n' },
+    ],
+    [
+      "collector-not-to-other-collector",
+      "collectors/nccl/logs/detect/verdict.ts",
+      'import { gpu } from "../../../gpu/module.js";\nexport const verdict = gpu;\n',
+    ],
     ["shared-collector-parts-not-to-collectors", "collectors/settings/reader.ts", 'import { nccl } from "../nccl/module.js";\nexport const read = nccl;\n'],
     ["nccl-source-ras", "collectors/nccl/ras/watch.ts", 'import { track } from "../logs/state/tracker.js";\nexport const watch = track;\n'],
     ["nccl-source-logs", "collectors/nccl/logs/detect/verdict.ts", 'import { collector } from "../../collector.js";\nexport const verdict = collector;\n'],
     ["nccl-verdict-imports-no-source", "collectors/nccl/verdict/report.ts", 'import { watch } from "../ras/watch.js";\nexport const report = watch;\n'],
-    ["nccl-analyze-not-to-live-wiring", "collectors/nccl/analyze/analyze.ts", 'import { collector } from "../collector.js";\nexport const analyze = collector;\n'],
+    [
+      "nccl-analyze-not-to-live-wiring",
+      "collectors/nccl/analyze/analyze.ts",
+      'import { collector } from "../collector.js";\nexport const analyze = collector;\n',
+    ],
     ["nccl-logs-parse-layer", "collectors/nccl/logs/parse/line.ts", 'import { track } from "../state/tracker.js";\nexport const parse = track;\n'],
     ["spawn-only-in-exec", "agent/main.ts", 'import { execFile } from "node:child_process";\nexport const main = execFile;\n'],
-    ["production-not-to-tests", "agent/main.ts", 'import { x } from "../test/helper.js";\nexport const main = x;\n', { "test/helper.ts": "export const x = 1;\n" }],
+    [
+      "production-not-to-tests",
+      "agent/main.ts",
+      'import { x } from "../test/helper.js";\nexport const main = x;\n',
+      { "test/helper.ts": "export const x = 1;\n" },
+    ],
     ["production-not-to-dev-deps", "collectors/gpu/module.ts", 'import fc from "fast-check";\nexport const gpu = fc;\n'],
     ["not-to-unresolvable", "agent/main.ts", 'import { gone } from "./gone.js";\nexport const main = gone;\n'],
   ] as Array<[string, string, string, Record<string, string>?]>)("%s: caught when %s breaks it", (rule, file, text, extra) => {

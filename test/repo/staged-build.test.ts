@@ -17,7 +17,9 @@ afterAll(() => staged.remove());
 
 describe("the staged build (test/helpers/staged-build.ts)", () => {
   it("copies exactly the production packages of package-lock.json (those not marked dev)", () => {
-    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+    const lock = JSON.parse(readFileSync(join(repoRoot, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+    };
     const production = Object.entries(lock.packages)
       .filter(([path, p]) => path !== "" && p.dev !== true && p.devOptional !== true)
       .map(([path]) => path)
@@ -28,11 +30,16 @@ describe("the staged build (test/helpers/staged-build.ts)", () => {
   });
 
   it(`runs as ${deniedUser ? "nobody" : "this user"}: the agent prints its version from the copy`, async () => {
-    const r = await runScriptAs(staged, `
+    const r = await runScriptAs(
+      staged,
+      `
       import { execFileSync } from "node:child_process";
       console.log(execFileSync(process.execPath, [process.argv[1], "--version"], { encoding: "utf8" }).split("\\n")[0]);
       console.log(process.getuid());
-    `, [staged.agentMain], deniedUser);
+    `,
+      [staged.agentMain],
+      deniedUser,
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const [version, uid] = r.stdout.trim().split("\n");

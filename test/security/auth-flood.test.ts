@@ -80,7 +80,12 @@ async function startFlood(url: string, user?: { uid: number; gid: number }): Pro
   const child: ChildProcess =
     user === undefined
       ? spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "inherit"] })
-      : spawn(process.execPath, ["--input-type=module", "-e", readFileSync(script, "utf8"), "auth-flood", ...args], { stdio: ["ignore", "pipe", "inherit"], uid: user.uid, gid: user.gid, cwd: "/" });
+      : spawn(process.execPath, ["--input-type=module", "-e", readFileSync(script, "utf8"), "auth-flood", ...args], {
+          stdio: ["ignore", "pipe", "inherit"],
+          uid: user.uid,
+          gid: user.gid,
+          cwd: "/",
+        });
   const lines: string[] = [];
   let partial = "";
   let answers = 0;
@@ -130,7 +135,10 @@ describe("basic auth under a flood of wrong passwords", () => {
     // An unrelated change: the file is re-read (a certificate rotation re-reads it the same way).
     writeFileSync(config, `${USERS}http_server_config:\n  headers:\n    X-Frame-Options: deny\n`);
     // In force once a response carries the new header (one without a password needs no check)...
-    await eventually(async () => ((await scrape(agent.port, undefined)).headers["x-frame-options"] === "deny" ? true : undefined), { timeoutMs: 60_000, what: "the reloaded web config's header" });
+    await eventually(async () => ((await scrape(agent.port, undefined)).headers["x-frame-options"] === "deny" ? true : undefined), {
+      timeoutMs: 60_000,
+      what: "the reloaded web config's header",
+    });
     // ...and the flood has since had as many answers as it has clients: every client's check that
     // a new, empty cache would have queued is now ahead of the scrape.
     await flood.answers(CLIENTS);
@@ -159,21 +167,27 @@ describe("basic auth under a flood of wrong passwords", () => {
     expect(first.ms, "429 during the flood").toBeLessThan(SCRAPE_TIMEOUT_MS);
     await flood.stop();
     // The flood's last checks still run, then the share is free again and the password is checked.
-    const after = await eventually(async () => ((await scrape(agent.port, "s3cret")).status === 200 ? true : undefined), { what: "a 200 once the flood stopped" });
+    const after = await eventually(async () => ((await scrape(agent.port, "s3cret")).status === 200 ? true : undefined), {
+      what: "a 200 once the flood stopped",
+    });
     expect(after).toBe(true);
     console.info(`first scrape from the flooding host: ${first.status} in ${first.ms} ms`);
   });
 
-  it.runIf(process.getuid?.() === 0)("serves the first scrape of another local user at once while one local user floods (users told apart by their sockets' owner)", { timeout: 120_000 }, async () => {
-    const { agent } = await start(USERS);
-    const flood = await startFlood(agent.url, { uid: 65534, gid: 65534 });
-    const first = await scrape(agent.port, "s3cret");
-    expect(first.status).toBe(200);
-    expect(first.ms, "first scrape of another local user during the flood").toBeLessThan(SCRAPE_TIMEOUT_MS);
-    const answers = await flood.stop();
-    expect(answers["429"]).toBeGreaterThan(0); // the flooding user was beyond its share all along
-    console.info(`first scrape of another local user during a local flood: ${first.status} in ${first.ms} ms; flood answers ${JSON.stringify(answers)}`);
-  });
+  it.runIf(process.getuid?.() === 0)(
+    "serves the first scrape of another local user at once while one local user floods (users told apart by their sockets' owner)",
+    { timeout: 120_000 },
+    async () => {
+      const { agent } = await start(USERS);
+      const flood = await startFlood(agent.url, { uid: 65534, gid: 65534 });
+      const first = await scrape(agent.port, "s3cret");
+      expect(first.status).toBe(200);
+      expect(first.ms, "first scrape of another local user during the flood").toBeLessThan(SCRAPE_TIMEOUT_MS);
+      const answers = await flood.stop();
+      expect(answers["429"]).toBeGreaterThan(0); // the flooding user was beyond its share all along
+      console.info(`first scrape of another local user during a local flood: ${first.status} in ${first.ms} ms; flood answers ${JSON.stringify(answers)}`);
+    },
+  );
 
   // Prometheus scrapes from an address of its own. On this machine every address is the host's own,
   // so here the server tells clients apart by their exact address, as it tells a remote one from

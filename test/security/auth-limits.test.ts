@@ -21,7 +21,13 @@ describe("clients", () => {
   ])("plainAddress(%j) = %j", (a, want) => expect(plainAddress(a)).toBe(want));
 
   it("counts loopback (all of 127/8 and ::1) and the host's own addresses as one client, any other address as itself", () => {
-    expect([isLoopback("127.0.0.1"), isLoopback("127.200.3.4"), isLoopback("::1"), isLoopback("128.0.0.1"), isLoopback("::2")]).toEqual([true, true, true, false, false]);
+    expect([isLoopback("127.0.0.1"), isLoopback("127.200.3.4"), isLoopback("::1"), isLoopback("128.0.0.1"), isLoopback("::2")]).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
     let reads = 0;
     let now = 0;
     let own = new Set(["10.0.0.5", "fe80::5"]);
@@ -126,7 +132,9 @@ describe("password checks", () => {
       expect(checks.pending).toBe(MAX_PENDING_PER_CLIENT);
       expect(await checks.check(auth, basic("prometheus", "one more"), "local")).toBe("busy");
       // Another client still gets its checks in, up to the total.
-      const theirs = Array.from({ length: MAX_PENDING - MAX_PENDING_PER_CLIENT }, (_, i) => checks.check(auth, basic("prometheus", i === 0 ? "s3cret" : `x${i}`), `10.0.0.${i}`));
+      const theirs = Array.from({ length: MAX_PENDING - MAX_PENDING_PER_CLIENT }, (_, i) =>
+        checks.check(auth, basic("prometheus", i === 0 ? "s3cret" : `x${i}`), `10.0.0.${i}`),
+      );
       expect(checks.pending).toBe(MAX_PENDING);
       expect(await checks.check(auth, basic("prometheus", "s3cret!"), "10.9.9.9")).toBe("busy");
       // The same credentials as a pending check wait for it and take no share.

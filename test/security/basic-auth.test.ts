@@ -67,7 +67,15 @@ describe("basic auth (basic_auth_users)", () => {
     expect((await get(a, "/metrics", basic("other", "other-pw"))).status).toBe(200);
 
     for (const path of ["/metrics", "/healthz", "/", "/no-such-page"]) {
-      for (const authorization of [basic("prometheus", "wrong"), basic("nobody", "s3cret"), basic("other", "s3cret"), undefined, "Bearer abc", "Basic !!notbase64", basic("prometheus", "")]) {
+      for (const authorization of [
+        basic("prometheus", "wrong"),
+        basic("nobody", "s3cret"),
+        basic("other", "s3cret"),
+        undefined,
+        "Bearer abc",
+        "Basic !!notbase64",
+        basic("prometheus", ""),
+      ]) {
         const r = await get(a, path, authorization);
         expect(r.status, `${path} with ${authorization ?? "no header"}`).toBe(401);
         expect(r.headers.get("www-authenticate")).toBe("Basic");
@@ -168,7 +176,8 @@ describe("basic auth over TLS", () => {
     copyFileSync(server.cert, join(live, "tls.crt"));
     copyFileSync(server.key, join(live, "tls.key"));
     const config = join(live, "web.yml");
-    const yaml = (hash: string, extra = ""): string => `tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: "${hash}"\n${extra}`;
+    const yaml = (hash: string, extra = ""): string =>
+      `tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: "${hash}"\n${extra}`;
     const hash = bcrypt.hashSync("s3cret", 11);
     writeFileSync(config, yaml(hash));
     const a = await startAgent([...NO_COLLECTORS, `--web.config.file=${config}`], COUNT_BCRYPT);

@@ -77,7 +77,8 @@ describe("the agent binds only where told", () => {
         console.warn("SKIPPED: the kernel has no IPv6 (/proc/net/if_inet6 is absent): the [::1] listener is not checked on this machine");
         ctx.skip();
       }
-      const why = "::1 cannot be bound although the kernel has IPv6 (/proc/net/if_inet6 exists): is the loopback's IPv6 address disabled (sysctl net.ipv6.conf.lo.disable_ipv6)?";
+      const why =
+        "::1 cannot be bound although the kernel has IPv6 (/proc/net/if_inet6 exists): is the loopback's IPv6 address disabled (sysctl net.ipv6.conf.lo.disable_ipv6)?";
       if (process.env.CI) throw new Error(why);
       console.warn(`SKIPPED: ${why} (with CI set this is a failure)`);
       ctx.skip();

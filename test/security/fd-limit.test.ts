@@ -43,11 +43,18 @@ afterEach(async () => {
 function mtuOnFake(): { args: string[]; env: NodeJS.ProcessEnv; calls: string } {
   const calls = join(tempDir("rw-fd-"), "calls.log");
   writeFileSync(calls, "");
-  const env = { FAKE_IP_MODE: "no-json", FAKE_IP_TEXT: join(fixturesDir, "tools/ip_link/02-usernetes-azure-ip-addr-ipoib-4092-docker0.txt"), FAKE_CALL_LOG: calls };
+  const env = {
+    FAKE_IP_MODE: "no-json",
+    FAKE_IP_TEXT: join(fixturesDir, "tools/ip_link/02-usernetes-azure-ip-addr-ipoib-4092-docker0.txt"),
+    FAKE_CALL_LOG: calls,
+  };
   return { args: [...ONLY_MTU, `--collector.mtu.ip=${join(fakesDir, "ip")}`], env, calls };
 }
 
-const launches = (calls: string): number => readFileSync(calls, "utf8").split("\n").filter((l) => l.startsWith("ip ")).length;
+const launches = (calls: string): number =>
+  readFileSync(calls, "utf8")
+    .split("\n")
+    .filter((l) => l.startsWith("ip ")).length;
 
 function softLimitOf(pid: number): number {
   const limit = openFileLimit(readFileSync(`/proc/${pid}/limits`, "utf8"));
@@ -96,44 +103,56 @@ function openIdle(port: number, n: number): Idle[] {
 }
 
 describe.skipIf(!hasPrlimit)("running short of file descriptors", () => {
-  it("under an open-file limit of 200, 300 idle connections leave the agent up, launching its tools, and serving once they are closed", { timeout: 120_000 }, async () => {
-    const { args, env, calls } = mtuOnFake();
-    // The agent started under the limit, as `ulimit -n 200` or LimitNOFILE=200 starts it.
-    const child = spawn("prlimit", ["--nofile=200:200", "--", process.execPath, agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    children.push(child);
-    const out = followAgentOutput(child, 30_000); // time to start on a busy machine
-    const { port } = await out.listening;
-    expect(softLimitOf(child.pid ?? 0)).toBe(200);
-    await eventually(async () => sample((await get(port)).body, 'ringwatch_collector_success{collector="mtu"}') === 1, { what: "mtu collector up" });
+  it(
+    "under an open-file limit of 200, 300 idle connections leave the agent up, launching its tools, and serving once they are closed",
+    { timeout: 120_000 },
+    async () => {
+      const { args, env, calls } = mtuOnFake();
+      // The agent started under the limit, as `ulimit -n 200` or LimitNOFILE=200 starts it.
+      const child = spawn("prlimit", ["--nofile=200:200", "--", process.execPath, agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      children.push(child);
+      const out = followAgentOutput(child, 30_000); // time to start on a busy machine
+      const { port } = await out.listening;
+      expect(softLimitOf(child.pid ?? 0)).toBe(200);
+      await eventually(async () => sample((await get(port)).body, 'ringwatch_collector_success{collector="mtu"}') === 1, { what: "mtu collector up" });
 
-    const { perClient } = connectionLimits(200);
-    expect(perClient).toBe(36); // 200 - 128 descriptors kept for the rest = 72 connections, half per client
-    // The scrapes' connections are gone on the agent's side too, so that the idle ones have the whole share.
-    const pid = child.pid ?? 0;
-    await eventually(() => inetSocketsOf(pid).filter((s) => s.proto.startsWith("tcp") && s.state !== LISTEN).length === 0, { what: "no connection left open" });
-    const idle = openIdle(port, 300);
-    // The server holds this host's share and closes every other connection at once, unanswered.
-    await eventually(() => idle.filter((i) => i.closed && i.received === "").length === 300 - perClient, { what: "the connections beyond the share closed", timeoutMs: 30_000 });
-    expect(idle.filter((i) => !i.closed)).toHaveLength(perClient);
-    // Meanwhile the collector goes on starting its tool: descriptors are left for it.
-    const before = launches(calls);
-    await eventually(() => launches(calls) >= before + 2, { what: "two more launches of the tool", timeoutMs: 30_000 });
-    expect(idle.filter((i) => !i.closed), "launched while the connections were held").toHaveLength(perClient);
-    // The held ones, idle, are closed by the server: 408 once no request came in HEADERS_TIMEOUT_MS.
-    await eventually(() => idle.every((i) => i.closed), { what: "every idle connection closed by the server", timeoutMs: 60_000 });
-    const timedOut = idle.filter((i) => i.received !== "");
-    expect(timedOut).toHaveLength(perClient);
-    for (const i of timedOut) expect(i.received).toMatch(/^HTTP\/1\.1 408 /);
+      const { perClient } = connectionLimits(200);
+      expect(perClient).toBe(36); // 200 - 128 descriptors kept for the rest = 72 connections, half per client
+      // The scrapes' connections are gone on the agent's side too, so that the idle ones have the whole share.
+      const pid = child.pid ?? 0;
+      await eventually(() => inetSocketsOf(pid).filter((s) => s.proto.startsWith("tcp") && s.state !== LISTEN).length === 0, {
+        what: "no connection left open",
+      });
+      const idle = openIdle(port, 300);
+      // The server holds this host's share and closes every other connection at once, unanswered.
+      await eventually(() => idle.filter((i) => i.closed && i.received === "").length === 300 - perClient, {
+        what: "the connections beyond the share closed",
+        timeoutMs: 30_000,
+      });
+      expect(idle.filter((i) => !i.closed)).toHaveLength(perClient);
+      // Meanwhile the collector goes on starting its tool: descriptors are left for it.
+      const before = launches(calls);
+      await eventually(() => launches(calls) >= before + 2, { what: "two more launches of the tool", timeoutMs: 30_000 });
+      expect(
+        idle.filter((i) => !i.closed),
+        "launched while the connections were held",
+      ).toHaveLength(perClient);
+      // The held ones, idle, are closed by the server: 408 once no request came in HEADERS_TIMEOUT_MS.
+      await eventually(() => idle.every((i) => i.closed), { what: "every idle connection closed by the server", timeoutMs: 60_000 });
+      const timedOut = idle.filter((i) => i.received !== "");
+      expect(timedOut).toHaveLength(perClient);
+      for (const i of timedOut) expect(i.received).toMatch(/^HTTP\/1\.1 408 /);
 
-    expect(child.exitCode).toBeNull();
-    const after = await get(port);
-    expect(after.status).toBe(200);
-    expect(sample(after.body, 'ringwatch_collector_success{collector="mtu"}')).toBe(1);
-    expect(out.lines.filter((l) => l.includes("EMFILE"))).toEqual([]);
-  });
+      expect(child.exitCode).toBeNull();
+      const after = await get(port);
+      expect(after.status).toBe(200);
+      expect(sample(after.body, 'ringwatch_collector_success{collector="mtu"}')).toBe(1);
+      expect(out.lines.filter((l) => l.includes("EMFILE"))).toEqual([]);
+    },
+  );
 
   it("a tool that cannot be started for want of a descriptor is a collector failure; the agent stays up and recovers", { timeout: 120_000 }, async () => {
     const { args, env } = mtuOnFake();
@@ -151,10 +170,10 @@ describe.skipIf(!hasPrlimit)("running short of file descriptors", () => {
     try {
       // New connections cannot be accepted now; the server must live through that too.
       refused.push(...openIdle(a.port, 50));
-      const failed = await eventually(
-        () => a.logs().find((l) => l.includes('"collector":"mtu"') && l.includes('"collector failed"') && l.includes("EMFILE")),
-        { what: "the mtu collector's failure logged", timeoutMs: 30_000 },
-      );
+      const failed = await eventually(() => a.logs().find((l) => l.includes('"collector":"mtu"') && l.includes('"collector failed"') && l.includes("EMFILE")), {
+        what: "the mtu collector's failure logged",
+        timeoutMs: 30_000,
+      });
       expect(JSON.parse(failed)).toMatchObject({ level: 40, reason: `${join(fakesDir, "ip")}: cannot start: EMFILE (too many open files in the agent)` });
       const during = await get(a.port, scraper);
       expect(during.status).toBe(200);
@@ -167,7 +186,10 @@ describe.skipIf(!hasPrlimit)("running short of file descriptors", () => {
     // has its spare descriptor, and those still queued when it lost the race for that descriptor are
     // accepted once the limit is back and closed as idle (408).
     await eventually(() => refused.every((i) => i.closed), { what: "connections that could not be accepted closed", timeoutMs: 60_000 });
-    await eventually(() => a.logs().some((l) => l.includes('"collector":"mtu"') && l.includes('"collector recovered"')), { what: "the mtu collector recovered", timeoutMs: 30_000 });
+    await eventually(() => a.logs().some((l) => l.includes('"collector":"mtu"') && l.includes('"collector recovered"')), {
+      what: "the mtu collector recovered",
+      timeoutMs: 30_000,
+    });
     const after = await get(a.port);
     expect(after.status).toBe(200);
     expect(sample(after.body, 'ringwatch_collector_success{collector="mtu"}')).toBe(1);

@@ -106,15 +106,23 @@ beforeAll(async () => {
   // Files only the agent's user may read or write.
   agentFile = join(root, "agent-owned");
   writeFileSync(agentFile, "original\n", { mode: 0o600 });
-  writeFileSync(join(root, "agent-secret.log"), `nobody:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 commId ${SECRET_COMM} - Init COMPLETE\n`, { mode: 0o600 });
+  writeFileSync(
+    join(root, "agent-secret.log"),
+    `nobody:1:1 [0] NCCL INFO ncclCommInitRank comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 commId ${SECRET_COMM} - Init COMPLETE\n`,
+    { mode: 0o600 },
+  );
   for (const f of [agentFile, join(root, "agent-secret.log")]) chownSync(f, NOBODY.uid, NOBODY.gid);
 
   staged = stageBuild("rw-jobfiles-agent-");
   agent = await startAgent(
     [
-      "--collector.disable-defaults", "--collector.nccl",
-      "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s",
-      `--collector.nccl.flight-recorder.dump=${join(fr, "dump_")}`, `--collector.nccl.flight-recorder.pipe=${join(fr, "pipe_")}`,
+      "--collector.disable-defaults",
+      "--collector.nccl",
+      "--no-collector.nccl.ras",
+      `--collector.nccl.path=${logs}`,
+      "--collector.nccl.hang-threshold=4s",
+      `--collector.nccl.flight-recorder.dump=${join(fr, "dump_")}`,
+      `--collector.nccl.flight-recorder.pipe=${join(fr, "pipe_")}`,
     ],
     {},
     30_000,
@@ -122,7 +130,11 @@ beforeAll(async () => {
   );
   const a = agent;
 
-  attacker = spawn(process.execPath, ["-e", ATTACK, logs, outside, fr, agentFile], { uid: ATTACKER.uid, gid: ATTACKER.gid, stdio: ["ignore", "pipe", "inherit"] });
+  attacker = spawn(process.execPath, ["-e", ATTACK, logs, outside, fr, agentFile], {
+    uid: ATTACKER.uid,
+    gid: ATTACKER.gid,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   await new Promise<void>((res, rej) => {
     attacker?.stdout?.once("data", () => res());
     attacker?.once("exit", (code) => rej(new Error(`attacker exited ${code}`)));
@@ -146,9 +158,14 @@ beforeAll(async () => {
     return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;
   }, 60_000);
   calledAfterMs = Date.now() - t0;
-  console.log(`job files under attack: the legitimate hang was called ${calledAfterMs} ms after the job started (40 collectives at 100 ms, then a 4 s threshold)`);
+  console.log(
+    `job files under attack: the legitimate hang was called ${calledAfterMs} ms after the job started (40 collectives at 100 ms, then a 4 s threshold)`,
+  );
   // The poke was tried (a hang began): whatever the pipe was at that moment (a FIFO, a symlink) it says so.
-  await eventually(() => Promise.resolve(a.logs().some((l) => l.includes("Flight Recorder dump") || l.includes("no Flight Recorder pipe")) ? true : undefined), 30_000);
+  await eventually(
+    () => Promise.resolve(a.logs().some((l) => l.includes("Flight Recorder dump") || l.includes("no Flight Recorder pipe")) ? true : undefined),
+    30_000,
+  );
   clearInterval(sampler);
   attacker.kill("SIGKILL");
   stopped = await a.stop();

@@ -34,7 +34,10 @@ function rankLog(device: string): { init: string; colls: string } {
     `${hdr(4274)}ncclCommInitRank comm 0x5500aa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId ${COMM} - Init COMPLETE`,
     `${hdr(4302)}Channel 00/0 : 1[1] -> 0[0] [receive] via NET/IB/0/GDRDMA`,
   ];
-  const colls = [1, 2, 3].map((n) => `${hdr(4242)}AllReduce: opCount ${n} sendbuff 0x7f0000001000 recvbuff 0x7f0000001000 count 4194304 datatype 7 op 0 root 0 comm 0x5500aa0 [nranks=2] stream 0x55aa0000`);
+  const colls = [1, 2, 3].map(
+    (n) =>
+      `${hdr(4242)}AllReduce: opCount ${n} sendbuff 0x7f0000001000 recvbuff 0x7f0000001000 count 4194304 datatype 7 op 0 root 0 comm 0x5500aa0 [nranks=2] stream 0x55aa0000`,
+  );
   return { init: init.join("\n") + "\n", colls: colls.join("\n") + "\n" };
 }
 
@@ -47,7 +50,14 @@ const isRawControl = (c: string): boolean => {
 describe("control characters from a job's log in label values", () => {
   it("are written \\xNN on /metrics; the scrape holds no raw control and passes promtool check metrics", async () => {
     const dir = testTempDir();
-    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.check-pids=false"]);
+    agent = await startAgent([
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${dir}`,
+      "--collector.nccl.check-pids=false",
+    ]);
     const a = agent;
     const log = join(dir, "nccl-node-a-4242.log");
     const { init, colls } = rankLog(DEVICE);

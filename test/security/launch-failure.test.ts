@@ -15,7 +15,10 @@ if (!hasPrlimit && process.env.CI) throw new Error("prlimit (util-linux) is miss
 describe.skipIf(!hasPrlimit)("starting a tool with no file descriptor left", () => {
   it("run() and stream() report EMFILE as a failure to start, and the same tool starts once descriptors are free", () => {
     const script = join(import.meta.dirname, "launch-emfile.mjs");
-    const r = spawnSync("prlimit", ["--nofile=64:64", "--", process.execPath, script, join(repoRoot, "dist/collectors/exec.js"), "/bin/true"], { encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync("prlimit", ["--nofile=64:64", "--", process.execPath, script, join(repoRoot, "dist/collectors/exec.js"), "/bin/true"], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     const out = JSON.parse(r.stdout) as {

@@ -28,7 +28,23 @@ export function createCa(name = "ringwatch-test-ca", dir = mkdtempSync(join(tmpd
   const caCert = join(dir, `${name}.crt`);
   const caKey = join(dir, `${name}.key`);
   openssl(
-    ["req", "-x509", ...EC, "-keyout", caKey, "-out", caCert, "-days", "2", "-subj", `/CN=${name}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+    [
+      "req",
+      "-x509",
+      ...EC,
+      "-keyout",
+      caKey,
+      "-out",
+      caCert,
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${name}`,
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ],
     dir,
   );
   return { dir, caCert, caKey };

@@ -38,7 +38,10 @@ function ipv4(hex: string): string {
 /** 32 hex digits, four little-endian 32-bit words → the address in its short form ("::1"). */
 function ipv6(hex: string): string {
   const bytes = Buffer.alloc(16);
-  for (let w = 0; w < 4; w++) Buffer.from(hex.slice(w * 8, w * 8 + 8), "hex").reverse().copy(bytes, w * 4);
+  for (let w = 0; w < 4; w++)
+    Buffer.from(hex.slice(w * 8, w * 8 + 8), "hex")
+      .reverse()
+      .copy(bytes, w * 4);
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(bytes.readUInt16BE(i).toString(16));
   return new URL(`http://[${groups.join(":")}]/`).hostname.slice(1, -1);

@@ -83,7 +83,9 @@ function rankLog(dir: string, pid: number, ranks: readonly number[], owner?: { u
   const host = hostname().split(".")[0] ?? "";
   const lines = [`${host}:${pid}:${pid} [0] NCCL INFO NCCL version 2.21.5+cuda12.4`];
   for (const r of ranks) {
-    lines.push(`${host}:${pid}:${pid + 32} [${r % 8}] NCCL INFO ncclCommInitRank comm 0x55${r}0000 rank ${r} nranks 16 cudaDev ${r % 8} nvmlDev ${r % 8} busId ${r + 1}8000 commId ${COMM} - Init COMPLETE`);
+    lines.push(
+      `${host}:${pid}:${pid + 32} [${r % 8}] NCCL INFO ncclCommInitRank comm 0x55${r}0000 rank ${r} nranks 16 cudaDev ${r % 8} nvmlDev ${r % 8} busId ${r + 1}8000 commId ${COMM} - Init COMPLETE`,
+    );
   }
   const file = join(dir, `nccl-${host}-${pid}.log`);
   writeFileSync(file, `${lines.join("\n")}\n`);
@@ -100,8 +102,15 @@ function logDir(): string {
 
 function flags(dir: string, port: number): string[] {
   return [
-    "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", "--no-collector.job",
-    `--collector.nccl.path=${dir}`, "--collector.nccl.hang-threshold=2s", `--collector.nccl.ras-addr=127.0.0.1:${port}`, "--collector.nccl.ras-interval=1s",
+    "--no-collector.gpu",
+    "--no-collector.infiniband",
+    "--no-collector.gdr",
+    "--no-collector.mtu",
+    "--no-collector.job",
+    `--collector.nccl.path=${dir}`,
+    "--collector.nccl.hang-threshold=2s",
+    `--collector.nccl.ras-addr=127.0.0.1:${port}`,
+    "--collector.nccl.ras-interval=1s",
   ];
 }
 
@@ -150,7 +159,10 @@ function startWithGpuProcess(port: number, pid: number): Promise<RunningAgent> {
   // nvidia-smi --query-compute-apps=pid,gpu_uuid,gpu_bus_id --format=csv,noheader (collectors/job/compute-apps.ts).
   writeFileSync(apps, `${pid}, GPU-6e6b4b8f-1c55-7b8e-0b4d-2b5e0e6a9f10, 00000000:18:00.0\n`);
   const withJob = flags(logDir(), port).filter((f) => f !== "--no-collector.job");
-  return startAgent([...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"], { FAKE_NVSMI_APPS: apps });
+  return startAgent(
+    [...withJob, `--collector.job.nvidia-smi=${join(fakesDir, "nvidia-smi")}`, "--collector.job.pod-resources-socket=", "--collector.job.interval=1s"],
+    { FAKE_NVSMI_APPS: apps },
+  );
 }
 
 const refusalLines = (a: RunningAgent): string[] => a.logs().filter((l) => l.includes("ignored, not this node's evidence"));
@@ -176,18 +188,29 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
   it("a job's ranks known here, a listener of another user naming their pids: refused all the same", async () => {
     const dir = logDir();
     // Two live ranks of COMM here, healthy, writing what NCCL writes (test/fakes/nccl-rank).
-    for (const r of [0, 1]) children.push(spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), "16", COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "200" }, stdio: "ignore" }));
+    for (const r of [0, 1])
+      children.push(
+        spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), "16", COMM], {
+          env: { ...process.env, FAKE_RANK_PERIOD_MS: "200" },
+          stdio: "ignore",
+        }),
+      );
     const { s } = await rasAs(NOBODY, children[0]?.pid);
     agent = await startAgent(flags(dir, s.port));
     const a = agent;
-    await eventually(async () => ((samplesOf(await a.scrape(), "ringwatch_nccl_rank_info").filter((l) => l.includes(COMM))).length === 2 ? true : undefined), 15_000);
+    await eventually(
+      async () => (samplesOf(await a.scrape(), "ringwatch_nccl_rank_info").filter((l) => l.includes(COMM)).length === 2 ? true : undefined),
+      15_000,
+    );
     const t = await afterRefusals(a);
     expectNothingForged(t);
     // The logs' own view stands: COMM is known, and not hung.
     expect(sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(0);
     const lines = refusalLines(a);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain("its socket (uid 65534) is held by none of the 2 live NCCL rank processes the followed logs name on this node, nor by their user");
+    expect(lines[0]).toContain(
+      "its socket (uid 65534) is held by none of the 2 live NCCL rank processes the followed logs name on this node, nor by their user",
+    );
   });
 
   it("the same report from a listener that is a known rank's process (run as nobody): believed", async () => {

@@ -23,7 +23,10 @@ function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
 }
 
-const files = [...sources(join(root, "agent")), ...sources(join(root, "collectors"))].map((p) => ({ path: relative(root, p), text: code(readFileSync(p, "utf8")) }));
+const files = [...sources(join(root, "agent")), ...sources(join(root, "collectors"))].map((p) => ({
+  path: relative(root, p),
+  text: code(readFileSync(p, "utf8")),
+}));
 
 describe("process spawning", () => {
   it("reads the whole agent", () => {
@@ -32,7 +35,9 @@ describe("process spawning", () => {
   });
 
   it("only collectors/exec.ts imports child_process or execa", () => {
-    const offenders = files.filter((f) => f.path !== EXEC && /from\s+["'](node:)?child_process["']|from\s+["']execa["']|require\(["'](node:)?child_process["']\)/.test(f.text));
+    const offenders = files.filter(
+      (f) => f.path !== EXEC && /from\s+["'](node:)?child_process["']|from\s+["']execa["']|require\(["'](node:)?child_process["']\)/.test(f.text),
+    );
     expect(offenders.map((f) => f.path)).toEqual([]);
   });
 

@@ -62,7 +62,7 @@ describe("TLS (tls_server_config)", () => {
 
     const r = await httpsGet(a.port, "/metrics", { ca: pki.caCert });
     expect(r.status).toBe(200);
-    expect(sample(r.body, "ringwatch_config_reloads_total{result=\"success\"}")).toBe(0);
+    expect(sample(r.body, 'ringwatch_config_reloads_total{result="success"}')).toBe(0);
     expect(r.body).toContain("ringwatch_build_info{");
     expect(r.protocol).toBe("TLSv1.3");
     expect(norm(r.serverSerial)).toBe(serialOf(server.cert));
@@ -117,7 +117,15 @@ describe("TLS (tls_server_config)", () => {
     expect(r.protocol).toBe("TLSv1.2");
     const s = await runTool("openssl", ["s_client", "-connect", `127.0.0.1:${a.port}`, "-CAfile", pki.caCert]);
     expect(s.stdout).toMatch(/Cipher\s*(is|:)\s*ECDHE-ECDSA-AES256-GCM-SHA384/);
-    const other128 = await runTool("openssl", ["s_client", "-connect", `127.0.0.1:${a.port}`, "-CAfile", pki.caCert, "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"]);
+    const other128 = await runTool("openssl", [
+      "s_client",
+      "-connect",
+      `127.0.0.1:${a.port}`,
+      "-CAfile",
+      pki.caCert,
+      "-cipher",
+      "ECDHE-ECDSA-AES128-GCM-SHA256",
+    ]);
     expect(other128.code).not.toBe(0);
   });
 
@@ -149,7 +157,11 @@ describe("TLS (tls_server_config)", () => {
     await a.stop();
 
     const intruder = issue(pki, "intruder", { cn: "intruder", san: "DNS:intruder", usage: "clientAuth" });
-    a = await start(tlsYaml(`  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ${pki.caCert}\n  client_allowed_sans: [prometheus, "spiffe://cluster/ns/monitoring"]\n`));
+    a = await start(
+      tlsYaml(
+        `  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ${pki.caCert}\n  client_allowed_sans: [prometheus, "spiffe://cluster/ns/monitoring"]\n`,
+      ),
+    );
     expect((await httpsGet(a.port, "/healthz", { ca: pki.caCert, cert: client.cert, key: client.key })).status).toBe(200);
     await expect(httpsGet(a.port, "/healthz", { ca: pki.caCert, cert: intruder.cert, key: intruder.key })).rejects.toThrow();
   });

@@ -88,15 +88,39 @@ rate_limit:
     ["an unknown TLS key", "tls_server_config:\n  cert_file: a\n  key_file: b\n  certfile: c\n", /unknown field "certfile" in tls_server_config/],
     ["an unknown http_server_config key", "http_server_config:\n  http3: true\n", /unknown field "http3"/],
     ["a header that cannot be configured", "http_server_config:\n  headers:\n    X-Powered-By: me\n", /unknown field "X-Powered-By"/],
-    ["a header value that is not allowed", "http_server_config:\n  headers:\n    X-Frame-Options: allow\n", /X-Frame-Options: expected one of deny, sameorigin/],
+    [
+      "a header value that is not allowed",
+      "http_server_config:\n  headers:\n    X-Frame-Options: allow\n",
+      /X-Frame-Options: expected one of deny, sameorigin/,
+    ],
     ["a cert without a key", "tls_server_config:\n  cert_file: a\n", /missing one of key or key_file/],
     ["a key without a cert", "tls_server_config:\n  key_file: a\n", /missing one of cert or cert_file/],
-    ["an unknown client_auth_type", "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Always\n", /invalid tls_server_config.client_auth_type "Always"/],
-    ["a client CA without a client auth policy", "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_ca_file: c\n", /client CA's have been configured without a Client Auth Policy/],
-    ["client_allowed_sans without a required certificate", "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n  client_allowed_sans: [x]\n", /client_allowed_sans requires/],
+    [
+      "an unknown client_auth_type",
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Always\n",
+      /invalid tls_server_config.client_auth_type "Always"/,
+    ],
+    [
+      "a client CA without a client auth policy",
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_ca_file: c\n",
+      /client CA's have been configured without a Client Auth Policy/,
+    ],
+    [
+      "client_allowed_sans without a required certificate",
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: VerifyClientCertIfGiven\n  client_allowed_sans: [x]\n",
+      /client_allowed_sans requires/,
+    ],
     ["an unknown TLS version", "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS14\n", /invalid tls_server_config.min_version "TLS14"/],
-    ["min_version above max_version", "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n  max_version: TLS12\n", /min_version TLS13 is above max_version TLS12/],
-    ["an unknown cipher", "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n", /unknown cipher: TLS_RSA_WITH_RC4_128_SHA/],
+    [
+      "min_version above max_version",
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS13\n  max_version: TLS12\n",
+      /min_version TLS13 is above max_version TLS12/,
+    ],
+    [
+      "an unknown cipher",
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n",
+      /unknown cipher: TLS_RSA_WITH_RC4_128_SHA/,
+    ],
     ["an unknown curve", "tls_server_config:\n  cert_file: a\n  key_file: b\n  curve_preferences: [P-256]\n", /unknown curve: P-256/],
     ["a password in clear", "basic_auth_users:\n  alice: hunter2\n", /password of "alice" is not a bcrypt hash/],
     ["a truncated hash", `basic_auth_users:\n  alice: "${HASH.slice(0, 50)}"\n`, /not a bcrypt hash/],
@@ -141,7 +165,12 @@ describe("loadWebConfig (reads the certificates)", () => {
   });
 
   it("takes inline PEM (cert, key, client_ca) as well", () => {
-    const indent = (pem: string): string => pem.trim().split("\n").map((l) => `    ${l}`).join("\n");
+    const indent = (pem: string): string =>
+      pem
+        .trim()
+        .split("\n")
+        .map((l) => `    ${l}`)
+        .join("\n");
     const text = `tls_server_config:\n  cert: |\n${indent(readFileSync(server.cert, "utf8"))}\n  key: |\n${indent(readFileSync(server.key, "utf8"))}\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca: |\n${indent(readFileSync(pki.caCert, "utf8"))}\n`;
     const loaded = loadWebConfig(file(text));
     expect(loaded.tls?.files).toEqual([]);
@@ -154,9 +183,21 @@ describe("loadWebConfig (reads the certificates)", () => {
 
   it.each([
     ["a missing web config file", () => "/nonexistent/web.yml", /cannot read web config file \/nonexistent\/web.yml: ENOENT/],
-    ["a missing cert file", () => file(`tls_server_config:\n  cert_file: /nonexistent/tls.crt\n  key_file: /nonexistent/tls.key\n`), /failed to read cert_file \(\/nonexistent\/tls.crt\): ENOENT/],
-    ["a key that does not match the certificate", () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: ${other.key}\n`), /failed to load the TLS certificate and key .*key values mismatch/],
-    ["a key file that is no key", () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: ${server.cert}\n`), /failed to load the TLS certificate and key/],
+    [
+      "a missing cert file",
+      () => file(`tls_server_config:\n  cert_file: /nonexistent/tls.crt\n  key_file: /nonexistent/tls.key\n`),
+      /failed to read cert_file \(\/nonexistent\/tls.crt\): ENOENT/,
+    ],
+    [
+      "a key that does not match the certificate",
+      () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: ${other.key}\n`),
+      /failed to load the TLS certificate and key .*key values mismatch/,
+    ],
+    [
+      "a key file that is no key",
+      () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: ${server.cert}\n`),
+      /failed to load the TLS certificate and key/,
+    ],
   ])("rejects %s", (_what, path, want) => {
     expect(() => loadWebConfig(path())).toThrow(want);
   });
@@ -180,9 +221,21 @@ describe("a bad web config at start: exit 2, one line on stderr", () => {
     ["a missing file", () => "/nonexistent/web.yml", /^ringwatch: cannot read web config file \/nonexistent\/web.yml: ENOENT$/],
     ["invalid YAML", () => file("tls_server_config: [\n"), /^ringwatch: web config file .*: not valid YAML/],
     ["an unknown key", () => file("basic_auth:\n  a: b\n"), /^ringwatch: web config file .*: unknown field "basic_auth"$/],
-    ["an unreadable certificate", () => file(`tls_server_config:\n  cert_file: /nonexistent/tls.crt\n  key_file: ${server.key}\n`), /failed to read cert_file \(\/nonexistent\/tls.crt\): ENOENT$/],
-    ["an unreadable key", () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: /nonexistent/tls.key\n`), /failed to read key_file \(\/nonexistent\/tls.key\): ENOENT$/],
-    ["a bad bcrypt hash", () => file(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("x", 4).slice(0, 40)}"\n`), /password of "prometheus" is not a bcrypt hash/],
+    [
+      "an unreadable certificate",
+      () => file(`tls_server_config:\n  cert_file: /nonexistent/tls.crt\n  key_file: ${server.key}\n`),
+      /failed to read cert_file \(\/nonexistent\/tls.crt\): ENOENT$/,
+    ],
+    [
+      "an unreadable key",
+      () => file(`tls_server_config:\n  cert_file: ${server.cert}\n  key_file: /nonexistent/tls.key\n`),
+      /failed to read key_file \(\/nonexistent\/tls.key\): ENOENT$/,
+    ],
+    [
+      "a bad bcrypt hash",
+      () => file(`basic_auth_users:\n  prometheus: "${bcrypt.hashSync("x", 4).slice(0, 40)}"\n`),
+      /password of "prometheus" is not a bcrypt hash/,
+    ],
   ])("%s", async (_what, path, want) => {
     const t0 = Date.now();
     const r = await runAgent([`--web.config.file=${path()}`, "--web.listen-address=127.0.0.1:0", "--no-collector.gpu", "--no-collector.nccl"], {}, 10_000);

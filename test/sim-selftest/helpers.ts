@@ -42,7 +42,8 @@ export interface ParsedColl {
   nranks: number;
 }
 
-const COLL = /NCCL INFO (\w+): opCount ([0-9a-f]+) sendbuff \S+ recvbuff \S+ count \d+ datatype \d+ op \d+ root \d+ comm (0x[0-9a-f]+) \[nranks=(\d+)\] stream 0x[0-9a-f]+$/;
+const COLL =
+  /NCCL INFO (\w+): opCount ([0-9a-f]+) sendbuff \S+ recvbuff \S+ count \d+ datatype \d+ op \d+ root \d+ comm (0x[0-9a-f]+) \[nranks=(\d+)\] stream 0x[0-9a-f]+$/;
 
 /** COLL lines parsed from their text; the comm is found from the rank's own pointer. */
 export function parseColls(sim: Scenario, lines: SimLine[]): ParsedColl[] {

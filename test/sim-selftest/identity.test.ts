@@ -10,8 +10,12 @@ import { Topology } from "../sim/topology.js";
 import { countsOf, parseColls } from "./helpers.js";
 
 const job: JobSpec = {
-  nodes: ["dgx-a01", "dgx-a02"], ranksPerNode: 4,
-  comms: [{ name: "tp", groupSize: 2, layout: "contiguous" }, { name: "dp", groupSize: 4, layout: "strided", via: "init" }],
+  nodes: ["dgx-a01", "dgx-a02"],
+  ranksPerNode: 4,
+  comms: [
+    { name: "tp", groupSize: 2, layout: "contiguous" },
+    { name: "dp", groupSize: 4, layout: "strided", via: "init" },
+  ],
 };
 
 function opCounts(v: string, family: string, rank: number): number[] {
@@ -59,7 +63,9 @@ describe("communicator identity", () => {
       const ptrs = completes.filter((l) => l.comm === c.name).map((l) => /comm (0x[0-9a-f]+) /.exec(l.text)?.[1]);
       expect(ptrs.length).toBe(c.members.length);
       expect(new Set(ptrs).size).toBe(c.members.length);
-      c.members.forEach((r) => { expect(ptrs).toContain(Topology.ptrOf(c, r)); });
+      c.members.forEach((r) => {
+        expect(ptrs).toContain(Topology.ptrOf(c, r));
+      });
     }
     expect(parseColls(sim, lines).length).toBeGreaterThan(0);
   });
@@ -103,7 +109,12 @@ describe("PyTorch watchdog", () => {
       expect(Number(/ran for (\d+) milliseconds/.exec(wd?.text ?? "")?.[1])).toBeGreaterThanOrEqual(60_000);
     }
     expect(lines.some((l) => l.rank === 2 && l.kind === "watchdog")).toBe(false);
-    expect(lines.filter((l) => l.kind === "watchdog").map((l) => l.rank).sort()).toEqual(waiting.flatMap((r) => [r, r]).sort());
+    expect(
+      lines
+        .filter((l) => l.kind === "watchdog")
+        .map((l) => l.rank)
+        .sort(),
+    ).toEqual(waiting.flatMap((r) => [r, r]).sort());
   });
 });
 

@@ -9,8 +9,14 @@ import type { JobSpec } from "../sim/spec.js";
 import { countsOf, parseColls } from "./helpers.js";
 
 const job: JobSpec = {
-  nodes: ["dgx-a01", "dgx-a02"], ranksPerNode: 4, stepMs: 1000, broadcastEvery: 0,
-  comms: [{ name: "tp", groupSize: 2, layout: "contiguous" }, { name: "dp", groupSize: 4, layout: "strided" }],
+  nodes: ["dgx-a01", "dgx-a02"],
+  ranksPerNode: 4,
+  stepMs: 1000,
+  broadcastEvery: 0,
+  comms: [
+    { name: "tp", groupSize: 2, layout: "contiguous" },
+    { name: "dp", groupSize: 4, layout: "strided" },
+  ],
 };
 
 describe("healthy", () => {
@@ -100,9 +106,14 @@ describe("jobExits", () => {
   });
 
   it("2.28+ logs teardown under DESTROY: INIT,COLL alone shows none", () => {
-    for (const [subsystems, n] of [[["INIT", "COLL"], 0], [["INIT", "COLL", "DESTROY"], 2]] as const) {
-      const sim = new Scenario({ ncclVersion: "2.29.2", nodes: ["a", "b"], ranksPerNode: 1, subsystems: [...subsystems] },
-        { faults: [F.jobExits({ atStep: 1, clean: true })] });
+    for (const [subsystems, n] of [
+      [["INIT", "COLL"], 0],
+      [["INIT", "COLL", "DESTROY"], 2],
+    ] as const) {
+      const sim = new Scenario(
+        { ncclVersion: "2.29.2", nodes: ["a", "b"], ranksPerNode: 1, subsystems: [...subsystems] },
+        { faults: [F.jobExits({ atStep: 1, clean: true })] },
+      );
       expect(sim.advance(20_000).lines.filter((l) => /Destroy COMPLETE/.test(l.text)).length).toBe(n);
     }
   });

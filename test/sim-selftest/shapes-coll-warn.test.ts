@@ -10,7 +10,10 @@ import type { SimLine } from "../sim/format.js";
 import { combinedLine } from "../sim/writer.js";
 import { fixtureLine, fixtureLines, simLine, warnMessage } from "./helpers.js";
 
-const tpDp = [{ name: "tp", groupSize: 2, layout: "contiguous" as const }, { name: "dp", groupSize: 4, layout: "strided" as const }];
+const tpDp = [
+  { name: "tp", groupSize: 2, layout: "contiguous" as const },
+  { name: "dp", groupSize: 4, layout: "strided" as const },
+];
 
 describe("mask", () => {
   it("keeps shape differences visible", () => {
@@ -38,7 +41,9 @@ describe("COLL lines (fixtures 56, 51, 50)", () => {
   });
 
   it("Broadcast (fixture 50, a line with one header)", () => {
-    const real = fixtureLines("50-coll-broadcast-8rank-interleaved-writes.log").find((l) => /^\S+ \[\d\] NCCL INFO Broadcast: opCount 0 .* count 25503912 /.test(l));
+    const real = fixtureLines("50-coll-broadcast-8rank-interleaved-writes.log").find((l) =>
+      /^\S+ \[\d\] NCCL INFO Broadcast: opCount 0 .* count 25503912 /.test(l),
+    );
     expect(real).toBeDefined();
     expect(maskLine(simLine(lines, /Broadcast: opCount/))).toBe(maskLine(real ?? ""));
   });
@@ -47,22 +52,32 @@ describe("COLL lines (fixtures 56, 51, 50)", () => {
 describe("teardown, WARN and watchdog lines", () => {
   const sim = new Scenario(
     { ncclVersion: "2.23.4", nodes: ["n1", "n2"], ranksPerNode: 2, transport: { kind: "roce" } },
-    { faults: [F.warn("ibCompletion", { rank: 0, atStep: 1 }), F.warn("connReset", { rank: 1, atStep: 1 }), F.warn("mismatch", { rank: 2, atStep: 1 }),
-      F.allStallInside({ atStep: 3, collIndex: 1 })], watchdog: { timeoutMs: 600_000 } },
+    {
+      faults: [
+        F.warn("ibCompletion", { rank: 0, atStep: 1 }),
+        F.warn("connReset", { rank: 1, atStep: 1 }),
+        F.warn("mismatch", { rank: 2, atStep: 1 }),
+        F.allStallInside({ atStep: 3, collIndex: 1 }),
+      ],
+      watchdog: { timeoutMs: 600_000 },
+    },
   );
   const lines = sim.advance(700_000).lines;
 
   it("Abort COMPLETE after the watchdog (fixture 44)", () => {
-    expect(maskLine(simLine(lines, /Abort COMPLETE/)))
-      .toBe(maskLine(fixtureLine("44-socket-h100-8-socket-nics-plus-abort-complete.log", /Abort COMPLETE/)));
+    expect(maskLine(simLine(lines, /Abort COMPLETE/))).toBe(maskLine(fixtureLine("44-socket-h100-8-socket-nics-plus-abort-complete.log", /Abort COMPLETE/)));
   });
 
   it("IB completion error: header (fixture 68), message with GIDs on RoCE (fixture 71), retcode trail (fixture 71)", () => {
     const warn = simLine(lines, /Got completion from peer/);
-    expect(maskLine(warn.slice(0, warn.indexOf(" NCCL WARN ")))).toBe(maskLine((() => {
-      const l = fixtureLine("68-error-net_ib-completion-error4-vendor81-proxy-thread.log", /NCCL WARN/);
-      return l.slice(0, l.indexOf(" NCCL WARN "));
-    })()));
+    expect(maskLine(warn.slice(0, warn.indexOf(" NCCL WARN ")))).toBe(
+      maskLine(
+        (() => {
+          const l = fixtureLine("68-error-net_ib-completion-error4-vendor81-proxy-thread.log", /NCCL WARN/);
+          return l.slice(0, l.indexOf(" NCCL WARN "));
+        })(),
+      ),
+    );
     const f71 = "71-error-ib-completion-status12-then-status5-vendor249.log";
     expect(maskLine(warnMessage(warn))).toBe(maskLine(warnMessage(fixtureLine(f71, /status=12/))));
     const i = lines.findIndex((l) => l.text === warn);
@@ -77,9 +92,12 @@ describe("teardown, WARN and watchdog lines", () => {
   });
 
   it("mismatched collective (NCCL init.cc format, GUIDE section 5)", () => {
-    expect(maskLine(warnMessage(simLine(lines, /Mismatched collective/)))).toBe(maskLine(
-      "Mismatched collective detected, please check your collective calls at and around rank 39. " +
-      "You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"));
+    expect(maskLine(warnMessage(simLine(lines, /Mismatched collective/)))).toBe(
+      maskLine(
+        "Mismatched collective detected, please check your collective calls at and around rank 39. " +
+          "You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+      ),
+    );
   });
 
   it("PyTorch watchdog timeout and exception lines (fixture 82)", () => {
@@ -100,8 +118,10 @@ describe("teardown, WARN and watchdog lines", () => {
 });
 
 describe("2.26+ WARN timestamp prefix (fixture 05) and Destroy (fixture 02)", () => {
-  const sim = new Scenario({ ncclVersion: "2.29.2", nodes: ["a", "b"], ranksPerNode: 1, subsystems: ["INIT", "COLL", "DESTROY"] },
-    { faults: [F.warn("connReset", { rank: 0, atStep: 0 }), F.jobExits({ atStep: 2, clean: true })] });
+  const sim = new Scenario(
+    { ncclVersion: "2.29.2", nodes: ["a", "b"], ranksPerNode: 1, subsystems: ["INIT", "COLL", "DESTROY"] },
+    { faults: [F.warn("connReset", { rank: 0, atStep: 0 }), F.jobExits({ atStep: 2, clean: true })] },
+  );
   const lines = sim.advance(60_000).lines;
   it("timestamped WARN after an empty line", () => {
     const f05 = "05-full-2.29.2-p2p-shm-disabled-socket-fallback-internal-error.log";
@@ -113,15 +133,21 @@ describe("2.26+ WARN timestamp prefix (fixture 05) and Destroy (fixture 02)", ()
     expect(lines[lines.findIndex((l) => l.text === mine) - 1]?.text).toBe("");
   });
   it("Destroy COMPLETE", () => {
-    expect(maskLine(simLine(lines, /Destroy COMPLETE/)))
-      .toBe(maskLine(fixtureLine("02-full-2.23.4-4node-ib-gdrdma-init-complete-perf-destroy.log", /Destroy COMPLETE/)));
+    expect(maskLine(simLine(lines, /Destroy COMPLETE/))).toBe(
+      maskLine(fixtureLine("02-full-2.23.4-4node-ib-gdrdma-init-complete-perf-destroy.log", /Destroy COMPLETE/)),
+    );
   });
 });
 
 describe("split communicators (NCCL init.cc format strings; no capture has one)", () => {
   const start = "H:N:N [N] NCCL INFO ncclCommSplit comm 0xP rank N nranks N cudaDev N nvmlDev N busId N parent 0xP WORD N color N key N- Init START";
   const complete = start.replace("- Init START", " - Init COMPLETE");
-  for (const [v, word] of [["2.23.4", "splitCount"], ["2.27.6", "splitCount"], ["2.28.3", "childCount"], ["2.29.2", "childCount"]] as const) {
+  for (const [v, word] of [
+    ["2.23.4", "splitCount"],
+    ["2.27.6", "splitCount"],
+    ["2.28.3", "childCount"],
+    ["2.29.2", "childCount"],
+  ] as const) {
     it(`${v} prints ${word}`, () => {
       const lines = new Scenario({ ncclVersion: v, nodes: ["a"], ranksPerNode: 4, comms: tpDp.slice(0, 1) }).advance(5000).lines;
       expect(maskLine(simLine(lines, /ncclCommSplit .*Init START/))).toBe(start.replace("WORD", word));

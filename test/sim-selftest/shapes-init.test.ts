@@ -20,7 +20,10 @@ function untag(line: string): string {
 
 describe("2.23.4 IB job (fixture 02 shapes)", () => {
   const sim = new Scenario({
-    ncclVersion: "2.23.4+cuda12.4", nodes: ["gpu34", "gpu36", "gpu40", "gpu41"], ranksPerNode: 2, channels: 3,
+    ncclVersion: "2.23.4+cuda12.4",
+    nodes: ["gpu34", "gpu36", "gpu40", "gpu41"],
+    ranksPerNode: 2,
+    channels: 3,
     subsystems: ["INIT", "COLL", "NET"],
   });
   const lines = run(sim, 6000);
@@ -58,8 +61,9 @@ describe("2.23.4 IB job (fixture 02 shapes)", () => {
   });
 
   it("GDR enabled per HCA (fixture 04)", () => {
-    expect(maskLine(simLine(lines, /GPU Direct RDMA Enabled for HCA 0/)))
-      .toBe(maskLine(fixtureLine("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log", /GPU Direct RDMA Enabled for HCA 0/)));
+    expect(maskLine(simLine(lines, /GPU Direct RDMA Enabled for HCA 0/))).toBe(
+      maskLine(fixtureLine("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log", /GPU Direct RDMA Enabled for HCA 0/)),
+    );
   });
 
   it("runtime connect: channel lines come after Init COMPLETE, at the first collective", () => {
@@ -78,10 +82,21 @@ describe("2.29.2 socket fallback (fixture 05 shapes)", () => {
   const lines = run(sim, 6000);
   const f05 = "05-full-2.29.2-p2p-shm-disabled-socket-fallback-internal-error.log";
   const same = [
-    /NCCL INFO Bootstrap: Using/, /NET\/IB : No device found\./, /NET\/IB : Using \[RO\]; OOB/, /Failed to initialize NET plugin IB/,
-    /NET\/Socket : Using \[0\]/, /Initialized NET plugin Socket/, /Assigned NET plugin Socket to comm/, /Using network Socket/,
-    /\[Rank 0\] ncclCommInitRank .* Init START/, /ncclCommInitRank .* Init COMPLETE/, /Init timings - /, / nRanks .* MNNVL /,
-    /Channel 00\/02 : /, /Trees \[0\]/, /coll channels, /,
+    /NCCL INFO Bootstrap: Using/,
+    /NET\/IB : No device found\./,
+    /NET\/IB : Using \[RO\]; OOB/,
+    /Failed to initialize NET plugin IB/,
+    /NET\/Socket : Using \[0\]/,
+    /Initialized NET plugin Socket/,
+    /Assigned NET plugin Socket to comm/,
+    /Using network Socket/,
+    /\[Rank 0\] ncclCommInitRank .* Init START/,
+    /ncclCommInitRank .* Init COMPLETE/,
+    /Init timings - /,
+    / nRanks .* MNNVL /,
+    /Channel 00\/02 : /,
+    /Trees \[0\]/,
+    /coll channels, /,
   ];
   for (const re of same) {
     it(`${re.source} line`, () => {
@@ -90,8 +105,9 @@ describe("2.29.2 socket fallback (fixture 05 shapes)", () => {
   }
 
   it("socket channel lines (fixture 41)", () => {
-    expect(maskLine(simLine(lines, /\[send\] via NET\/Socket\/0$/)))
-      .toBe(maskLine(untag(fixtureLine("41-socket-2node-net-socket-plus-shm-tagged.log", /\[send\] via NET\/Socket\/0$/))));
+    expect(maskLine(simLine(lines, /\[send\] via NET\/Socket\/0$/))).toBe(
+      maskLine(untag(fixtureLine("41-socket-2node-net-socket-plus-shm-tagged.log", /\[send\] via NET\/Socket\/0$/))),
+    );
   });
 });
 
@@ -106,7 +122,9 @@ describe("2.27.6 bootstrap and version (fixture 32)", () => {
 
 describe("2.21.5 RoCE without GDR (fixtures 49, 28, 25, 04)", () => {
   const sim = new Scenario({
-    ncclVersion: "2.21.5", nodes: ["hostname1", "hostname2"], ranksPerNode: 1,
+    ncclVersion: "2.21.5",
+    nodes: ["hostname1", "hostname2"],
+    ranksPerNode: 1,
     transport: { kind: "roce", gdr: false, hcas: ["mlx5_0", "mlx5_1"], oobIf: "primaryip" },
   });
   const lines = run(sim, 6000);
@@ -123,10 +141,12 @@ describe("2.21.5 RoCE without GDR (fixtures 49, 28, 25, 04)", () => {
   });
 
   it("padded ring listing before 2.23 (fixture 04) and IB lines without /GDRDMA (fixture 25)", () => {
-    expect(maskLine(simLine(lines, /Channel 00\/\d+ :/)))
-      .toBe(maskLine(fixtureLine("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log", /Channel 00\/02 :/)));
-    expect(maskLine(simLine(lines, /\[send\] via NET\/IB\/\d+$/)))
-      .toBe(maskLine(fixtureLine("25-init-16rank-channels-net-ib-no-gdrdma.log", /\[send\] via NET\/IB\/\d+$/)));
+    expect(maskLine(simLine(lines, /Channel 00\/\d+ :/))).toBe(
+      maskLine(fixtureLine("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log", /Channel 00\/02 :/)),
+    );
+    expect(maskLine(simLine(lines, /\[send\] via NET\/IB\/\d+$/))).toBe(
+      maskLine(fixtureLine("25-init-16rank-channels-net-ib-no-gdrdma.log", /\[send\] via NET\/IB\/\d+$/)),
+    );
   });
 
   it("only global rank 0 logs the version before 2.23; channels connect before Init COMPLETE", () => {

@@ -56,7 +56,12 @@ describe("writeScenario", () => {
     expect(res.lines).toBeGreaterThan(0);
     for (const f of await readdir(a)) expect(await readFile(join(b, f), "utf8")).toBe(await readFile(join(a, f), "utf8"));
     const all = await readFile(join(b, "all.out"), "utf8");
-    expect(all.split("\n").filter((l) => l !== "").every((l) => /^\[rank\d\]:/.test(l))).toBe(true);
+    expect(
+      all
+        .split("\n")
+        .filter((l) => l !== "")
+        .every((l) => /^\[rank\d\]:/.test(l)),
+    ).toBe(true);
   });
 });
 

@@ -27,9 +27,13 @@ export function bulkScenario(o: BulkJob): Scenario {
   const rpn = o.ranksPerNode ?? Math.min(8, files);
   if (files % rpn !== 0) throw new Error(`files (${files}) must be a multiple of ranksPerNode (${rpn})`);
   const nodes = Array.from({ length: files / rpn }, (_, i) => `gpu-node-${String(i + 1).padStart(3, "0")}`);
-  const comms: JobSpec["comms"] = files >= 4 && files % 2 === 0
-    ? [{ name: "tp", groupSize: 2, layout: "contiguous" }, { name: "dp", groupSize: files / 2, layout: "strided" }]
-    : [];
+  const comms: JobSpec["comms"] =
+    files >= 4 && files % 2 === 0
+      ? [
+          { name: "tp", groupSize: 2, layout: "contiguous" },
+          { name: "dp", groupSize: files / 2, layout: "strided" },
+        ]
+      : [];
   return new Scenario({ seed: o.seed ?? 7, nodes, ranksPerNode: rpn, comms, ...(o.ncclVersion === undefined ? {} : { ncclVersion: o.ncclVersion }) });
 }
 
@@ -40,7 +44,10 @@ export class CollLineFactory {
   private readonly opCount = new Map<string, number>();
   private readonly cache = new Map<string, CollParts>();
 
-  constructor(private readonly sim: Scenario, readonly rank: number) {}
+  constructor(
+    private readonly sim: Scenario,
+    readonly rank: number,
+  ) {}
 
   next(): string {
     let ops = this.sim.plan(this.step);
@@ -119,8 +126,7 @@ export async function writeBulk(dir: string, o: BulkJob & { bytesPerFile: number
  * Writes the init blocks, then appends COLL lines round-robin over the files at `linesPerSecond`
  * (wall clock) for `seconds`, in ticks of `tickMs`. Resolves with what was written.
  */
-export async function collLineRate(dir: string,
-  o: BulkJob & RateOptions): Promise<BulkResult> {
+export async function collLineRate(dir: string, o: BulkJob & RateOptions): Promise<BulkResult> {
   const sim = bulkScenario(o);
   await mkdir(dir, { recursive: true });
   const init = initBlocks(sim);
@@ -157,7 +163,11 @@ export interface RateOptions {
  * Appends COLL lines from `factories[i]` to `handles[i]` round-robin at `linesPerSecond` (wall
  * clock) for `seconds` or until the signal, one write per file every `tickMs`. Returns what it wrote.
  */
-export async function appendAtRate(handles: readonly FileHandle[], factories: readonly CollLineFactory[], o: RateOptions): Promise<{ lines: number; bytes: number }> {
+export async function appendAtRate(
+  handles: readonly FileHandle[],
+  factories: readonly CollLineFactory[],
+  o: RateOptions,
+): Promise<{ lines: number; bytes: number }> {
   const start = performance.now();
   const total = Math.round(o.linesPerSecond * o.seconds);
   let lines = 0;

@@ -65,8 +65,7 @@ function hex(v: bigint): string {
 }
 
 /** Buffers: a per-process 64 MiB slot per plan position; AllReduce/Broadcast run in place. */
-export function collParts(r: RankInfo, comm: Comm, op: CollOpName, count: number, datatype: number,
-  root: number, slot: number): CollParts {
+export function collParts(r: RankInfo, comm: Comm, op: CollOpName, count: number, datatype: number, root: number, slot: number): CollParts {
   const base = r.bufBase + BigInt(slot % 64) * 0x4000000n;
   const small = count < 1024;
   const recv = small ? base + 0x1ff800n : base;
@@ -78,8 +77,7 @@ export function collParts(r: RankInfo, comm: Comm, op: CollOpName, count: number
   const stream = comm.stream[Topo.commRank(comm, r.rank)] ?? "0x0";
   return {
     head: `${r.host}:${r.pid}:${r.pid} [${r.dev.cudaDev}] NCCL INFO ${op}: opCount `,
-    tail: ` sendbuff ${hex(send)} recvbuff ${hex(recv)} count ${count} datatype ${datatype} op 0 root ${root} ` +
-      `comm ${ptr} [nranks=${n}] stream ${stream}`,
+    tail: ` sendbuff ${hex(send)} recvbuff ${hex(recv)} count ${count} datatype ${datatype} op 0 root ${root} ` + `comm ${ptr} [nranks=${n}] stream ${stream}`,
   };
 }
 
@@ -90,10 +88,15 @@ export function collText(parts: CollParts, opCount: number): string {
 /** PyTorch's OpType and element counts for a NCCL collective (fixtures 82, 83, 93). */
 export function torchWork(op: CollOpName, count: number, nranks: number): { opType: string; numelIn: number; numelOut: number } {
   switch (op) {
-    case "AllReduce": return { opType: "ALLREDUCE", numelIn: count, numelOut: count };
-    case "AllGather": return { opType: "_ALLGATHER_BASE", numelIn: count, numelOut: count * nranks };
-    case "ReduceScatter": return { opType: "_REDUCE_SCATTER_BASE", numelIn: count * nranks, numelOut: count };
-    case "Broadcast": return { opType: "BROADCAST", numelIn: count, numelOut: count };
-    case "Reduce": return { opType: "REDUCE", numelIn: count, numelOut: count };
+    case "AllReduce":
+      return { opType: "ALLREDUCE", numelIn: count, numelOut: count };
+    case "AllGather":
+      return { opType: "_ALLGATHER_BASE", numelIn: count, numelOut: count * nranks };
+    case "ReduceScatter":
+      return { opType: "_REDUCE_SCATTER_BASE", numelIn: count * nranks, numelOut: count };
+    case "Broadcast":
+      return { opType: "BROADCAST", numelIn: count, numelOut: count };
+    case "Reduce":
+      return { opType: "REDUCE", numelIn: count, numelOut: count };
   }
 }

@@ -36,8 +36,12 @@ export class SimContext {
   readonly stops: (Stop | undefined)[];
   readonly graphFrom: number | undefined;
 
-  constructor(readonly spec: ResolvedSpec, readonly topo: Topology, readonly faults: Fault[],
-    readonly watchdog: WatchdogOptions | undefined) {
+  constructor(
+    readonly spec: ResolvedSpec,
+    readonly topo: Topology,
+    readonly faults: Fault[],
+    readonly watchdog: WatchdogOptions | undefined,
+  ) {
     this.plan = makePlan(spec, topo);
     this.sched = new Schedule(spec, faults);
     let graphFrom: number | undefined;
@@ -94,7 +98,9 @@ export class SimContext {
     let n = 0;
     for (let s = 0; s <= p.step; s++) {
       const ops = this.plan(s);
-      ops.forEach((o, k) => { if (o.comm === family && (s < p.step || k <= p.k)) n++; });
+      ops.forEach((o, k) => {
+        if (o.comm === family && (s < p.step || k <= p.k)) n++;
+      });
     }
     return n;
   }

@@ -31,8 +31,12 @@ export function teardownLines(spec: ResolvedSpec, r: RankInfo, comms: Comm[], ab
   return [...comms].reverse().map((c) => ({
     kind: abort ? "abort" : "destroy",
     comm: c.name,
-    text: infoText(r, tid, `comm ${Topology.ptrOf(c, r.rank)} rank ${Topology.commRank(c, r.rank)} nranks ${c.members.length} ` +
-      `cudaDev ${r.dev.cudaDev} busId ${r.dev.busId} - ${abort ? "Abort" : "Destroy"} COMPLETE`),
+    text: infoText(
+      r,
+      tid,
+      `comm ${Topology.ptrOf(c, r.rank)} rank ${Topology.commRank(c, r.rank)} nranks ${c.members.length} ` +
+        `cudaDev ${r.dev.cudaDev} busId ${r.dev.busId} - ${abort ? "Abort" : "Destroy"} COMPLETE`,
+    ),
   }));
 }
 
@@ -73,16 +77,23 @@ export function warnBlock(spec: ResolvedSpec, a: WarnArgs): Out[] {
       if (spec.transport.kind === "socket") throw new Error("ibCompletion WARN needs an ib or roce transport");
       const tid = a.r.tids.proxyProgress;
       const gids = spec.transport.kind === "roce" ? ` localGid ::ffff:${a.r.ip} remoteGids::ffff:${a.peer.ip}` : "";
-      warn(tid, "transport/net_ib.cc:1696",
-        `NET/IB : Got completion from peer ${peerAddr(a.peer, a.port)} with status=12 opcode=0 len=0 vendor err 129 (Recv)${gids}`);
+      warn(
+        tid,
+        "transport/net_ib.cc:1696",
+        `NET/IB : Got completion from peer ${peerAddr(a.peer, a.port)} with status=12 opcode=0 len=0 vendor err 129 (Recv)${gids}`,
+      );
       ret(tid, "transport/net.cc:1298");
       ret(tid, "proxy.cc:694");
       ret(tid, "proxy.cc:874", "Progress Thread");
       break;
     }
     case "mismatch":
-      warn(watchdogTid(a.r), "init.cc:2177", `Mismatched collective detected, please check your collective calls at and around rank ${a.commRank}. ` +
-        "You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs");
+      warn(
+        watchdogTid(a.r),
+        "init.cc:2177",
+        `Mismatched collective detected, please check your collective calls at and around rank ${a.commRank}. ` +
+          "You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+      );
       break;
   }
   return out;

@@ -9,8 +9,7 @@ import type { RankInfo } from "./topology.js";
 export type Stream = "nccl" | "stderr";
 
 export type LineKind =
-  | "version" | "bootstrap" | "net" | "gdr" | "init" | "topo" | "connect" | "coll"
-  | "destroy" | "abort" | "blank" | "warn" | "retcode" | "watchdog";
+  "version" | "bootstrap" | "net" | "gdr" | "init" | "topo" | "connect" | "coll" | "destroy" | "abort" | "blank" | "warn" | "retcode" | "watchdog";
 
 /** One line one process writes at simulated time `t` (ms since job start). */
 export interface SimLine {
@@ -39,8 +38,10 @@ function pad(n: number, w = 2): string {
 /** `[2026-03-18 11:13:09] ` for the epoch ms (UTC). */
 export function warnStamp(epochMs: number): string {
   const d = new Date(Math.floor(epochMs));
-  return `[${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
-    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}] `;
+  return (
+    `[${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ` +
+    `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}] `
+  );
 }
 
 /**
@@ -57,8 +58,7 @@ export function c10Time(epochMs: number, subMsNanos: number): string {
   const ms = Math.floor(epochMs);
   const d = new Date(ms);
   const nanos = (ms % 1000) * 1_000_000 + (Math.floor(subMsNanos) % 1_000_000);
-  return `${d.getUTCMonth() + 1}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:` +
-    `${pad(d.getUTCSeconds())}.${pad(nanos, 9)}`;
+  return `${d.getUTCMonth() + 1}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:` + `${pad(d.getUTCSeconds())}.${pad(nanos, 9)}`;
 }
 
 /** `%02d` as NCCL prints channel numbers. */

@@ -25,8 +25,12 @@ export function processLines(spec: ResolvedSpec, r: RankInfo): Out[] {
   const t = spec.traits;
   const tr = spec.transport;
   const out: Out[] = [];
-  const main = (kind: LineKind, msg: string): void => { out.push({ kind, text: infoText(r, r.tids.main, msg) }); };
-  const net = (msg: string): void => { out.push({ kind: "net", text: infoText(r, r.tids.init(0), msg) }); };
+  const main = (kind: LineKind, msg: string): void => {
+    out.push({ kind, text: infoText(r, r.tids.main, msg) });
+  };
+  const net = (msg: string): void => {
+    out.push({ kind: "net", text: infoText(r, r.tids.init(0), msg) });
+  };
   const oob = `${tr.oobIf}:${r.ip}<0>`;
   if (has(spec, "INIT")) {
     main("bootstrap", `${t.bootstrapWord} ${oob}`);
@@ -37,13 +41,19 @@ export function processLines(spec: ResolvedSpec, r: RankInfo): Out[] {
   if (t.versionOnEveryProcess || r.rank === 0) main("version", `NCCL version ${spec.version.full}`);
   if (!has(spec, "INIT")) return out;
   const plugin = (name: string): void => {
-    if (t.netPluginInitLines) { net(`Initialized NET plugin ${name}`); net(`Assigned NET plugin ${name} to comm`); }
+    if (t.netPluginInitLines) {
+      net(`Initialized NET plugin ${name}`);
+      net(`Assigned NET plugin ${name} to comm`);
+    }
     if (t.nonDeviceNetLine) net("Using non-device net plugin version 0");
     net(`Using network ${name}`);
   };
   if (tr.kind === "socket") {
     net("NET/IB : No device found.");
-    if (t.netPluginInitLines) { net(`NET/IB : Using [RO]; OOB ${oob}`); net("Failed to initialize NET plugin IB"); }
+    if (t.netPluginInitLines) {
+      net(`NET/IB : Using [RO]; OOB ${oob}`);
+      net("Failed to initialize NET plugin IB");
+    }
     net(`NET/Socket : Using [0]${oob}`);
     plugin("Socket");
   } else {
@@ -113,7 +123,9 @@ export function connectLines(spec: ResolvedSpec, topo: Topology, r: RankInfo, co
   const out: Out[] = [];
   const cr = Topology.commRank(comm, r.rank);
   const peer = (x: number): string => `${x}[${topo.rank(comm.members[x] ?? 0).dev.nvmlDev}]`;
-  const line = (msg: string): void => { out.push({ kind: "connect", text: infoText(r, tid, msg), comm: comm.name }); };
+  const line = (msg: string): void => {
+    out.push({ kind: "connect", text: infoText(r, tid, msg), comm: comm.name });
+  };
   for (let c = 0; c < channelsOf(spec, comm); c++) {
     const ring = ringOf(topo, comm, c);
     const i = ring.indexOf(cr);
@@ -135,7 +147,9 @@ export function commInitLines(spec: ResolvedSpec, topo: Topology, r: RankInfo, c
   const t = spec.traits;
   const tid = r.tids.init(comm.ordinal);
   const out: Out[] = [];
-  const line = (kind: LineKind, msg: string): void => { out.push({ kind, text: infoText(r, tid, msg), comm: comm.name }); };
+  const line = (kind: LineKind, msg: string): void => {
+    out.push({ kind, text: infoText(r, tid, msg), comm: comm.name });
+  };
   const cr = Topology.commRank(comm, r.rank);
   const n = comm.members.length;
   const ptr = Topology.ptrOf(comm, r.rank);
@@ -151,7 +165,9 @@ export function commInitLines(spec: ResolvedSpec, topo: Topology, r: RankInfo, c
   }
   if (has(spec, "NET") && comm.ordinal === 0 && spec.transport.kind !== "socket") {
     const state = spec.transport.gdr ? "Enabled" : "Disabled";
-    spec.transport.hcas.forEach((h, i) => { line("gdr", `NET/IB : GPU Direct RDMA ${state} for HCA ${i} '${h}'`); });
+    spec.transport.hcas.forEach((h, i) => {
+      line("gdr", `NET/IB : GPU Direct RDMA ${state} for HCA ${i} '${h}'`);
+    });
   }
   if (!init) return out;
   const local = comm.members.filter((g) => topo.rank(g).node === r.node);
@@ -168,20 +184,24 @@ export function commInitLines(spec: ResolvedSpec, topo: Topology, r: RankInfo, c
   line("topo", "P2P Chunksize set to 131072");
   if (!t.runtimeConnect) out.push(...connectLines(spec, topo, r, comm, tid));
   const np = 2 ** Math.ceil(Math.log2(nc));
-  line("topo", t.collnetInChannelsLine
-    ? `${nc} coll channels, ${nc} collnet channels, 0 nvls channels, ${np} p2p channels, 1 p2p channels per peer`
-    : `${nc} coll channels, 0 nvls channels, ${np} p2p channels, 1 p2p channels per peer`);
-  line("init", comm.via === "split"
-    ? `${api} ${who} ${split} - Init COMPLETE`
-    : `${api} ${who} commId ${comm.commId ?? "0x0"} - Init COMPLETE`);
+  line(
+    "topo",
+    t.collnetInChannelsLine
+      ? `${nc} coll channels, ${nc} collnet channels, 0 nvls channels, ${np} p2p channels, 1 p2p channels per peer`
+      : `${nc} coll channels, 0 nvls channels, ${np} p2p channels, 1 p2p channels per peer`,
+  );
+  line("init", comm.via === "split" ? `${api} ${who} ${split} - Init COMPLETE` : `${api} ${who} commId ${comm.commId ?? "0x0"} - Init COMPLETE`);
   if (t.initTimings) {
     const u = (k: number): number => unit(spec.seed, 4711, r.rank, comm.index, k);
     const parts = [0.08 + u(1) * 0.02, 0.08 + u(2) * 0.02, 0.01 + u(3) * 0.02, 0.01, 0.07 + u(4) * 0.01, 0, 0.3 + u(5) * 0.3, 0];
     const total = parts.reduce((a, b) => a + b, 0);
     const f = (x: number): string => x.toFixed(2);
-    line("init", `Init timings - ${api}: rank ${cr} nranks ${n} total ${f(total)} (kernels ${f(parts[0] ?? 0)}, alloc ${f(parts[1] ?? 0)}, ` +
-      `bootstrap ${f(parts[2] ?? 0)}, allgathers ${f(parts[3] ?? 0)}, topo ${f(parts[4] ?? 0)}, graphs ${f(parts[5] ?? 0)}, ` +
-      `connections ${f(parts[6] ?? 0)}, rest ${f(parts[7] ?? 0)})`);
+    line(
+      "init",
+      `Init timings - ${api}: rank ${cr} nranks ${n} total ${f(total)} (kernels ${f(parts[0] ?? 0)}, alloc ${f(parts[1] ?? 0)}, ` +
+        `bootstrap ${f(parts[2] ?? 0)}, allgathers ${f(parts[3] ?? 0)}, topo ${f(parts[4] ?? 0)}, graphs ${f(parts[5] ?? 0)}, ` +
+        `connections ${f(parts[6] ?? 0)}, rest ${f(parts[7] ?? 0)})`,
+    );
   }
   return out;
 }

@@ -25,7 +25,10 @@ export class RankStream {
   private readonly opCount = new Map<string, number>();
   private readonly connected = new Set<string>();
 
-  constructor(private readonly ctx: SimContext, readonly rank: number) {
+  constructor(
+    private readonly ctx: SimContext,
+    readonly rank: number,
+  ) {
     this.info = ctx.topo.rank(rank);
     const last = ctx.lastOf(rank);
     this.lastStep = Math.min(last?.step ?? Infinity, ctx.graphFrom ?? Infinity);
@@ -47,7 +50,9 @@ export class RankStream {
     for (const c of comms) {
       const lines = commInitLines(spec, topo, this.info, c);
       const start = 300 + c.ordinal * window + skew(c.ordinal + 1);
-      lines.forEach((l, i) => { this.place(start + Math.floor((i * window * 0.8) / Math.max(1, lines.length)), [l], out); });
+      lines.forEach((l, i) => {
+        this.place(start + Math.floor((i * window * 0.8) / Math.max(1, lines.length)), [l], out);
+      });
     }
     return out.sort((a, b) => a.t - b.t);
   }
@@ -88,8 +93,13 @@ export class RankStream {
       this.deathTime = t + 1;
     }
     // Watchdog timeout on a collective that never completes.
-    if (watchdog !== undefined && stop !== undefined && stop.by.type !== "jobExits" && stop.last.k >= 0 &&
-      (this.ctx.graphFrom === undefined || stop.last.step <= this.ctx.graphFrom)) {
+    if (
+      watchdog !== undefined &&
+      stop !== undefined &&
+      stop.by.type !== "jobExits" &&
+      stop.last.k >= 0 &&
+      (this.ctx.graphFrom === undefined || stop.last.step <= this.ctx.graphFrom)
+    ) {
       const last = stop.last;
       const ops = plan(last.step);
       const op = ops[last.k];
@@ -101,10 +111,18 @@ export class RankStream {
         const ranFor = watchdog.timeoutMs + 20 + Math.floor(unit(spec.seed, 505, this.rank) * 70);
         const t = sched.collTime(this.rank, last.step, last.k, ops.length) + ranFor;
         const lines = watchdogLines({
-          r: this.info, comm, seq: this.ctx.seqAt(op.comm, last), ...work, timeoutMs: watchdog.timeoutMs,
-          ranForMs: ranFor, epochMs: spec.startTime + t, nanos: Math.floor(unit(spec.seed, 606, this.rank) * 999_999),
+          r: this.info,
+          comm,
+          seq: this.ctx.seqAt(op.comm, last),
+          ...work,
+          timeoutMs: watchdog.timeoutMs,
+          ranForMs: ranFor,
+          epochMs: spec.startTime + t,
+          nanos: Math.floor(unit(spec.seed, 606, this.rank) * 999_999),
         });
-        lines.forEach((text) => { ev.push({ t, rank: this.rank, stream: "stderr", kind: "watchdog", text }); });
+        lines.forEach((text) => {
+          ev.push({ t, rank: this.rank, stream: "stderr", kind: "watchdog", text });
+        });
         if (watchdog.abort) {
           this.place(t + 5, teardownLines(spec, this.info, topo.commsOf(this.rank), true), ev);
           this.deathTime = Math.min(this.deathTime, t + 6);
@@ -118,10 +136,18 @@ export class RankStream {
       if (t >= this.deathTime) continue;
       const peerRank = f.peerRank ?? this.defaultPeer();
       const comm = topo.commOf(this.rank, f.comm);
-      this.place(t, warnBlock(spec, {
-        kind: f.kind, r: this.info, peer: topo.rank(peerRank), commRank: comm.members.indexOf(this.rank),
-        port: 30000 + Math.floor(unit(spec.seed, 808, this.rank, f.atStep) * 30000), epochMs: spec.startTime + t,
-      }), ev);
+      this.place(
+        t,
+        warnBlock(spec, {
+          kind: f.kind,
+          r: this.info,
+          peer: topo.rank(peerRank),
+          commRank: comm.members.indexOf(this.rank),
+          port: 30000 + Math.floor(unit(spec.seed, 808, this.rank, f.atStep) * 30000),
+          epochMs: spec.startTime + t,
+        }),
+        ev,
+      );
     }
     this.events.push(...ev.sort((a, b) => a.t - b.t));
   }
@@ -155,9 +181,13 @@ export class RankStream {
       const b = this.events[this.ei];
       const aOk = a !== undefined && a.t <= to;
       const bOk = b !== undefined && b.t <= to;
-      if (aOk && (!bOk || a.t <= b.t)) { out.push(a); this.bi++; }
-      else if (bOk) { out.push(b); this.ei++; }
-      else break;
+      if (aOk && (!bOk || a.t <= b.t)) {
+        out.push(a);
+        this.bi++;
+      } else if (bOk) {
+        out.push(b);
+        this.ei++;
+      } else break;
     }
   }
 }

@@ -14,7 +14,10 @@ export class Schedule {
   private readonly delays = new Map<number, number>();
   private readonly maxDelay: number;
 
-  constructor(private readonly spec: ResolvedSpec, faults: Fault[]) {
+  constructor(
+    private readonly spec: ResolvedSpec,
+    faults: Fault[],
+  ) {
     for (const f of faults) {
       if (f.type === "straggler") this.delays.set(f.rank, Math.max(f.delayMs, this.delays.get(f.rank) ?? 0));
       if (f.type === "slowButMoving") this.slow = { stepMs: f.stepMs, fromStep: f.fromStep };

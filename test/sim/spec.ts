@@ -122,21 +122,25 @@ export function resolveSpec(spec: JobSpec = {}): ResolvedSpec {
   if (spec.devices === undefined && ranksPerNode > DGX_H100_BUS_IDS.length) {
     throw new Error(`more than ${DGX_H100_BUS_IDS.length} ranks per node need an explicit devices list`);
   }
-  const devices = spec.devices ?? range(ranksPerNode).map((l) => ({
-    cudaDev: l,
-    nvmlDev: l,
-    busId: DGX_H100_BUS_IDS[l % DGX_H100_BUS_IDS.length] ?? "18000",
-  }));
+  const devices =
+    spec.devices ??
+    range(ranksPerNode).map((l) => ({
+      cudaDev: l,
+      nvmlDev: l,
+      busId: DGX_H100_BUS_IDS[l % DGX_H100_BUS_IDS.length] ?? "18000",
+    }));
   if (devices.length !== ranksPerNode) throw new Error("devices must list one entry per local rank");
   const comms = spec.comms ?? [];
   for (const c of comms) {
     if (c.name === "world") throw new Error("'world' is the name of the world communicator");
     if (c.groupSize < 1 || worldSize % c.groupSize !== 0) throw new Error(`comm ${c.name}: groupSize must divide ${worldSize}`);
   }
-  const pids = spec.pids ?? nodes.map((_, n) => {
-    const base = 1000 + ((seed * 7919 + n * 104729) % 400000);
-    return range(ranksPerNode).map((l) => base + l);
-  });
+  const pids =
+    spec.pids ??
+    nodes.map((_, n) => {
+      const base = 1000 + ((seed * 7919 + n * 104729) % 400000);
+      return range(ranksPerNode).map((l) => base + l);
+    });
   return {
     seed,
     nodes,

@@ -78,7 +78,13 @@ export class Topology {
         proxyProgress: pid + 50,
       };
       return {
-        rank, node, localRank, host, pid, tids, dev,
+        rank,
+        node,
+        localRank,
+        host,
+        pid,
+        tids,
+        dev,
         ip: `10.${128 + (spec.seed % 64)}.${node >> 8}.${(node % 250) + 1}`,
         file: `nccl-${host}-${pid}.log`,
         stderrFile: `stderr-${host}-${pid}.log`,
@@ -104,14 +110,30 @@ export class Topology {
     }
   }
 
-  private makeComm(rng: Rng, name: string, family: string, ordinal: number, groupIndex: number, via: Comm["via"],
-    members: number[], splitCount: number, pgId: number): Comm {
+  private makeComm(
+    rng: Rng,
+    name: string,
+    family: string,
+    ordinal: number,
+    groupIndex: number,
+    via: Comm["via"],
+    members: number[],
+    splitCount: number,
+    pgId: number,
+  ): Comm {
     const nodes = new Set(members.map((r) => this.ranks[r]?.node));
     const comm: Comm = {
-      name, family, index: this.comms.length, ordinal, groupIndex, via, members,
+      name,
+      family,
+      index: this.comms.length,
+      ordinal,
+      groupIndex,
+      via,
+      members,
       nNodes: nodes.size,
       commId: via === "split" ? undefined : rng.commId(),
-      splitCount, pgId,
+      splitCount,
+      pgId,
       pgDesc: family === "world" ? "default_pg" : "undefined",
       ptr: members.map(() => rng.heapPtr()),
       stream: members.map(() => rng.heapPtr()),

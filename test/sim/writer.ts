@@ -35,7 +35,11 @@ export class FileSink {
   lines = 0;
   bytes = 0;
 
-  constructor(readonly dir: string, private readonly sim: Scenario, private readonly opts: SinkOptions = {}) {}
+  constructor(
+    readonly dir: string,
+    private readonly sim: Scenario,
+    private readonly opts: SinkOptions = {},
+  ) {}
 
   /** Appends one advance() result to the files. */
   async write(res: AdvanceResult): Promise<void> {
@@ -52,7 +56,10 @@ export class FileSink {
     }
     const c = this.opts.combined;
     if (c !== undefined && res.lines.length > 0) {
-      await this.append(c.file, res.lines.map((l) => combinedLine(this.sim, l, c.style)));
+      await this.append(
+        c.file,
+        res.lines.map((l) => combinedLine(this.sim, l, c.style)),
+      );
     }
   }
 
@@ -71,8 +78,7 @@ export interface WriteResult {
 }
 
 /** Runs the scenario to `durationMs` as fast as possible, appending every `chunkMs` of simulated time. */
-export async function writeScenario(sim: Scenario, dir: string,
-  opts: SinkOptions & { durationMs: number; chunkMs?: number }): Promise<WriteResult> {
+export async function writeScenario(sim: Scenario, dir: string, opts: SinkOptions & { durationMs: number; chunkMs?: number }): Promise<WriteResult> {
   const sink = new FileSink(dir, sim, opts);
   const chunk = opts.chunkMs ?? 1000;
   while (sim.nowMs < opts.durationMs) await sink.write(sim.advance(Math.min(chunk, opts.durationMs - sim.nowMs)));
@@ -84,8 +90,11 @@ export async function writeScenario(sim: Scenario, dir: string,
  * `tickMs * speed` simulated ms. Content does not depend on timing; only when it lands does.
  * Stops at `durationMs` of simulated time or when `signal` aborts.
  */
-export async function runRealtime(sim: Scenario, dir: string,
-  opts: SinkOptions & { speed?: number; durationMs: number; tickMs?: number; signal?: AbortSignal }): Promise<WriteResult> {
+export async function runRealtime(
+  sim: Scenario,
+  dir: string,
+  opts: SinkOptions & { speed?: number; durationMs: number; tickMs?: number; signal?: AbortSignal },
+): Promise<WriteResult> {
   const sink = new FileSink(dir, sim, opts);
   const tick = opts.tickMs ?? 100;
   const speed = opts.speed ?? 1;

@@ -16,10 +16,7 @@ export interface GpuPcieError {
 }
 
 export type KernelEvent =
-  | { kind: "xid"; xid: XidReport }
-  | { kind: "sxid"; sxid: SxidReport }
-  | { kind: "nic"; nic: NicEvent }
-  | { kind: "gpu_pcie"; pcie: GpuPcieError };
+  { kind: "xid"; xid: XidReport } | { kind: "sxid"; sxid: SxidReport } | { kind: "nic"; nic: NicEvent } | { kind: "gpu_pcie"; pcie: GpuPcieError };
 
 /** An Xid 79 line and the driver's own "GPU has fallen off the bus" line about it come this close. */
 const SAME_FALL_MS = 60_000;
@@ -52,7 +49,14 @@ export class KernelEvents {
       this.fell.set(slot, atMs);
       if (this.fell.size > 256) this.fell.delete(this.fell.keys().next().value as string);
       // The driver's own line after an Xid 79 reports the same fall.
-      if (ev.xid.detail.startsWith("GPU has fallen off the bus") && ev.xid.pid === undefined && isDriverLine(message) && last !== undefined && atMs - last <= SAME_FALL_MS) return;
+      if (
+        ev.xid.detail.startsWith("GPU has fallen off the bus") &&
+        ev.xid.pid === undefined &&
+        isDriverLine(message) &&
+        last !== undefined &&
+        atMs - last <= SAME_FALL_MS
+      )
+        return;
     }
     out.push(ev);
   }

@@ -29,8 +29,16 @@ export type NicEventKind =
   | "probe_failed";
 
 export const NIC_EVENT_KINDS: readonly NicEventKind[] = [
-  "link_down", "link_up", "firmware_error", "command_error", "pcie_error_corrected",
-  "pcie_error_uncorrected", "tx_timeout", "module_event", "insufficient_power", "probe_failed",
+  "link_down",
+  "link_up",
+  "firmware_error",
+  "command_error",
+  "pcie_error_corrected",
+  "pcie_error_uncorrected",
+  "tx_timeout",
+  "module_event",
+  "insufficient_power",
+  "probe_failed",
 ];
 
 export interface NicEvent {

@@ -187,6 +187,14 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
 
 function reportOf(t: Tracker, ras: readonly RasSource[], dumps: readonly FrRead[], hardware: HardwareTally): Report {
   const fr = analyzeFrDumps(dumps);
-  const findings = sortFindings([...hardwareFindings(t, hardware), ...flightRecorderFindings(fr), ...rasFindings(ras), ...commFindings(t), ...pytorchFindings(t), ...pytorchDebugFindings(t.pt), ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled })]);
+  const findings = sortFindings([
+    ...hardwareFindings(t, hardware),
+    ...flightRecorderFindings(fr),
+    ...rasFindings(ras),
+    ...commFindings(t),
+    ...pytorchFindings(t),
+    ...pytorchDebugFindings(t.pt),
+    ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
+  ]);
   return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

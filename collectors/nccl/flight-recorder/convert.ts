@@ -309,7 +309,12 @@ function groupsOf(root: Dict, entries: readonly EntryKey[], b: Budget): FrGroup[
  * `entriesPerGroup`, only the entries trim.ts keeps are read whole (the others only for their
  * group, collective and state, which the groups' progress is taken from).
  */
-export function dumpOf(root: unknown, source: string, budget: Budget = new Budget(), entriesPerGroup?: number): { dump: Omit<FrDump, "rank" | "rankFrom">; rank?: number } | string {
+export function dumpOf(
+  root: unknown,
+  source: string,
+  budget: Budget = new Budget(),
+  entriesPerGroup?: number,
+): { dump: Omit<FrDump, "rank" | "rankFrom">; rank?: number } | string {
   if (!isDict(root)) return "not a Flight Recorder dump: the pickle holds no dict";
   const rawEntries = get(root, "entries");
   const hasEntries = Array.isArray(rawEntries);
@@ -332,7 +337,8 @@ export function dumpOf(root: unknown, source: string, budget: Budget = new Budge
   const entries: FrEntry[] = [];
   const frames = new FrameCache(budget);
   const lists = new SharedLists(budget);
-  for (let i = 0; i < raw.length; i++) if (keep === undefined || keep[i] === true) entries.push(entryOf(raw[i] as Dict, keys[i] as EntryKey, frames, lists, budget));
+  for (let i = 0; i < raw.length; i++)
+    if (keep === undefined || keep[i] === true) entries.push(entryOf(raw[i] as Dict, keys[i] as EntryKey, frames, lists, budget));
   dropped += raw.length - entries.length;
   const dump: Omit<FrDump, "rank" | "rankFrom"> = {
     source,

@@ -170,11 +170,15 @@ export class IsolatedFrReader {
         if (!("ready" in m)) done(m, false);
       };
       const onError = (err: Error & { code?: string }): void => {
-        if (err.code === "ERR_WORKER_OUT_OF_MEMORY") done(fail(`too large: reading it went over the reader's memory budget (${this.limits.heapMb} MB of heap)`, "memory"), true);
+        if (err.code === "ERR_WORKER_OUT_OF_MEMORY")
+          done(fail(`too large: reading it went over the reader's memory budget (${this.limits.heapMb} MB of heap)`, "memory"), true);
         else done(fail(`the reader failed: ${err.message.slice(0, 120)}`), true);
       };
       const onExit = (code: number): void => done(fail(`the reader stopped (exit code ${code})`), true);
-      const timer = setTimeout(() => done(fail(`too large: reading it went over the reader's time budget (${this.limits.timeMs / 1000} s)`, "time"), true), this.limits.timeMs);
+      const timer = setTimeout(
+        () => done(fail(`too large: reading it went over the reader's time budget (${this.limits.timeMs / 1000} s)`, "time"), true),
+        this.limits.timeMs,
+      );
       w.on("message", onMessage);
       w.on("error", onError);
       w.on("exit", onExit);

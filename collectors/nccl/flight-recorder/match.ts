@@ -44,10 +44,22 @@ export function callOf(entries: readonly FrEntry[]): FrCall {
   const set = <K extends keyof FrCall>(k: K, v: FrCall[K] | undefined): void => {
     if (v !== undefined) call[k] = v;
   };
-  set("inputSizes", cat((e) => e.inputSizes));
-  set("outputSizes", cat((e) => e.outputSizes));
-  set("inputDtypes", cat((e) => e.inputDtypes));
-  set("outputDtypes", cat((e) => e.outputDtypes));
+  set(
+    "inputSizes",
+    cat((e) => e.inputSizes),
+  );
+  set(
+    "outputSizes",
+    cat((e) => e.outputSizes),
+  );
+  set(
+    "inputDtypes",
+    cat((e) => e.inputDtypes),
+  );
+  set(
+    "outputDtypes",
+    cat((e) => e.outputDtypes),
+  );
   set("state", entries[entries.length - 1]?.state);
   return call;
 }

@@ -34,7 +34,13 @@ export interface ReadOptions {
 /** `bytes` read from the file `name` (its base name, or any name that ends in the rank). */
 export function readFrDump(bytes: Uint8Array, name: string, opts: ReadOptions = {}): FrRead {
   const fileRank = rankFromName(name);
-  const fail = (error: string, over?: FrOverLimit): FrRead => ({ ok: false, source: name, ...(fileRank !== undefined ? { rank: fileRank } : {}), error, ...(over !== undefined ? { over } : {}) });
+  const fail = (error: string, over?: FrOverLimit): FrRead => ({
+    ok: false,
+    source: name,
+    ...(fileRank !== undefined ? { rank: fileRank } : {}),
+    error,
+    ...(over !== undefined ? { over } : {}),
+  });
   if (bytes.length > MAX_FR_DUMP_BYTES) return fail(`too large: over ${MAX_FR_DUMP_BYTES / (1024 * 1024)} MiB`);
   const budget = new Budget();
   const raw = unpickle(bytes, budget);

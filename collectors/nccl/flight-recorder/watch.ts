@@ -152,7 +152,11 @@ export class FlightRecorderWatch {
       this.pokes.set(r.result, (this.pokes.get(r.result) ?? 0) + 1);
       results.push(`${p.rank}:${r.result}${r.reason !== undefined ? `(${r.reason})` : ""}`);
     }
-    if (pipes.length === 0) this.opts.log.info({ pipe_prefix: prefix }, `nccl: hang suspected, but no Flight Recorder pipe ${prefix}<rank>.pipe exists (the job sets TORCH_NCCL_DEBUG_INFO_PIPE_FILE and a trace buffer)`);
+    if (pipes.length === 0)
+      this.opts.log.info(
+        { pipe_prefix: prefix },
+        `nccl: hang suspected, but no Flight Recorder pipe ${prefix}<rank>.pipe exists (the job sets TORCH_NCCL_DEBUG_INFO_PIPE_FILE and a trace buffer)`,
+      );
     else this.opts.log.info({ pipe_prefix: prefix, ranks: results }, `nccl: hang suspected: asked ${pipes.length} rank(s) here for their Flight Recorder dump`);
   }
 
@@ -215,7 +219,12 @@ export class FlightRecorderWatch {
     let r: FrRead;
     if (f.size > MAX_LIVE_DUMP_BYTES) {
       close(fd, () => undefined);
-      r = { ok: false, source: name, rank: f.rank, error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)` };
+      r = {
+        ok: false,
+        source: name,
+        rank: f.rank,
+        error: `too large: ${f.size} bytes, over ${MAX_LIVE_DUMP_BYTES / (1024 * 1024)} MiB (ringwatch analyze reads up to 64 MiB)`,
+      };
       this.count("too_large");
     } else {
       try {

@@ -7,7 +7,15 @@
 import { OpWindow } from "./op-window.js";
 import { MAX_OPS, RankState } from "./rank-state.js";
 import { compareRanks, verdictOf, type RankComparison } from "./straggler.js";
-import type { BandwidthDrop, BandwidthOptions, InspectorCommSnapshot, InspectorLimits, InspectorRecord, InspectorRankSnapshot, StragglerOptions } from "./types.js";
+import type {
+  BandwidthDrop,
+  BandwidthOptions,
+  InspectorCommSnapshot,
+  InspectorLimits,
+  InspectorRecord,
+  InspectorRankSnapshot,
+  StragglerOptions,
+} from "./types.js";
 
 interface Evaluation {
   /** Ranks compared, in rank order, and the comparison (indexes into them). */
@@ -64,7 +72,11 @@ export class CommState {
     // Ranks with a GPU-timed record lately: a rank whose process is gone stops being waited for.
     const since = this.lastTimedMs - this.limits.activeWithinMs;
     const ranks = [...this.ranks.values()].filter((r) => r.lastTimedMs >= since).sort((a, b) => a.rank - b.rank);
-    const comparison = compareRanks([...this.windows.values()], ranks.map((r) => r.slot), straggler);
+    const comparison = compareRanks(
+      [...this.windows.values()],
+      ranks.map((r) => r.slot),
+      straggler,
+    );
     this.evaluation = { ranks, comparison, drops: this.drops(ranks) };
     return this.evaluation;
   }

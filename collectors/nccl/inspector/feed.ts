@@ -132,7 +132,9 @@ export class InspectorFeed {
       this.forget(c);
       this.counts.commsRetired++;
     }
-    const comms = [...this.comms.values()].sort((a, b) => (a.commId < b.commId ? -1 : a.commId > b.commId ? 1 : 0)).map((c) => c.snapshot(now, this.stragglerOpts));
+    const comms = [...this.comms.values()]
+      .sort((a, b) => (a.commId < b.commId ? -1 : a.commId > b.commId ? 1 : 0))
+      .map((c) => c.snapshot(now, this.stragglerOpts));
     return { comms, stats: this.stats() };
   }
 
@@ -161,7 +163,11 @@ export class InspectorFeed {
   private makeRoomFor(owner: number, keep?: CommState): boolean {
     const heavy = this.owners.yielderTo(owner);
     if (heavy === undefined) return false;
-    const victim = idlest(this.comms.values(), (c) => c.owner === heavy && c !== keep, (a, b) => a.lastRecordMs < b.lastRecordMs);
+    const victim = idlest(
+      this.comms.values(),
+      (c) => c.owner === heavy && c !== keep,
+      (a, b) => a.lastRecordMs < b.lastRecordMs,
+    );
     if (victim === undefined) return false;
     this.forget(victim);
     this.counts.skipped.comm_limit++;

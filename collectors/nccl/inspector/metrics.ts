@@ -20,15 +20,53 @@ export class InspectorMetrics {
   private readonly skipped: Counter<"reason">;
 
   constructor(registry: Registry) {
-    this.collectives = counter(registry, "ringwatch_nccl_inspector_collectives_total", "Collectives NCCL Inspector recorded as completed for this rank, since ringwatch began reading (before NCCL 2.30 a sample of them).", ["comm_id", "rank"]);
-    this.p2p = counter(registry, "ringwatch_nccl_inspector_p2p_total", "Point-to-point operations NCCL Inspector recorded for this rank (NCCL 2.30+).", ["comm_id", "rank"]);
-    this.lastSeq = gauge(registry, "ringwatch_nccl_inspector_last_seq", "The sequence number (coll_sn, per collective type) of the rank's last Inspector record.", ["comm_id", "rank"]);
-    this.exec = gauge(registry, "ringwatch_nccl_inspector_exec_seconds", "Median GPU-timed execution time of the rank's recent collectives (any size); a rank that arrives last waits least.", ["comm_id", "rank"]);
-    this.busbw = gauge(registry, "ringwatch_nccl_inspector_busbw_bytes_per_second", "Median bus bandwidth of the rank's recent GPU-timed collectives, by message size bucket.", ["comm_id", "rank", "size_bucket"]);
-    this.delay = gauge(registry, "ringwatch_nccl_straggler_delay_seconds", "How much later than the other ranks of its communicator on this node the rank arrives (median over common collectives, from NCCL Inspector's GPU times; negative: earlier).", ["comm_id", "rank"]);
-    this.drop = gauge(registry, "ringwatch_nccl_bandwidth_drop", "1 while the communicator's bus bandwidth (NCCL Inspector) stays under half its own recent level for the same collective and message size.", ["comm_id"]);
+    this.collectives = counter(
+      registry,
+      "ringwatch_nccl_inspector_collectives_total",
+      "Collectives NCCL Inspector recorded as completed for this rank, since ringwatch began reading (before NCCL 2.30 a sample of them).",
+      ["comm_id", "rank"],
+    );
+    this.p2p = counter(registry, "ringwatch_nccl_inspector_p2p_total", "Point-to-point operations NCCL Inspector recorded for this rank (NCCL 2.30+).", [
+      "comm_id",
+      "rank",
+    ]);
+    this.lastSeq = gauge(
+      registry,
+      "ringwatch_nccl_inspector_last_seq",
+      "The sequence number (coll_sn, per collective type) of the rank's last Inspector record.",
+      ["comm_id", "rank"],
+    );
+    this.exec = gauge(
+      registry,
+      "ringwatch_nccl_inspector_exec_seconds",
+      "Median GPU-timed execution time of the rank's recent collectives (any size); a rank that arrives last waits least.",
+      ["comm_id", "rank"],
+    );
+    this.busbw = gauge(
+      registry,
+      "ringwatch_nccl_inspector_busbw_bytes_per_second",
+      "Median bus bandwidth of the rank's recent GPU-timed collectives, by message size bucket.",
+      ["comm_id", "rank", "size_bucket"],
+    );
+    this.delay = gauge(
+      registry,
+      "ringwatch_nccl_straggler_delay_seconds",
+      "How much later than the other ranks of its communicator on this node the rank arrives (median over common collectives, from NCCL Inspector's GPU times; negative: earlier).",
+      ["comm_id", "rank"],
+    );
+    this.drop = gauge(
+      registry,
+      "ringwatch_nccl_bandwidth_drop",
+      "1 while the communicator's bus bandwidth (NCCL Inspector) stays under half its own recent level for the same collective and message size.",
+      ["comm_id"],
+    );
     this.records = counter(registry, "ringwatch_nccl_inspector_records_total", "NCCL Inspector records read.", []);
-    this.skipped = counter(registry, "ringwatch_nccl_inspector_records_skipped_total", "NCCL Inspector lines not counted, by reason: garbage, duplicate, comm_limit, rank_limit.", ["reason"]);
+    this.skipped = counter(
+      registry,
+      "ringwatch_nccl_inspector_records_skipped_total",
+      "NCCL Inspector lines not counted, by reason: garbage, duplicate, comm_limit, rank_limit.",
+      ["reason"],
+    );
   }
 
   publish(s: InspectorSnapshot): void {
@@ -60,6 +98,9 @@ export class InspectorMetrics {
     publishGauge(this.delay, delay);
     publishGauge(this.drop, drop);
     publishCounter(this.records, [{ labels: {}, value: s.stats.records }]);
-    publishCounter(this.skipped, (Object.entries(s.stats.skipped) as [string, number][]).map(([reason, n]) => ({ labels: { reason }, value: n })));
+    publishCounter(
+      this.skipped,
+      (Object.entries(s.stats.skipped) as [string, number][]).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    );
   }
 }

@@ -10,7 +10,10 @@ export class OpWindow {
   vals: Float64Array;
   stride: number;
 
-  constructor(readonly size: number, slots: number) {
+  constructor(
+    readonly size: number,
+    slots: number,
+  ) {
     this.seqs = new Float64Array(size).fill(-1);
     this.stride = Math.max(1, slots);
     this.vals = new Float64Array(size * this.stride).fill(NaN);

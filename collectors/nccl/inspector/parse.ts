@@ -24,8 +24,28 @@ const f = new Fields();
 
 /** The perf object's keys of a collective and of a point-to-point operation (made once: property keys built per line would cost a lookup each). */
 const KEYS = {
-  coll: { op: "coll", sn: "coll_sn", size: "coll_msg_size_bytes", exec: "coll_exec_time_us", timing: "coll_timing_source", algo: "coll_algobw_gbs", bus: "coll_busbw_gbs", start: "coll_start_ts", stop: "coll_stop_ts" },
-  p2p: { op: "p2p", sn: "p2p_sn", size: "p2p_msg_size_bytes", exec: "p2p_exec_time_us", timing: "p2p_timing_source", algo: "p2p_algobw_gbs", bus: "p2p_busbw_gbs", start: "p2p_start_ts", stop: "p2p_stop_ts" },
+  coll: {
+    op: "coll",
+    sn: "coll_sn",
+    size: "coll_msg_size_bytes",
+    exec: "coll_exec_time_us",
+    timing: "coll_timing_source",
+    algo: "coll_algobw_gbs",
+    bus: "coll_busbw_gbs",
+    start: "coll_start_ts",
+    stop: "coll_stop_ts",
+  },
+  p2p: {
+    op: "p2p",
+    sn: "p2p_sn",
+    size: "p2p_msg_size_bytes",
+    exec: "p2p_exec_time_us",
+    timing: "p2p_timing_source",
+    algo: "p2p_algobw_gbs",
+    bus: "p2p_busbw_gbs",
+    start: "p2p_start_ts",
+    stop: "p2p_stop_ts",
+  },
 } as const;
 type Keys = (typeof KEYS)[keyof typeof KEYS];
 

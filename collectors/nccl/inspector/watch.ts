@@ -99,7 +99,13 @@ export class InspectorWatch {
         const d = c.drops[0];
         if (!this.logged.has(key) && d !== undefined) {
           this.opts.log.warn(
-            { comm_id: c.commId, op: d.op, size_class_bytes: d.sizeClassBytes, recent_bytes_per_second: d.recentBytesPerSecond, baseline_bytes_per_second: d.baselineBytesPerSecond },
+            {
+              comm_id: c.commId,
+              op: d.op,
+              size_class_bytes: d.sizeClassBytes,
+              recent_bytes_per_second: d.recentBytesPerSecond,
+              baseline_bytes_per_second: d.baselineBytesPerSecond,
+            },
             `nccl: NCCL Inspector: bus bandwidth of communicator ${c.commId} fell to ${(d.recentBytesPerSecond / 1e9).toFixed(1)} GB/s from ${(d.baselineBytesPerSecond / 1e9).toFixed(1)} GB/s (${d.op}, messages from ${d.sizeClassBytes} bytes)`,
           );
         }

@@ -27,7 +27,11 @@ export class ReadErrorLog {
     const last = this.logged.get(path);
     if (last !== undefined && t - last < READ_ERROR_LOG_MS) return;
     if (t - this.minuteStart >= 60_000) {
-      if (this.suppressed > 0) this.log.warn({ suppressed: this.suppressed }, `nccl: ${this.suppressed} more log files could not be read or were refused in the last minute (not logged one by one)`);
+      if (this.suppressed > 0)
+        this.log.warn(
+          { suppressed: this.suppressed },
+          `nccl: ${this.suppressed} more log files could not be read or were refused in the last minute (not logged one by one)`,
+        );
       this.minuteStart = t;
       this.lines = 0;
       this.suppressed = 0;

@@ -58,7 +58,10 @@ function spreadOf(op: string, groups: readonly RasGroup[]): { spread: OpSpread; 
     if ((g.opCount as number) < top) below += g.count;
     else atTop += g.count;
   }
-  return { spread: { op, top, low: first.opCount as number, below, atTop, counts: sorted.map((g) => `${g.count} at #${g.opCount as number}`).join(", ") }, sorted };
+  return {
+    spread: { op, top, low: first.opCount as number, below, atTop, counts: sorted.map((g) => `${g.count} at #${g.opCount as number}`).join(", ") },
+    sorted,
+  };
 }
 
 /** The split of one communicator's count blocks, or undefined when no type's counts differ. */

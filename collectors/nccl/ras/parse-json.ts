@@ -88,7 +88,11 @@ const NCCL_IN_PROGRESS = 7;
 const isError = (code: number): boolean => code !== NCCL_SUCCESS && code !== NCCL_IN_PROGRESS;
 
 /** Groups of equal values; a group's ranks are listed only when NCCL's text would list them. */
-function groupsOf<T extends string | number>(ranks: readonly JsonRank[], key: (r: JsonRank) => T | undefined, total: number): Map<T, { count: number; ranks: RasRank[] }> {
+function groupsOf<T extends string | number>(
+  ranks: readonly JsonRank[],
+  key: (r: JsonRank) => T | undefined,
+  total: number,
+): Map<T, { count: number; ranks: RasRank[] }> {
   const out = new Map<T, { count: number; ranks: RasRank[] }>();
   for (const r of ranks) {
     const k = key(r);
@@ -147,7 +151,10 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
   const async = ranks.filter((r) => isError(r.asyncError));
   if (init.length > 0 || async.length > 0) {
     const e = entry("ERROR");
-    for (const [what, failing, code] of [["Initialization", init, (r: JsonRank) => r.initState], ["Asynchronous", async, (r: JsonRank) => r.asyncError]] as const) {
+    for (const [what, failing, code] of [
+      ["Initialization", init, (r: JsonRank) => r.initState],
+      ["Asynchronous", async, (r: JsonRank) => r.asyncError],
+    ] as const) {
       if (failing.length === 0) continue;
       e.errors.push(errorLine(what, failing.length));
       // NCCL breaks the ranks down by error code and lists a code's ranks when they are few.
@@ -156,20 +163,27 @@ function commEntries(c: Obj, lineNo: number): { entries: RasCommEntry[]; dead: R
     entries.push(e);
   }
   const states = groupsOf(ranks, (r) => r.status, total);
-  if (nocomm.length > 0) states.set("NOCOMM", { count: nocomm.length, ranks: isOutlier(nocomm.length, total) ? nocomm.slice(0, MAX_RANKS).map((m) => m.r) : [] });
+  if (nocomm.length > 0)
+    states.set("NOCOMM", { count: nocomm.length, ranks: isOutlier(nocomm.length, total) ? nocomm.slice(0, MAX_RANKS).map((m) => m.r) : [] });
   const mismatch = entry("MISMATCH");
-  if (states.size > 1) mismatch.statusGroups = [...states].sort((a, b) => b[1].count - a[1].count).map(([status, g]): RasGroup => ({ count: g.count, status, ranks: g.ranks }));
+  if (states.size > 1)
+    mismatch.statusGroups = [...states].sort((a, b) => b[1].count - a[1].count).map(([status, g]): RasGroup => ({ count: g.count, status, ranks: g.ranks }));
   const ops = new Set<string>();
   for (const r of ranks) for (const op of r.counts.keys()) if (ops.size < MAX_OPS) ops.add(op);
   // One MISMATCH entry per communicator, one block per collective type whose counts differ, as the text has.
   for (const op of ops) {
     const groups = groupsOf(ranks, (r) => r.counts.get(op), total);
     if (groups.size < 2) continue;
-    const block: RasOpMismatch = { op, groups: [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks })) };
+    const block: RasOpMismatch = {
+      op,
+      groups: [...groups].sort((a, b) => a[0] - b[0]).map(([opCount, g]): RasGroup => ({ count: g.count, opCount, ranks: g.ranks })),
+    };
     mismatch.ops.push(block);
   }
   if (mismatch.ops.length > 0 || mismatch.statusGroups.length > 0) entries.push(mismatch);
-  const dead = missing.filter((m) => m.dead && m.r.pid !== undefined && m.r.node !== undefined).map((m): RasProcess => ({ pid: m.r.pid as number, node: m.r.node as string, gpus: m.r.gpu ?? "?" }));
+  const dead = missing
+    .filter((m) => m.dead && m.r.pid !== undefined && m.r.node !== undefined)
+    .map((m): RasProcess => ({ pid: m.r.pid as number, node: m.r.node as string, gpus: m.r.gpu ?? "?" }));
   const full: RasCommRanks = {
     commHash,
     size: total,
@@ -216,7 +230,8 @@ export function repairRasJson(text: string): string {
     if (!next.startsWith('"') || cur.length === 0) continue;
     const last = cur.charCodeAt(cur.length - 1);
     // A value ends in a digit, a quote, `}` / `]`, or the e/l of true/false/null; `{`, `[` and `,` need none.
-    const endsValue = (last >= 48 && last <= 57) || last === 34 || last === 125 || last === 93 || cur.endsWith("true") || cur.endsWith("false") || cur.endsWith("null");
+    const endsValue =
+      (last >= 48 && last <= 57) || last === 34 || last === 125 || last === 93 || cur.endsWith("true") || cur.endsWith("false") || cur.endsWith("null");
     if (endsValue) lines[i] = `${cur},`;
   }
   return lines.join("\n");
@@ -242,7 +257,15 @@ export function rasReportFromJson(text: string): RasReport | undefined {
   if (!isObj(doc) || !Array.isArray(doc.communicators) || !isObj(doc.ras)) return undefined;
   const lines = hashLines(text);
   const version = str(doc.nccl_version);
-  const report: RasReport = { lineNo: 1, table: [], comms: [], processes: [], timeouts: num(doc.ras.timeouts_count) ?? 0, full: [], ...(version !== undefined ? { version } : {}) };
+  const report: RasReport = {
+    lineNo: 1,
+    table: [],
+    comms: [],
+    processes: [],
+    timeouts: num(doc.ras.timeouts_count) ?? 0,
+    full: [],
+    ...(version !== undefined ? { version } : {}),
+  };
   const dead = new Map<string, RasProcess>();
   doc.communicators.forEach((c, i) => {
     if (!isObj(c) || i >= MAX_COMMS) return;

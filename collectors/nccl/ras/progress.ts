@@ -33,7 +33,13 @@ const MAX_COMMS = 1_024;
 
 function blocksKey(blocks: readonly RasOpMismatch[]): string {
   return blocks
-    .map((b) => `${b.op}[${b.groups.map((g) => `${g.opCount ?? "?"}x${g.count}:${g.ranks.map((r) => r.rank).join(",")}`).sort().join(" ")}]`)
+    .map(
+      (b) =>
+        `${b.op}[${b.groups
+          .map((g) => `${g.opCount ?? "?"}x${g.count}:${g.ranks.map((r) => r.rank).join(",")}`)
+          .sort()
+          .join(" ")}]`,
+    )
     .sort()
     .join(";");
 }
@@ -43,7 +49,8 @@ export function observe(report: RasReport): RasCommObservation[] {
   const out = new Map<string, RasCommObservation>();
   const get = (commHash: string): RasCommObservation | undefined => {
     let o = out.get(commHash);
-    if (o === undefined && out.size < MAX_COMMS) out.set(commHash, (o = { commHash, ranks: [], blocks: [], complete: false, fingerprint: undefined, unreachable: [] }));
+    if (o === undefined && out.size < MAX_COMMS)
+      out.set(commHash, (o = { commHash, ranks: [], blocks: [], complete: false, fingerprint: undefined, unreachable: [] }));
     return o;
   };
   if (report.full !== undefined) {
@@ -68,7 +75,10 @@ export function observe(report: RasReport): RasCommObservation[] {
           }
         }
       }
-      o.fingerprint = `${c.ranks.length}/${c.missing.length}|${[...per].map(([op, p]) => `${op}=${p.sum},${p.min},${p.max}`).sort().join(";")}|${blocksKey(o.blocks)}`;
+      o.fingerprint = `${c.ranks.length}/${c.missing.length}|${[...per]
+        .map(([op, p]) => `${op}=${p.sum},${p.min},${p.max}`)
+        .sort()
+        .join(";")}|${blocksKey(o.blocks)}`;
     }
   }
   for (const e of report.comms) {

@@ -132,7 +132,8 @@ export function socketOwner(procfsRoot: string, c: RasConnection, rankPids: read
 /** Why an owner is not believed, in words for the log. */
 export function refusal(o: SocketOwner, procfsRoot: string): string {
   if (o.trusted) return "";
-  if (o.why === "unseen") return `the socket that answered is not in ${join(procfsRoot, "net")}/tcp or tcp6 with a process holding it, so its owner cannot be told`;
+  if (o.why === "unseen")
+    return `the socket that answered is not in ${join(procfsRoot, "net")}/tcp or tcp6 with a process holding it, so its owner cannot be told`;
   if (o.why === "no_rank") return `its socket belongs to uid ${o.uid}, not root, and the followed logs name no live NCCL rank process on this node`;
   return `its socket (uid ${o.uid}) is held by none of the ${o.ranks} live NCCL rank process${o.ranks === 1 ? "" : "es"} the followed logs name on this node, nor by their user`;
 }

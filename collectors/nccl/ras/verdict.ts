@@ -82,7 +82,13 @@ export function rasVerdict(p: RasCommProgress, node: RasNode): RasCommVerdict | 
     if (seen.has(r.rank) || r.node === undefined || !node.isLocal(r.node)) continue;
     seen.add(r.rank);
     const cudaDev = cudaOf(r.gpu);
-    local.push({ rank: r.rank, ...(r.pid !== undefined ? { pid: r.pid } : {}), ...(r.nvmlDev !== undefined ? { gpu: String(r.nvmlDev) } : {}), ...(cudaDev !== undefined ? { cudaDev } : {}), alive: r.pid !== undefined ? node.alive(r.pid) : undefined });
+    local.push({
+      rank: r.rank,
+      ...(r.pid !== undefined ? { pid: r.pid } : {}),
+      ...(r.nvmlDev !== undefined ? { gpu: String(r.nvmlDev) } : {}),
+      ...(cudaDev !== undefined ? { cudaDev } : {}),
+      alive: r.pid !== undefined ? node.alive(r.pid) : undefined,
+    });
   }
   const live = local.filter((l) => l.alive !== false);
   // A text report lists some ranks only: the logs, when they know the communicator, say whether it
@@ -181,7 +187,8 @@ export function rasHangEndedLine(commId: string): HangLine {
 export function rasHangMessage(v: RasCommVerdict): string {
   const head = `nccl: hang suspected on communicator ${v.commId} (NCCL RAS: ${v.reason}${v.evidence.includes("gpu") ? "; the local GPUs spin in NCCL" : ""})`;
   if (v.behind.length > 0) return `${head}; ${described(v.behind)} never entered ${v.waitingIn ?? "the collective the others wait in"}`;
-  if (v.network) return `${head}; no rank is behind: every rank launched the collective and none finished it. Suspect the network (link errors, a switch, a stuck transport) before the ranks`;
+  if (v.network)
+    return `${head}; no rank is behind: every rank launched the collective and none finished it. Suspect the network (link errors, a switch, a stuck transport) before the ranks`;
   if (v.crossed) return `${head}; the ranks issued different collectives (a rank launched more of one type and fewer of another)`;
   return head;
 }

@@ -224,7 +224,8 @@ export class RasWatch {
   private onMonitorState(state: RasMonitorState, reason: string): void {
     const where = `${this.opts.address.host}:${this.opts.address.port}`;
     if (state === "subscribed") this.opts.log.info({ ras_addr: where }, `nccl: following NCCL RAS monitor events at ${where} (a dead peer shows at once)`);
-    else if (state === "unsupported") this.opts.log.info({ ras_addr: where, reason }, `nccl: the job's NCCL has no RAS monitor mode (2.29+); dead peers show at the next query`);
+    else if (state === "unsupported")
+      this.opts.log.info({ ras_addr: where, reason }, `nccl: the job's NCCL has no RAS monitor mode (2.29+); dead peers show at the next query`);
     else if (state === "off" && reason !== "reset") this.opts.log.debug({ ras_addr: where, reason }, `nccl: NCCL RAS monitor connection ended: ${reason}`);
   }
 
@@ -297,7 +298,11 @@ export class RasWatch {
         return;
       }
       this.logOnce(`fail:${outcome}`, () => {
-        if (outcome === "unreachable") this.opts.log.info({ ras_addr: where, reason }, `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`);
+        if (outcome === "unreachable")
+          this.opts.log.info(
+            { ras_addr: where, reason },
+            `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`,
+          );
         else this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`);
       });
       return;
@@ -313,7 +318,14 @@ export class RasWatch {
     const owner = this.opts.owner !== undefined && this.owner?.trusted === true ? belief(this.owner) : null;
     this.logOnce(`ok:${this.format}`, () =>
       this.opts.log.info(
-        { ras_addr: where, ms: Math.round(r.ms), format: this.format, nccl_version: report.version ?? null, communicators: observed.length, socket_owner: owner },
+        {
+          ras_addr: where,
+          ms: Math.round(r.ms),
+          format: this.format,
+          nccl_version: report.version ?? null,
+          communicators: observed.length,
+          socket_owner: owner,
+        },
         `nccl: NCCL RAS at ${where} answers (${this.format === "json" ? "every rank's counts" : "text: counts only where they differ"})`,
       ),
     );
@@ -348,7 +360,12 @@ export class RasWatch {
     const where = `${this.opts.address.host}:${this.opts.address.port}`;
     this.logOnce(`untrusted:${who}`, () =>
       this.opts.log.warn(
-        { ras_addr: where, reason, socket_uid: o !== undefined && !o.trusted && o.why !== "unseen" ? o.uid : null, rank_processes: o !== undefined && !o.trusted ? o.ranks : null },
+        {
+          ras_addr: where,
+          reason,
+          socket_uid: o !== undefined && !o.trusted && o.why !== "unseen" ? o.uid : null,
+          rank_processes: o !== undefined && !o.trusted ? o.ranks : null,
+        },
         `nccl: NCCL RAS ${what} at ${where} ignored, not this node's evidence: ${reason} (counted in ringwatch_nccl_ras_queries_total{result="untrusted"}; docs/nccl.md, "Who may answer")`,
       ),
     );

@@ -20,7 +20,9 @@ function stackLines(f: Finding): string[] {
 export function formatReport(r: Report, inputs: { files: number; lines: number; dumps?: number }): string {
   const out: string[] = [];
   const dumps = inputs.dumps ? `, ${inputs.dumps} Flight Recorder dump(s)` : "";
-  out.push(`ringwatch analyze: ${inputs.files} file(s), ${inputs.lines} lines${dumps}, ${r.processes.length} process(es), ${r.communicators.length} communicator(s)`);
+  out.push(
+    `ringwatch analyze: ${inputs.files} file(s), ${inputs.lines} lines${dumps}, ${r.processes.length} process(es), ${r.communicators.length} communicator(s)`,
+  );
   out.push("");
   if (r.findings.length === 0) {
     out.push("VERDICT: nothing wrong found in these logs.");
@@ -42,7 +44,9 @@ export function formatReport(r: Report, inputs: { files: number; lines: number; 
       const missing = g.missing_ranks.length > 0 ? `  no dump: rank ${rankList(g.missing_ranks)}` : "";
       out.push(`  ${label}  size ${g.size ?? "?"}  dumps ${g.ranks.length}${missing}`);
       for (const k of g.ranks.slice(0, 16)) {
-        out.push(`    rank ${k.rank}  last enqueued ${k.last_enqueued ?? "?"}  started ${k.last_started ?? "?"}  completed ${k.last_completed ?? "?"}  (${k.dump})`);
+        out.push(
+          `    rank ${k.rank}  last enqueued ${k.last_enqueued ?? "?"}  started ${k.last_started ?? "?"}  completed ${k.last_completed ?? "?"}  (${k.dump})`,
+        );
       }
       if (g.ranks.length > 16) out.push(`    ... and ${g.ranks.length - 16} more ranks (use --json for all)`);
     }

@@ -136,7 +136,7 @@ export function uniq<T>(xs: Iterable<T>): T[] {
 export function rankList(ranks: readonly number[]): string {
   const s = [...new Set(ranks)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     let j = i;
     while (j + 1 < s.length && s[j + 1] === (s[j] ?? 0) + 1) j++;
     parts.push(j > i + 1 ? `${s[i]}-${s[j]}` : j === i + 1 ? `${s[i]},${s[j]}` : `${s[i]}`);

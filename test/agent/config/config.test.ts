@@ -72,7 +72,11 @@ describe("parseCli", () => {
       inspectorPaths: [],
       flightRecorder: undefined,
     });
-    const on = config(["--collector.nccl.flight-recorder.dump=/fr/nccl_trace_rank_", "--collector.nccl.flight-recorder.pipe=/fr/pipe_", "--collector.nccl.inspector.path=/a,/b"]);
+    const on = config([
+      "--collector.nccl.flight-recorder.dump=/fr/nccl_trace_rank_",
+      "--collector.nccl.flight-recorder.pipe=/fr/pipe_",
+      "--collector.nccl.inspector.path=/a,/b",
+    ]);
     expect(on.collectors.nccl.flightRecorder).toEqual({ dumpPrefix: "/fr/nccl_trace_rank_", pipePrefix: "/fr/pipe_" });
     expect(on.collectors.nccl.inspectorPaths).toEqual(["/a", "/b"]);
     // Off: its address is not looked at.
@@ -171,7 +175,17 @@ describe("parseCli", () => {
 
   it("takes settings from a YAML file, nested or dotted; env and flags win", () => {
     const file = yamlFile(
-      ["web:", "  listen-address: 127.0.0.1:9000", "collector:", "  gdr:", "    enabled: false", "  gpu:", "    interval: 10s", "collector.mtu.ip: /sbin/ip", "path.procfs: /host/proc"].join("\n"),
+      [
+        "web:",
+        "  listen-address: 127.0.0.1:9000",
+        "collector:",
+        "  gdr:",
+        "    enabled: false",
+        "  gpu:",
+        "    interval: 10s",
+        "collector.mtu.ip: /sbin/ip",
+        "path.procfs: /host/proc",
+      ].join("\n"),
     );
     const c = config([`--config.file=${file}`, "--path.procfs=/flag/proc"], { RINGWATCH_COLLECTOR_GPU_INTERVAL: "3s" });
     expect(c.listen).toEqual({ host: "127.0.0.1", port: 9000 });
@@ -240,7 +254,9 @@ describe("parseCli", () => {
 
   it("rejects a bad value from the environment", () => {
     expect(() => parseCli([], { RINGWATCH_COLLECTOR_TIMEOUT: "soon" })).toThrow(/invalid duration "soon" for --collector.timeout/);
-    expect(() => parseCli([], { RINGWATCH_COLLECTOR_DISABLE_DEFAULTS: "all" })).toThrow(/invalid value "all" for --collector.disable-defaults: expected true or false/);
+    expect(() => parseCli([], { RINGWATCH_COLLECTOR_DISABLE_DEFAULTS: "all" })).toThrow(
+      /invalid value "all" for --collector.disable-defaults: expected true or false/,
+    );
   });
 
   it("answers --help and --version", () => {

@@ -84,7 +84,9 @@ describe("planReload", () => {
     );
     // Every collector named explicitly: the flag changes no switch, so there is nothing to restart for.
     const named = ["gpu", "infiniband", "gdr", "mtu", "nccl", "job", "kmsg"].map((n) => `--collector.${n}`);
-    expect(planReload({ started: config(...named), current: config(...named), next: config("--collector.disable-defaults", ...named), collectors: [] }).restart).toEqual([]);
+    expect(
+      planReload({ started: config(...named), current: config(...named), next: config("--collector.disable-defaults", ...named), collectors: [] }).restart,
+    ).toEqual([]);
   });
 
   it("calls reconfigure() only for settings that changed since the last reload", () => {
@@ -93,10 +95,11 @@ describe("planReload", () => {
     const plan = planReload({ started, current, next: current, collectors: [collector("nccl", () => undefined)] });
     expect(plan.reconfigure.size).toBe(0);
     const ipv6 = config("--web.listen-address=[::1]:9742");
-    expect(planReload({ started, current: started, next: ipv6, collectors: [] }).restart).toEqual([{ flag: "web.listen-address", running: ":9742", wanted: "[::1]:9742" }]);
+    expect(planReload({ started, current: started, next: ipv6, collectors: [] }).restart).toEqual([
+      { flag: "web.listen-address", running: ":9742", wanted: "[::1]:9742" },
+    ]);
   });
 });
-
 
 function target(collectors: Collector[], web: { accept: boolean } = { accept: true }) {
   const { logger, lines } = memoryLogger("info");
@@ -144,7 +147,12 @@ describe("applyReload", () => {
     expect(sample(text, 'ringwatch_config_reloads_total{result="success"}')).toBe(1);
     expect(sample(text, "ringwatch_config_last_reload_success_timestamp_seconds")).toBe(1_800_000_000);
     const info = x.lines().find((l) => l.msg === "configuration reloaded");
-    expect(info).toMatchObject({ ok: true, applied: ["log.level", "collector.gdr.interval", "collector.nccl.max-communicators"], reconfigured: ["nccl"], needs_restart: [] });
+    expect(info).toMatchObject({
+      ok: true,
+      applied: ["log.level", "collector.gdr.interval", "collector.nccl.max-communicators"],
+      reconfigured: ["nccl"],
+      needs_restart: [],
+    });
   });
 
   it("a collector that throws in reconfigure(): logged, the reload counts as failed, the others still get theirs", async () => {
@@ -159,7 +167,12 @@ describe("applyReload", () => {
     const next = config("--collector.nccl.path=/nope", "--collector.gpu.interval=10s");
     expect(applyReload(t, started, started, next, NO_WEB_CONFIG)).toBe(false);
     expect(gpu.seen).toEqual([[next.collectors.gpu, next]]);
-    expect(x.lines().find((l) => l.msg === "collector could not apply its new settings")).toMatchObject({ level: 50, collector: "nccl", settings: ["collector.nccl.path"], reason: "cannot follow /nope: EACCES" });
+    expect(x.lines().find((l) => l.msg === "collector could not apply its new settings")).toMatchObject({
+      level: 50,
+      collector: "nccl",
+      settings: ["collector.nccl.path"],
+      reason: "cannot follow /nope: EACCES",
+    });
     const text = await x.registry.metrics();
     expect(sample(text, 'ringwatch_config_reloads_total{result="failure"}')).toBe(1);
     expect(sample(text, 'ringwatch_config_reloads_total{result="success"}')).toBe(0);
@@ -173,7 +186,12 @@ describe("applyReload", () => {
     expect(applyReload(x.t, started, started, next, tlsOn)).toBe(true);
     const warnings = x.lines().filter((l) => l.level === 40);
     expect(warnings.map((w) => w.setting)).toEqual(["--web.telemetry-path", "--collector.mtu.ip", "--web.config.file"]);
-    expect(warnings[1]).toMatchObject({ msg: "--collector.mtu.ip changed; it takes effect after a restart (collector mtu cannot change it while running)", running: "ip", wanted: "/sbin/ip", collectors: ["mtu"] });
+    expect(warnings[1]).toMatchObject({
+      msg: "--collector.mtu.ip changed; it takes effect after a restart (collector mtu cannot change it while running)",
+      running: "ip",
+      wanted: "/sbin/ip",
+      collectors: ["mtu"],
+    });
     expect(warnings[2]).toMatchObject({ wanted: "/etc/ringwatch/web.yml (turns TLS on)" });
   });
 });
@@ -181,7 +199,7 @@ describe("applyReload", () => {
 describe("reloadFailed", () => {
   it("logs one line and counts a failure, for a config error and for anything unexpected", async () => {
     const x = target([]);
-    reloadFailed(x.t, new ConfigError("config file /etc/ringwatch.yml: unknown setting \"x\""));
+    reloadFailed(x.t, new ConfigError('config file /etc/ringwatch.yml: unknown setting "x"'));
     reloadFailed(x.t, new TypeError("boom"));
     const errors = x.lines().filter((l) => l.level === 50);
     expect(errors.map((e) => e.reason)).toEqual(['config file /etc/ringwatch.yml: unknown setting "x"', "unexpected error: boom"]);

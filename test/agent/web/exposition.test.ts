@@ -30,7 +30,16 @@ describe("exposition", () => {
   });
 
   it("writes each control character of a label value as \\xNN and is otherwise prom-client's text", async () => {
-    const raw = ["esc\u001b[31mred", "bel\u0007", "cr\rlf\n", "del\u007f", "nel\u0085c1\u009f", "nul\u0000tab\t", 'mix\\"\u001b"', "edges\u001f\u0020\u007e\u00a0"];
+    const raw = [
+      "esc\u001b[31mred",
+      "bel\u0007",
+      "cr\rlf\n",
+      "del\u007f",
+      "nel\u0085c1\u009f",
+      "nul\u0000tab\t",
+      'mix\\"\u001b"',
+      "edges\u001f\u0020\u007e\u00a0",
+    ];
     // What a job's value must read as in Prometheus, by a regex here (the agent uses no regex to escape).
     const shown = (v: string): string => v.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
     const r = new Registry();
@@ -52,7 +61,15 @@ describe("exposition", () => {
 
   it("renders the agent's own registry as prom-client does", async () => {
     const a = parseCli(
-      ["--once", "--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${repoRoot}/test/fixtures/nccl`, "--collector.nccl.check-pids=false"],
+      [
+        "--once",
+        "--no-collector.gpu",
+        "--no-collector.infiniband",
+        "--no-collector.gdr",
+        "--no-collector.mtu",
+        `--collector.nccl.path=${repoRoot}/test/fixtures/nccl`,
+        "--collector.nccl.check-pids=false",
+      ],
       {},
     );
     if (a.kind !== "run") throw new Error("not a run");

@@ -76,7 +76,10 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
     const middle = Array.from({ length: 100 }, (_, i) => `middle ${i}`).join("\n");
     writeFileSync(p, head + "cut-by-head-limit\n" + middle + "\nfrag"); // ends mid-line
     const { rec } = await follow({ ...opts, paths: [d], headBytes: 20 });
-    expect(rec.got.map((g) => [g.line, g.historical])).toEqual([["version", true], ["init", true]]);
+    expect(rec.got.map((g) => [g.line, g.historical])).toEqual([
+      ["version", true],
+      ["init", true],
+    ]);
     appendFileSync(p, "ment\nnew 1\n");
     await eventually(() => expect(rec.lines()).toEqual(["version", "init", "new 1"]));
     expect(rec.got[2]?.historical).toBe(false);
@@ -87,10 +90,12 @@ describe.each(MODES)("Follower ($name)", ({ opts }) => {
     const { rec } = await follow({ ...opts, paths: [d] });
     expect(rec.got).toEqual([]);
     writeFileSync(join(d, "late.log"), "l1\nl2\n");
-    await eventually(() => expect(rec.got.map((g) => [g.file, g.line, g.historical])).toEqual([
-      ["late.log", "l1", false],
-      ["late.log", "l2", false],
-    ]));
+    await eventually(() =>
+      expect(rec.got.map((g) => [g.file, g.line, g.historical])).toEqual([
+        ["late.log", "l1", false],
+        ["late.log", "l2", false],
+      ]),
+    );
     expect(rec.events).toEqual(["added late.log g0"]);
   });
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { eventually, follow, MODES, sleep } from "./helpers.js";
 import { testTempDir } from "../../helpers/test-temp-dir.js";
 
-const line = (i: number): string => `node1:4242:4242 [0] NCCL INFO AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm 0x55aa10 [nranks=2] stream 0x5501`;
+const line = (i: number): string =>
+  `node1:4242:4242 [0] NCCL INFO AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm 0x55aa10 [nranks=2] stream 0x5501`;
 const lines = (from: number, n: number): string => Array.from({ length: n }, (_, k) => `${line(from + k)}\n`).join("");
 
 describe.each(MODES)("Follower and copies of followed files ($name)", ({ opts }) => {

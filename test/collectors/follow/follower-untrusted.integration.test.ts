@@ -45,7 +45,14 @@ describe.runIf(isRoot)("a job user's files against the follower", () => {
       writeFileSync(p, `job ${i} line 1\n`);
       chownSync(p, OTHER_USER, OTHER_USER);
     }
-    await eventually(() => expect(rec.lines().filter((l) => l.startsWith("job ")).sort()).toEqual(["job 0 line 1", "job 1 line 1", "job 2 line 1"]));
+    await eventually(() =>
+      expect(
+        rec
+          .lines()
+          .filter((l) => l.startsWith("job "))
+          .sort(),
+      ).toEqual(["job 0 line 1", "job 1 line 1", "job 2 line 1"]),
+    );
     expect(f.stats().files).toBe(20);
     expect(f.stats().filesDropped).toBe(13);
     // The files that gave way were the flooder's, and its one written file was not among them.
@@ -79,7 +86,10 @@ describe.runIf(isRoot)("a job user's files against the follower", () => {
     const own = join(elsewhere, "own.log");
     writeFileSync(own, "own line\n", { mode: 0o644 });
     chownSync(own, JOB_USER, JOB_USER);
-    for (const [name, target] of [["steal.log", secret], ["mine.log", own]] as const) {
+    for (const [name, target] of [
+      ["steal.log", secret],
+      ["mine.log", own],
+    ] as const) {
       symlinkSync(target, join(logs, name));
       lchownSync(join(logs, name), JOB_USER, JOB_USER);
     }

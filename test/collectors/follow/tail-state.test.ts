@@ -2,8 +2,7 @@ import type { Stats } from "node:fs";
 import { beforeEach, describe, expect, it } from "vitest";
 import { birthOf, birthTimes, Tail } from "../../../collectors/follow/tail-state.js";
 
-const st = (ino: number, birth: number, ctime: number): Stats =>
-  ({ dev: 1, ino, birthtimeMs: birth, ctimeMs: ctime, isFile: () => true }) as unknown as Stats;
+const st = (ino: number, birth: number, ctime: number): Stats => ({ dev: 1, ino, birthtimeMs: birth, ctimeMs: ctime, isFile: () => true }) as unknown as Stats;
 
 const tail = (s: Stats): Tail => new Tail({ path: "/x", dev: 1, ino: s.ino, generation: 0, uid: 0 }, s, "start", 100, false);
 

@@ -1,13 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  parseLsmod,
-  parseLsmodLine,
-  parseProcModules,
-  parseProcModulesLine,
-  type KernelModule,
-} from "../../../collectors/gdr/parse-modules.js";
+import { parseLsmod, parseLsmodLine, parseProcModules, parseProcModulesLine, type KernelModule } from "../../../collectors/gdr/parse-modules.js";
 import { assessGdr, type ContextModule } from "../../../collectors/gdr/readiness.js";
 import { listFixtures, readCapture } from "../../helpers/fixtures.js";
 import { procfsFixtures } from "./deps.js";

@@ -60,7 +60,10 @@ function invocations(r: Rig): [number, string][] {
     .filter(Boolean)
     .map((l) => [Number(l.slice(0, l.indexOf(" "))), l.slice(l.indexOf(" ") + 1)]);
 }
-const dmonPids = (r: Rig): number[] => invocations(r).filter(([, a]) => a.startsWith("dmon")).map(([p]) => p);
+const dmonPids = (r: Rig): number[] =>
+  invocations(r)
+    .filter(([, a]) => a.startsWith("dmon"))
+    .map(([p]) => p);
 const powerSeries = async (r: Rig): Promise<number> => (await series(r.registry, "ringwatch_gpu_power_watts")).length;
 const restarts = async (r: Rig): Promise<number> => (await value(r.registry, "ringwatch_gpu_dmon_restarts_total")) ?? 0;
 
@@ -94,7 +97,13 @@ describe("gpu collector (stream, real child processes)", () => {
     expect([47, 48]).toContain(await value(r.registry, "ringwatch_gpu_memory_temperature_celsius", gpu));
     expect(await series(r.registry, "ringwatch_gpu_info")).toEqual([
       {
-        labels: { gpu: "0", uuid: "GPU-00000000-0000-0000-0000-000000000000", name: "NVIDIA H100 80GB HBM3", pci_bus_id: "00000000:00:09.0", driver_version: "590.48.01" },
+        labels: {
+          gpu: "0",
+          uuid: "GPU-00000000-0000-0000-0000-000000000000",
+          name: "NVIDIA H100 80GB HBM3",
+          pci_bus_id: "00000000:00:09.0",
+          driver_version: "590.48.01",
+        },
         value: 1,
       },
     ]);
@@ -116,7 +125,9 @@ describe("gpu collector (stream, real child processes)", () => {
     const r = rig({ FAKE_NVSMI_DMON: H100_IDLE, FAKE_NVSMI_GROUPS: "puc" });
     r.c.start?.();
     await eventually(async () => (await value(r.registry, "ringwatch_gpu_power_watts", { gpu: "0" })) === 69, { what: "power sample after fallback" });
-    const dmonArgs = invocations(r).map(([, a]) => a).filter((a) => a.startsWith("dmon"));
+    const dmonArgs = invocations(r)
+      .map(([, a]) => a)
+      .filter((a) => a.startsWith("dmon"));
     expect(dmonArgs).toEqual(["dmon -s pucvmet -d 1", "dmon -s puc -d 1"]);
     expect(r.lines.filter((l) => l.msg.includes('falling back to "puc"'))).toHaveLength(1);
   });
@@ -222,7 +233,9 @@ describe("gpu collector (stream, real child processes)", () => {
   it("reports nvidia-smi's failure message as health reason and error metric", async () => {
     const r = rig({ FAKE_NVSMI_MODE: "fail" });
     r.c.start?.();
-    await eventually(async () => ((await value(r.registry, "ringwatch_gpu_errors_total", { kind: "driver_unreachable" })) ?? 0) >= 1, { what: "driver_unreachable counted" });
+    await eventually(async () => ((await value(r.registry, "ringwatch_gpu_errors_total", { kind: "driver_unreachable" })) ?? 0) >= 1, {
+      what: "driver_unreachable counted",
+    });
     await eventually(() => (r.c.health?.().reason ?? "").includes("couldn't communicate"), { what: "reason" });
     expect(r.c.health?.().ok).toBe(false);
     expect(r.c.health?.().reason).toContain("exited with code 9");
@@ -279,7 +292,11 @@ describe("gpu collector once()", () => {
   it("falls back to dmon's default groups when the driver rejects the configured ones", async () => {
     const r = rig({ FAKE_NVSMI_DMON: EIGHT_GPUS, FAKE_NVSMI_GROUPS: "puc" });
     await r.c.once();
-    expect(invocations(r).map(([, a]) => a).filter((a) => a.startsWith("dmon"))).toEqual(["dmon -s pucvmet -c 1 -d 1", "dmon -s puc -c 1 -d 1"]);
+    expect(
+      invocations(r)
+        .map(([, a]) => a)
+        .filter((a) => a.startsWith("dmon")),
+    ).toEqual(["dmon -s pucvmet -c 1 -d 1", "dmon -s puc -c 1 -d 1"]);
     expect(await powerSeries(r)).toBe(8);
   });
 

@@ -8,7 +8,8 @@ import { DmonCommand, FALLBACK_GROUPS, rejectsGroups } from "../../../collectors
 import { parseDmonText } from "../../../collectors/gpu/parse-dmon.js";
 import { readCapture } from "../../helpers/fixtures.js";
 
-const failure = (capture: string): ReturnType<typeof parseDmonText>["errors"][number] | undefined => parseDmonText(readCapture(`tools/errors/${capture}`)).errors[0];
+const failure = (capture: string): ReturnType<typeof parseDmonText>["errors"][number] | undefined =>
+  parseDmonText(readCapture(`tools/errors/${capture}`)).errors[0];
 const NOT_SUPPORTED = failure("08-dmon-not-supported-nvidia-patch-89.txt");
 const NO_DRIVER = failure("01-nvsmi-failed-communicate-shine-cluster-50.txt");
 

@@ -17,7 +17,9 @@ describe("DmonStatus", () => {
     const s = new DmonStatus();
     s.lastFailure = { kind: "driver_unreachable", message: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." };
     expect(s.ended(EXIT, info(), 4)).toBe("9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.");
-    expect(s.reason).toBe("nvidia-smi dmon -s puc -d 1: exited with code 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.; restarting in 4s");
+    expect(s.reason).toBe(
+      "nvidia-smi dmon -s puc -d 1: exited with code 9: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.; restarting in 4s",
+    );
     expect(s.lastFailure).toBeUndefined();
     expect(s.ended(EXIT, info(), 8)).toBe("9");
     expect(s.reason).toBe("nvidia-smi dmon -s puc -d 1: exited with code 9; restarting in 8s");
@@ -44,7 +46,11 @@ describe("DmonStatus", () => {
     expect(s.health(false, false, RUNNING, false)).toEqual({ ok: false, reason: "gpu collector is not running" });
     s.starting();
     expect(s.health(true, false, { running: false, lastSampleMs: undefined }, false)).toEqual({ ok: false, reason: "waiting for nvidia-smi dmon to start" });
-    expect(s.health(true, false, { running: true, lastSampleMs: undefined }, false)).toEqual({ ok: false, reason: "waiting for the first sample from nvidia-smi dmon", starting: true });
+    expect(s.health(true, false, { running: true, lastSampleMs: undefined }, false)).toEqual({
+      ok: false,
+      reason: "waiting for the first sample from nvidia-smi dmon",
+      starting: true,
+    });
     expect(s.health(true, false, RUNNING, false)).toEqual({ ok: false, reason: "no sample from nvidia-smi dmon for 3 intervals" });
     s.notFound("/opt/nvidia-smi", 60);
     s.lastSuccessMs = 5000;

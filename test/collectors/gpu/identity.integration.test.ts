@@ -42,7 +42,10 @@ function setup(query: string, file = FAKE): { ids: GpuIdentities; registry: Regi
 /** A query answer of this node's (no header: printed as is): GPU 0 listed, GPU 1 lost. */
 function partial(): string {
   const f = join(testTempDir(), "partial.txt");
-  writeFileSync(f, "# written by this test\n0, GPU-a, NVIDIA H100 80GB HBM3, 00000000:07:00.0, 550.54.15, 700.00\nUnable to determine the device handle for GPU 0000:0F:00.0: Unknown Error\n");
+  writeFileSync(
+    f,
+    "# written by this test\n0, GPU-a, NVIDIA H100 80GB HBM3, 00000000:07:00.0, 550.54.15, 700.00\nUnable to determine the device handle for GPU 0000:0F:00.0: Unknown Error\n",
+  );
   return f;
 }
 
@@ -52,10 +55,26 @@ describe("GpuIdentities", () => {
     const { ids, registry, said } = setup(H100);
     await ids.read();
     expect([...ids.current.values()]).toEqual([
-      { index: "0", uuid: "GPU-00000000-0000-0000-0000-000000000000", name: "NVIDIA H100 80GB HBM3", pciBusId: "00000000:00:09.0", driverVersion: "590.48.01", powerLimitWatts: 700 },
+      {
+        index: "0",
+        uuid: "GPU-00000000-0000-0000-0000-000000000000",
+        name: "NVIDIA H100 80GB HBM3",
+        pciBusId: "00000000:00:09.0",
+        driverVersion: "590.48.01",
+        powerLimitWatts: 700,
+      },
     ]);
     expect(await series(registry, "ringwatch_gpu_info")).toEqual([
-      { labels: { gpu: "0", uuid: "GPU-00000000-0000-0000-0000-000000000000", name: "NVIDIA H100 80GB HBM3", pci_bus_id: "00000000:00:09.0", driver_version: "590.48.01" }, value: 1 },
+      {
+        labels: {
+          gpu: "0",
+          uuid: "GPU-00000000-0000-0000-0000-000000000000",
+          name: "NVIDIA H100 80GB HBM3",
+          pci_bus_id: "00000000:00:09.0",
+          driver_version: "590.48.01",
+        },
+        value: 1,
+      },
     ]);
     expect(await series(registry, "ringwatch_gpu_power_limit_watts")).toEqual([{ labels: { gpu: "0" }, value: 700 }]);
     expect(ids.indexesAt("0000:00:09.0")).toEqual(["0"]);
@@ -69,14 +88,18 @@ describe("GpuIdentities", () => {
     await ids.read();
     expect([...ids.current.keys()]).toEqual(["0"]);
     expect(ids.indexesAt("0000:07:00.0")).toEqual(["0"]);
-    const incomplete = "gpu: identity query incomplete (1 GPUs identified; samples continue): Unable to determine the device handle for GPU 0000:0F:00.0: Unknown Error";
+    const incomplete =
+      "gpu: identity query incomplete (1 GPUs identified; samples continue): Unable to determine the device handle for GPU 0000:0F:00.0: Unknown Error";
     expect(said()).toEqual([incomplete]);
     vi.stubEnv("FAKE_NVSMI_QUERY", H100);
     await ids.read();
     vi.stubEnv("FAKE_NVSMI_QUERY", NO_DRIVER);
     await ids.read();
     expect(ids.current.size).toBe(0);
-    expect(said()).toEqual([incomplete, "gpu: identity query incomplete (0 GPUs identified; samples continue): NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running."]);
+    expect(said()).toEqual([
+      incomplete,
+      "gpu: identity query incomplete (0 GPUs identified; samples continue): NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+    ]);
   });
 
   it("logs nothing where nvidia-smi is missing (the dmon side says so)", async () => {

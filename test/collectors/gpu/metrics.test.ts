@@ -81,7 +81,9 @@ describe("gpu metrics", () => {
 
   it("publishes identity as ringwatch_gpu_info and power limit, replacing earlier identity", async () => {
     const { registry, m } = setup();
-    m.publishIdentity([{ index: "3", uuid: "GPU-x", name: "NVIDIA H100 80GB HBM3", pciBusId: "00000000:07:00.0", driverVersion: "550.54.15", powerLimitWatts: 700 }]);
+    m.publishIdentity([
+      { index: "3", uuid: "GPU-x", name: "NVIDIA H100 80GB HBM3", pciBusId: "00000000:07:00.0", driverVersion: "550.54.15", powerLimitWatts: 700 },
+    ]);
     m.publishIdentity([{ index: "0", name: "NVIDIA L40S" }]);
     expect(await series(registry, "ringwatch_gpu_info")).toEqual([
       { labels: { gpu: "0", uuid: "", name: "NVIDIA L40S", pci_bus_id: "", driver_version: "" }, value: 1 },

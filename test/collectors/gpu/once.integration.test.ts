@@ -21,13 +21,20 @@ const TWO_GPUS = join(fixturesDir, "tools/nvidia_smi_dmon/02-slurm-on-aws-s-pt-2
 
 afterEach(() => void vi.unstubAllEnvs());
 
-function setup(env: Record<string, string>, file = FAKE): { snapshot: () => ReturnType<typeof dmonSnapshot>; command: DmonCommand; counted: NvsmiFailureKind[]; calls: () => string[] } {
+function setup(
+  env: Record<string, string>,
+  file = FAKE,
+): { snapshot: () => ReturnType<typeof dmonSnapshot>; command: DmonCommand; counted: NvsmiFailureKind[]; calls: () => string[] } {
   const log = join(testTempDir(), "calls.log");
   for (const [k, v] of Object.entries({ FAKE_NVSMI_DMON: TWO_GPUS, FAKE_NVSMI_PACE_MS: "20", FAKE_NVSMI_LOG: log, ...env })) vi.stubEnv(k, v);
   const command = new DmonCommand("pucvmet", 5);
   const counted: NvsmiFailureKind[] = [];
   const run = oneShot(createExec(), file, 5000);
-  const calls = (): string[] => readFileSync(log, "utf8").trim().split("\n").map((l) => l.split(" ").slice(1).join(" "));
+  const calls = (): string[] =>
+    readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ").slice(1).join(" "));
   return { snapshot: () => dmonSnapshot(run, file, command, (k) => counted.push(k)), command, counted, calls };
 }
 
@@ -66,7 +73,9 @@ describe("dmonSnapshot", () => {
     const { snapshot, counted } = setup({ FAKE_NVSMI_MODE: "fail" });
     const err = await collectorError(snapshot());
     expect(err.absent).toBe(false);
-    expect(err.message).toBe("gpu: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.");
+    expect(err.message).toBe(
+      "gpu: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+    );
     expect(counted).toEqual(["driver_unreachable"]);
   });
 });

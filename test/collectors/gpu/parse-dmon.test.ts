@@ -176,7 +176,10 @@ describe("parse-dmon on every real capture", () => {
       expect(r.columns).toEqual(g.columns);
       expect([...new Set(r.rows.map((x) => x.gpu))]).toEqual(g.gpus);
       for (const col of g.absent) {
-        expect(r.rows.every((x) => !(col in x.values)), `${col} absent`).toBe(true);
+        expect(
+          r.rows.every((x) => !(col in x.values)),
+          `${col} absent`,
+        ).toBe(true);
       }
       // Every value column that is not absent is present (and numeric) in every row.
       const present = g.columns.filter((c) => c !== "gpu" && !g.absent.includes(c));
@@ -204,13 +207,22 @@ describe("parse-dmon on every real capture", () => {
 // repeated headers, failure messages) that no stored capture shows.
 describe("parse-dmon tolerance (synthetic lines)", () => {
   it("reads the oldest single `temp` column", () => {
-    const r = parseDmonText(["# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk", "# Idx     W     C     %     %     %     %   MHz   MHz", "    0    43    35     0     0     0     0  2505  1075"].join("\n"));
+    const r = parseDmonText(
+      [
+        "# gpu   pwr  temp    sm   mem   enc   dec  mclk  pclk",
+        "# Idx     W     C     %     %     %     %   MHz   MHz",
+        "    0    43    35     0     0     0     0  2505  1075",
+      ].join("\n"),
+    );
     expect(r.rows[0]?.values).toEqual({ pwr: 43, temp: 35, sm: 0, mem: 0, enc: 0, dec: 0, mclk: 2505, pclk: 1075 });
   });
 
   it("splits misaligned rows on whitespace, never by column position", () => {
     const r = parseDmonText("# gpu    pwr  gtemp     sm\n# Idx      W      C      %\n    0   365    55   99\n0 1 2 3\n");
-    expect(r.rows.map((x) => x.values)).toEqual([{ pwr: 365, gtemp: 55, sm: 99 }, { pwr: 1, gtemp: 2, sm: 3 }]);
+    expect(r.rows.map((x) => x.values)).toEqual([
+      { pwr: 365, gtemp: 55, sm: 99 },
+      { pwr: 1, gtemp: 2, sm: 3 },
+    ]);
   });
 
   it("tolerates ^C, trailing spaces, tabs and blank lines", () => {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  IDENTITY_FIELDS,
-  isNoValue,
-  parseIdentity,
-  parseQueryCsv,
-  queryNumber,
-  type QueryParseResult,
-} from "../../../collectors/gpu/parse-query.js";
+import { IDENTITY_FIELDS, isNoValue, parseIdentity, parseQueryCsv, queryNumber, type QueryParseResult } from "../../../collectors/gpu/parse-query.js";
 import { listFixtures, readCapture } from "../../helpers/fixtures.js";
 
 const DIR = "tools/nvidia_smi_query_csv";
@@ -43,7 +36,15 @@ const GOLDEN: Record<string, Golden> = {
   },
   "02-slurm-on-aws-rtxpro6000-throttle-reasons.txt": {
     // Asked for clocks_throttle_reasons.*; the header says clocks_event_reasons.*: keys are ours.
-    fields: ["index", "name", "clocks_throttle_reasons.active", "clocks_throttle_reasons.gpu_idle", "clocks_throttle_reasons.hw_thermal_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown", "clocks_throttle_reasons.sw_power_cap"],
+    fields: [
+      "index",
+      "name",
+      "clocks_throttle_reasons.active",
+      "clocks_throttle_reasons.gpu_idle",
+      "clocks_throttle_reasons.hw_thermal_slowdown",
+      "clocks_throttle_reasons.sw_thermal_slowdown",
+      "clocks_throttle_reasons.sw_power_cap",
+    ],
     hadHeader: true,
     rows: 2,
     fieldCount: 7,
@@ -147,7 +148,20 @@ const GOLDEN: Record<string, Golden> = {
     ],
   },
   "11-megaminer-235-gtx770-windows-NotSupported-noheader.txt": {
-    fields: ["gpu_name", "utilization.gpu", "utilization.memory", "temperature.gpu", "power.draw", "power.limit", "fan.speed", "pstate", "clocks.current.graphics", "clocks.current.memory", "power.max_limit", "power.default_limit"],
+    fields: [
+      "gpu_name",
+      "utilization.gpu",
+      "utilization.memory",
+      "temperature.gpu",
+      "power.draw",
+      "power.limit",
+      "fan.speed",
+      "pstate",
+      "clocks.current.graphics",
+      "clocks.current.memory",
+      "power.max_limit",
+      "power.default_limit",
+    ],
     hadHeader: false,
     rows: 1,
     fieldCount: 12,

@@ -22,7 +22,8 @@ function row(gpu: string): DmonRow {
 function setup(staleMs = 3000): { registry: Registry; samples: LatestSamples; power: () => Promise<Record<string, number>> } {
   const registry = new Registry();
   const samples = new LatestSamples(new GpuMetrics(registry, () => undefined), staleMs);
-  const power = async (): Promise<Record<string, number>> => Object.fromEntries((await series(registry, "ringwatch_gpu_power_watts")).map((s) => [String(s.labels["gpu"]), s.value]));
+  const power = async (): Promise<Record<string, number>> =>
+    Object.fromEntries((await series(registry, "ringwatch_gpu_power_watts")).map((s) => [String(s.labels["gpu"]), s.value]));
   return { registry, samples, power };
 }
 

@@ -28,7 +28,13 @@ function noExec(calls: string[]): Exec {
 
 function make(opts: Partial<InfinibandOptions> = {}, calls: string[] = []) {
   const deps = makeDeps({ exec: noExec(calls), now: fixedNow });
-  const collector = createInfinibandCollector(deps, { sysfsRoot: tree.root, source: "auto", ibstat: "/nonexistent/ibstat", perfquery: "/nonexistent/perfquery", ...opts });
+  const collector = createInfinibandCollector(deps, {
+    sysfsRoot: tree.root,
+    source: "auto",
+    ibstat: "/nonexistent/ibstat",
+    perfquery: "/nonexistent/perfquery",
+    ...opts,
+  });
   return { deps, collector };
 }
 

@@ -40,7 +40,10 @@ describe("diagLine / isFatalWarning", () => {
       kind: "ibwarn",
       text: "mad_rpc_open_port: client_register for mgmt 1 failed",
     });
-    expect(diagLine("perfquery: iberror: failed: Failed to open '(null)' port '0'")).toEqual({ kind: "iberror", text: "failed: Failed to open '(null)' port '0'" });
+    expect(diagLine("perfquery: iberror: failed: Failed to open '(null)' port '0'")).toEqual({
+      kind: "iberror",
+      text: "failed: Failed to open '(null)' port '0'",
+    });
     expect(diagLine("Port GUID: 0x58a2e10300a7820e")).toBeUndefined();
     expect(diagLine("myibwarn: not a diag line")).toBeUndefined();
   });

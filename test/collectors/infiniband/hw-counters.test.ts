@@ -101,7 +101,12 @@ describe("named hw_counters families on the real captures", () => {
     expect(valueOf(s, "req_transport_retries_exceeded_total", { device: "mlx5_bond_0", port: "1" })).toBe(4294967295);
     expect(valueOf(s, "req_rnr_retries_exceeded_total", { device: "mlx5_bond_0", port: "1" })).toBeUndefined();
     // Ports without the files have no series (absent, not 0); the real counters beside them are unchanged.
-    expect(s.filter((x) => x.name === "ringwatch_infiniband_req_transport_retries_exceeded_total").map((x) => x.labels.device).sort()).toEqual(["mlx5_4", "mlx5_bond_0"]);
+    expect(
+      s
+        .filter((x) => x.name === "ringwatch_infiniband_req_transport_retries_exceeded_total")
+        .map((x) => x.labels.device)
+        .sort(),
+    ).toEqual(["mlx5_4", "mlx5_bond_0"]);
     expect(valueOf(s, "rx_dct_connect_requests_total", { device: "mlx5_bond_0", port: "1" })).toBe(422237);
     expect(s.filter((x) => x.name === "ringwatch_infiniband_hw_counters_total")).toEqual([]);
     const types = parsePromText(text).types;

@@ -15,8 +15,7 @@ import { makeTree, NODE_EXPORTER_GOLDEN, NODE_EXPORTER_TTAR, type Tree } from ".
 const RINGWATCH_ONLY = new Set(["counters_saturated", "counters_unreadable", "hw_counters_total"]);
 
 const short = (name: string, prefix: string): string => name.slice(prefix.length);
-const nonEmpty = (labels: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== ""));
+const nonEmpty = (labels: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== ""));
 
 let tree: Tree;
 let ours: Series[];

@@ -61,7 +61,10 @@ describe("ibstat: what the captures show", () => {
   });
 
   it("05/07: Down ports with Disabled or Polling physical state", () => {
-    const downs = (f: string) => parse(f).cas.filter((c) => c.ports[0]?.state === "Down").map((c) => `${c.name}:${c.ports[0]?.physicalState}:${c.ports[0]?.rateGbps}`);
+    const downs = (f: string) =>
+      parse(f)
+        .cas.filter((c) => c.ports[0]?.state === "Down")
+        .map((c) => `${c.name}:${c.ports[0]?.physicalState}:${c.ports[0]?.rateGbps}`);
     expect(downs("05-gpud-h100-12ca-some-down-ib-eth-mixed.txt")).toEqual(["mlx5_2:Disabled:40", "mlx5_7:Disabled:40", "mlx5_8:Disabled:40"]);
     expect(downs("07-gpud-h100-12ca-eth-2down-polling-EDITED.txt")).toEqual(["mlx5_11:Polling:40", "mlx5_5:Disabled:40"]);
   });
@@ -101,9 +104,11 @@ describe("ibstatus is another tool: not mistaken for ibstat", () => {
 describe("state words", () => {
   it("maps ibstat's words to IBA ids", () => {
     expect(["Down", "Initializing", "Armed", "Active", "Active Defer", "???"].map(ibstatStateId)).toEqual([1, 2, 3, 4, 5, undefined]);
-    expect(["Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest", "Phy Test", "No state change"].map(ibstatPhysStateId)).toEqual([
-      1, 2, 3, 4, 5, 6, 7, 7, undefined,
-    ]);
+    expect(
+      ["Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest", "Phy Test", "No state change"].map(
+        ibstatPhysStateId,
+      ),
+    ).toEqual([1, 2, 3, 4, 5, 6, 7, 7, undefined]);
     expect(ibstatStateId(undefined)).toBeUndefined();
   });
 });

@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  cleanText,
-  normalizeGuid,
-  parseCounterValue,
-  parseLid,
-  parseRateBytesPerSecond,
-  parseStateId,
-} from "../../../collectors/infiniband/parse-sysfs.js";
+import { cleanText, normalizeGuid, parseCounterValue, parseLid, parseRateBytesPerSecond, parseStateId } from "../../../collectors/infiniband/parse-sysfs.js";
 
 describe("parseStateId", () => {
   it.each([

@@ -66,7 +66,11 @@ describe("one unreadable sysfs file", () => {
       expect(after.port?.counters.port_rcv_errors).toBeUndefined();
       expect(after.port?.counters.symbol_error).toBe(0);
       expect(after.port?.unreadable).toBe(1);
-      expect(Object.keys(after.port?.counters ?? {}).sort()).toEqual(Object.keys(before.port?.counters ?? {}).filter((k) => k !== "port_rcv_errors").sort());
+      expect(Object.keys(after.port?.counters ?? {}).sort()).toEqual(
+        Object.keys(before.port?.counters ?? {})
+          .filter((k) => k !== "port_rcv_errors")
+          .sort(),
+      );
       expect(after.devices).toBe(before.devices);
     } finally {
       chmodSync(file, 0o644);

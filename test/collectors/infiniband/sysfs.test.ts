@@ -84,12 +84,7 @@ describe("gpud's H100 tree (8 × NDR400 + RoCE bond)", () => {
       expect([d.hcaType, d.firmwareVersion, d.ports[0]?.rateBytesPerSecond, d.ports[0]?.linkLayer]).toEqual(["MT4129", "28.41.1000", 50e9, "InfiniBand"]);
     }
     const bond = devices[8];
-    expect([bond?.hcaType, bond?.ports[0]?.rateBytesPerSecond, bond?.ports[0]?.linkLayer, bond?.ports[0]?.state]).toEqual([
-      "MT41692",
-      25e9,
-      "Ethernet",
-      4,
-    ]);
+    expect([bond?.hcaType, bond?.ports[0]?.rateBytesPerSecond, bond?.ports[0]?.linkLayer, bond?.ports[0]?.state]).toEqual(["MT41692", 25e9, "Ethernet", 4]);
   });
 
   it("keeps every port's unreadable count at 0 on a clean tree", async () => {

@@ -18,15 +18,7 @@ export const PQ_E_01 = fixture("perfquery/04-infiniband_exporter-perfquery-E-0x5
 export const ERR_IBSTAT_PANIC = fixture("errors/09-ibstat-ibpanic-mlx5_an0-azhpc-images-213.txt");
 export const ERR_UMAD = fixture("errors/12-nvlsm-umad-init-no-ib_umad-siderolabs-docs-581.txt");
 
-const KEYS = [
-  "FAKE_IBSTAT",
-  "FAKE_IB_MODE",
-  "FAKE_IBSTAT_MODE",
-  "FAKE_PERFQUERY",
-  "FAKE_PERFQUERY_DIR",
-  "FAKE_PERFQUERY_MODE",
-  "FAKE_IB_ARGS_LOG",
-] as const;
+const KEYS = ["FAKE_IBSTAT", "FAKE_IB_MODE", "FAKE_IBSTAT_MODE", "FAKE_PERFQUERY", "FAKE_PERFQUERY_DIR", "FAKE_PERFQUERY_MODE", "FAKE_IB_ARGS_LOG"] as const;
 type Key = (typeof KEYS)[number];
 
 /** Sets the FAKE_* variables for this test (the fakes inherit process.env); unset ones are cleared. */

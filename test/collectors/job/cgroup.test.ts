@@ -51,10 +51,16 @@ describe("cgroup paths", () => {
     expect(jobOfPath("/system.slice/slurmstepd.scope/job_77")).toEqual({ slurmJob: "77" });
   });
   it("a pod without a container segment (the pod slice itself) gives the pod only", () => {
-    expect(jobOfPath("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice")).toEqual({ podUid: "2ca4a155-3599-498d-bb9d-4446693fa3ea" });
+    expect(jobOfPath("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice")).toEqual({
+      podUid: "2ca4a155-3599-498d-bb9d-4446693fa3ea",
+    });
   });
   it("slurmd in a pod: the job's cgroup under the pod gives both", () => {
-    expect(jobOfPath("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poda101c1c8_1589_4313_acf5_02e3ca8d3994.slice/system.slice/slurmstepd.scope/job_5/step_0/user/task_0")).toEqual({
+    expect(
+      jobOfPath(
+        "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-poda101c1c8_1589_4313_acf5_02e3ca8d3994.slice/system.slice/slurmstepd.scope/job_5/step_0/user/task_0",
+      ),
+    ).toEqual({
       podUid: "a101c1c8-1589-4313-acf5-02e3ca8d3994",
       slurmJob: "5",
       slurmStep: "0",

@@ -15,7 +15,12 @@ import { gpuPod, startPodResourcesServer, type FakePodResources } from "../../he
 
 const PROCFS = join(fixturesDir, "procfs/job-cgroups");
 const NVSMI = join(fakesDir, "nvidia-smi");
-const UUID = ["GPU-0d1e7c3a-1111-4a6b-9c2d-000000000000", "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000001", "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000002", "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000003"];
+const UUID = [
+  "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000000",
+  "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000001",
+  "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000002",
+  "GPU-0d1e7c3a-1111-4a6b-9c2d-000000000003",
+];
 const BUS = ["00000000:18:00.0", "00000000:2A:00.0", "00000000:3A:00.0", "00000000:5D:00.0"];
 const gpus = new Map<string, GpuIdentityReading>(UUID.map((uuid, i) => [String(i), { index: String(i), uuid, pciBusId: BUS[i] }]));
 const gpuPeer = { identities: () => gpus };
@@ -28,7 +33,9 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-async function server(pods = [gpuPod("train", "llama-worker-0", "trainer", [UUID[0] ?? "", UUID[1] ?? ""])]): Promise<{ socket: string; fake: FakePodResources }> {
+async function server(
+  pods = [gpuPod("train", "llama-worker-0", "trainer", [UUID[0] ?? "", UUID[1] ?? ""])],
+): Promise<{ socket: string; fake: FakePodResources }> {
   const socket = join(rig.tmp(), "kubelet.sock");
   const fake = await startPodResourcesServer(socket, pods);
   servers.push(fake);
@@ -140,7 +147,9 @@ describe("job collector", () => {
     const deps = makeDeps();
     await make({ podResourcesSocket: stale, nvidiaSmi: NVSMI }, undefined, deps).update?.();
     expect(await valueOf(deps.registry, "ringwatch_job_source_up", { source: "pod_resources" })).toBe(0);
-    expect(await series(deps.registry, "ringwatch_gpu_job_info")).toEqual([{ labels: { gpu: "1", ...WHOLE, ...EMPTY, slurm_job: "280678", slurm_step: "interactive" }, value: 1 }]);
+    expect(await series(deps.registry, "ringwatch_gpu_job_info")).toEqual([
+      { labels: { gpu: "1", ...WHOLE, ...EMPTY, slurm_job: "280678", slurm_step: "interactive" }, value: 1 },
+    ]);
   });
 
   it("nvidia-smi failing leaves pod-resources' answer", async () => {
@@ -154,7 +163,10 @@ describe("job collector", () => {
   it("does not look up nvidia-smi's pids in a procfs of another PID namespace", async () => {
     const procfs = join(rig.tmp(), "proc");
     mkdirSync(join(procfs, "2202"), { recursive: true });
-    writeFileSync(join(procfs, "2202", "cgroup"), `0::/kubepods.slice/kubepods-pod${UID_2202.replaceAll("-", "_")}.slice/cri-containerd-${"a".repeat(64)}.scope\n`);
+    writeFileSync(
+      join(procfs, "2202", "cgroup"),
+      `0::/kubepods.slice/kubepods-pod${UID_2202.replaceAll("-", "_")}.slice/cri-containerd-${"a".repeat(64)}.scope\n`,
+    );
     symlinkSync(String(process.pid + 1), join(procfs, "self"));
     apps([`2202, ${UUID[0]}, ${BUS[0]}`]);
     await make({ procfsRoot: procfs, nvidiaSmi: NVSMI }).update?.();

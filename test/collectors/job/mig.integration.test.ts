@@ -57,7 +57,11 @@ function nvsmi(list: string | undefined, q: string | undefined): void {
 /** The nvidia-smi runs so far, as their arguments. */
 function runs(): string[] {
   try {
-    return readFileSync(join(rig.tmp(), "nvsmi.log"), "utf8").trim().split("\n").filter(Boolean).map((l) => l.slice(l.indexOf(" ") + 1));
+    return readFileSync(join(rig.tmp(), "nvsmi.log"), "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => l.slice(l.indexOf(" ") + 1));
   } catch {
     return [];
   }
@@ -112,13 +116,27 @@ describe("job collector: MIG devices", () => {
     vi.stubEnv("FAKE_NVSMI_APPS", apps);
     await make({ "0": H200 }, { podResourcesSocket: socket }).update?.();
     expect(sorted(await series(rig.deps().registry, "ringwatch_gpu_job_info"))).toEqual(
-      want(["9", "10"].map((gi) => ({ gpu: "0", gpu_instance: gi, mig_profile: "1g.18gb", ...EMPTY, namespace: "train", pod: "llama-0", container: "trainer", pod_uid: UID_2202 }))),
+      want(
+        ["9", "10"].map((gi) => ({
+          gpu: "0",
+          gpu_instance: gi,
+          mig_profile: "1g.18gb",
+          ...EMPTY,
+          namespace: "train",
+          pod: "llama-0",
+          container: "trainer",
+          pod_uid: UID_2202,
+        })),
+      ),
     );
   });
 
   it("old-form ids carry their GPU and GPU instance: -L gives the profile, -q is not run", async () => {
     nvsmi("nvidia_smi_list/07-cloud-native-docs-a100-old-form-mixed-DOCS.txt", undefined);
-    const { socket } = await server([migPod("infer", "a-0", "app", "nvidia.com/mig-2g.10gb", [OLD(3)]), migPod("infer", "b-0", "app", "nvidia.com/mig-1g.5gb", [OLD(9)])]);
+    const { socket } = await server([
+      migPod("infer", "a-0", "app", "nvidia.com/mig-2g.10gb", [OLD(3)]),
+      migPod("infer", "b-0", "app", "nvidia.com/mig-1g.5gb", [OLD(9)]),
+    ]);
     await make({ "2": A100 }, { podResourcesSocket: socket }).update?.();
     const reg = rig.deps().registry;
     expect(sorted(await series(reg, "ringwatch_gpu_job_info"))).toEqual(
@@ -134,7 +152,10 @@ describe("job collector: MIG devices", () => {
   it("no nvidia-smi: new-form ids stay unmatched, old-form ids are mapped from the id alone; one info line, no failure", async () => {
     const { logger, lines } = memoryLogger("info");
     const deps = { ...makeDeps(), logger };
-    const { socket } = await server([migPod("infer", "a-0", "app", "nvidia.com/mig-1g.18gb", [MIG(3)]), migPod("infer", "b-0", "app", "nvidia.com/mig-2g.10gb", [OLD(3)])]);
+    const { socket } = await server([
+      migPod("infer", "a-0", "app", "nvidia.com/mig-1g.18gb", [MIG(3)]),
+      migPod("infer", "b-0", "app", "nvidia.com/mig-2g.10gb", [OLD(3)]),
+    ]);
     const c = make({ "0": H200, "2": A100 }, { podResourcesSocket: socket, nvidiaSmi: join(rig.tmp(), "no-nvidia-smi") }, deps);
     await c.update?.();
     await c.update?.();
@@ -196,7 +217,17 @@ describe("job collector: MIG devices", () => {
     now += 60_000;
     await c.update?.();
     expect(migRuns()).toHaveLength(2);
-    expect(await valueOf(deps.registry, "ringwatch_gpu_job_info", { gpu: "0", gpu_instance: "10", mig_profile: "1g.10gb", ...EMPTY, namespace: "infer", pod: "b-0", container: "app" })).toBe(1);
+    expect(
+      await valueOf(deps.registry, "ringwatch_gpu_job_info", {
+        gpu: "0",
+        gpu_instance: "10",
+        mig_profile: "1g.10gb",
+        ...EMPTY,
+        namespace: "infer",
+        pod: "b-0",
+        container: "app",
+      }),
+    ).toBe(1);
     // An id the answer did not list: asked once, not at every poll.
     fake.setPods([migPod("infer", "ghost", "app", "nvidia.com/mig-1g.10gb", ["MIG-5a1b2c3d-0000-5e6f-8a9b-000000000000"])]);
     await c.update?.();

@@ -142,20 +142,27 @@ describe("parseMigQuery (nvidia-smi -q)", () => {
 
   it("keeps GPUs apart: each block's devices under its own GPU UUID", () => {
     const one = readCapture(`${Q}/01-nvgpuexp-h100-MIG-590.48.01-idle.txt`);
-    const other = one.replace("GPU 00000000:00:09.0", "GPU 00000000:0A:00.0").replaceAll("GPU-00000000-0000-0000-0000-000000000000", "GPU-11111111-0000-0000-0000-000000000000");
+    const other = one
+      .replace("GPU 00000000:00:09.0", "GPU 00000000:0A:00.0")
+      .replaceAll("GPU-00000000-0000-0000-0000-000000000000", "GPU-11111111-0000-0000-0000-000000000000");
     const q = parseMigQuery(one + other.slice(other.indexOf("GPU 00000000:0A:00.0")));
     expect([...q.keys()]).toEqual([MASKED_GPU, "gpu-11111111-0000-0000-0000-000000000000"]);
     expect(q.get("gpu-11111111-0000-0000-0000-000000000000")?.get(3)).toBe("10");
   });
 
   it("nothing for a GPU without MIG devices", () => {
-    expect(parseMigQuery("GPU 00000000:07:00.0\n    MIG Mode\n        Current : Disabled\n    GPU UUID : GPU-5d5ba0d6-1111-2222-3333-444444444444\n").size).toBe(0);
+    expect(
+      parseMigQuery("GPU 00000000:07:00.0\n    MIG Mode\n        Current : Disabled\n    GPU UUID : GPU-5d5ba0d6-1111-2222-3333-444444444444\n").size,
+    ).toBe(0);
   });
 });
 
 describe("joinMig", () => {
   it("H100: -L's devices get -q's GPU instances by GPU UUID and index", () => {
-    const d = joinMig(parseMigList(readCapture(`${LIST}/01-nvgpuexp-h100-MIG-590.48.01.txt`)), parseMigQuery(readCapture(`${Q}/01-nvgpuexp-h100-MIG-590.48.01-idle.txt`)));
+    const d = joinMig(
+      parseMigList(readCapture(`${LIST}/01-nvgpuexp-h100-MIG-590.48.01.txt`)),
+      parseMigQuery(readCapture(`${Q}/01-nvgpuexp-h100-MIG-590.48.01-idle.txt`)),
+    );
     expect(d.map((x) => [x.uuid, x.profile, x.gpuInstance])).toEqual([
       [masked(0), "3g.40gb", "2"],
       [masked(1), "2g.20gb", "3"],
@@ -165,7 +172,10 @@ describe("joinMig", () => {
   });
 
   it("H200: two compute instances of one GPU instance", () => {
-    const d = joinMig(parseMigList(readCapture(`${LIST}/02-nvgpuexp-h200-MIG-590.48.01.txt`)), parseMigQuery(readCapture(`${Q}/02-nvgpuexp-h200-MIG-590.48.01-load.txt`)));
+    const d = joinMig(
+      parseMigList(readCapture(`${LIST}/02-nvgpuexp-h200-MIG-590.48.01.txt`)),
+      parseMigQuery(readCapture(`${Q}/02-nvgpuexp-h200-MIG-590.48.01-load.txt`)),
+    );
     expect(d.map((x) => [x.profile, x.gpuInstance])).toEqual([
       ["1c.3g.71gb", "2"],
       ["2c.3g.71gb", "2"],

@@ -44,13 +44,31 @@ const EXPECTED: Record<string, string[]> = {
   "16-": ["pcie corrected 0000:07:00.0"],
   "17-": times(7, "xid 119 0000:61:00"),
   "18-": [
-    "xid 149 0009:01:00", "xid 154 0009:01:00", "xid 149 0008:01:00", "xid 154 0019:01:00",
-    "xid 149 0009:01:00", "xid 149 0009:01:00", "xid 149 0008:01:00", "xid 154 0018:01:00", "xid 154 0008:01:00",
+    "xid 149 0009:01:00",
+    "xid 154 0009:01:00",
+    "xid 149 0008:01:00",
+    "xid 154 0019:01:00",
+    "xid 149 0009:01:00",
+    "xid 149 0009:01:00",
+    "xid 149 0008:01:00",
+    "xid 154 0018:01:00",
+    "xid 154 0008:01:00",
   ],
   "19-": [
-    "xid 145 0008:01:00", "xid 145 0008:01:00", "xid 145 0008:01:00", "xid 149 0008:01:00", "xid 149 0008:01:00", "xid 149 0008:01:00",
-    "xid 145 0018:01:00", "xid 145 0018:01:00", "xid 149 0018:01:00", "xid 149 0018:01:00", "xid 149 0018:01:00",
-    "xid 145 0019:01:00", "xid 145 0019:01:00", "xid 149 0019:01:00",
+    "xid 145 0008:01:00",
+    "xid 145 0008:01:00",
+    "xid 145 0008:01:00",
+    "xid 149 0008:01:00",
+    "xid 149 0008:01:00",
+    "xid 149 0008:01:00",
+    "xid 145 0018:01:00",
+    "xid 145 0018:01:00",
+    "xid 149 0018:01:00",
+    "xid 149 0018:01:00",
+    "xid 149 0018:01:00",
+    "xid 145 0019:01:00",
+    "xid 145 0019:01:00",
+    "xid 149 0019:01:00",
   ],
   "20-": ["xid 144 0000:01:00", "xid 149 0000:00:00", "xid 149 0000:00:00"],
   "21-": ["nic command_error 0000:d2:00.0"],
@@ -58,10 +76,23 @@ const EXPECTED: Record<string, string[]> = {
   "23-": [], // GSP heartbeat lines without an Xid
   "24-": ["nic probe_failed 0000:03:00.0"],
   // The Xid 79 and the driver's own line about the same fall count once; only SXid lines that say Fatal count.
-  "25-": ["xid 79 0000:91:00", "sxid 20034 fatal nvswitch1 link48", "sxid 20034 fatal nvswitch0 link63", "sxid 20034 fatal nvswitch2 link37", "sxid 20034 fatal nvswitch0 link62"],
+  "25-": [
+    "xid 79 0000:91:00",
+    "sxid 20034 fatal nvswitch1 link48",
+    "sxid 20034 fatal nvswitch0 link63",
+    "sxid 20034 fatal nvswitch2 link37",
+    "sxid 20034 fatal nvswitch0 link62",
+  ],
   "26-": [...times(16, "xid 13 0000:38:00"), "xid 43 0000:38:00"],
   // One per `health compromised`, not per row of the health dump that follows it.
-  "27-": ["nic firmware_error 0000:0d:00.0", "nic firmware_error 0000:0d:00.2", "nic firmware_error 0000:0d:00.3", "nic firmware_error 0000:0d:00.4", "nic firmware_error 0000:0d:00.1", "nic firmware_error 0000:0d:00.5"],
+  "27-": [
+    "nic firmware_error 0000:0d:00.0",
+    "nic firmware_error 0000:0d:00.2",
+    "nic firmware_error 0000:0d:00.3",
+    "nic firmware_error 0000:0d:00.4",
+    "nic firmware_error 0000:0d:00.1",
+    "nic firmware_error 0000:0d:00.5",
+  ],
   // The AER callback's Enter, not its Exit; the root port's own AER rows are not the HCA's.
   "28-": ["nic pcie_error_uncorrected 0004:01:00.0", "nic firmware_error 0004:01:00.1", "nic pcie_error_uncorrected 0004:01:00.1"],
   "29-": ["nic firmware_error 0000:bb:00.0"],
@@ -89,7 +120,11 @@ function eventsOf(lines: readonly string[]): KernelEvent[] {
 describe("kernel log captures", () => {
   it("every capture has an expectation", () => {
     expect(files.length).toBe(41);
-    for (const f of files) expect(Object.keys(EXPECTED).some((p) => f.startsWith(p)), f).toBe(true);
+    for (const f of files)
+      expect(
+        Object.keys(EXPECTED).some((p) => f.startsWith(p)),
+        f,
+      ).toBe(true);
   });
 
   for (const f of files) {
@@ -103,20 +138,40 @@ describe("kernel log captures", () => {
   }
 
   it("reads pid and process name in each driver's form", () => {
-    const byFile = (p: string) => eventsOf(readCapture(`kmsg/${files.find((f) => f.startsWith(p)) ?? ""}`).split("\n")).flatMap((e) => (e.kind === "xid" ? [e.xid] : []));
+    const byFile = (p: string) =>
+      eventsOf(readCapture(`kmsg/${files.find((f) => f.startsWith(p)) ?? ""}`).split("\n")).flatMap((e) => (e.kind === "xid" ? [e.xid] : []));
     // 525+: pid='<unknown>', name=<unknown> is no pid and no name; pid=N, name=comm both.
-    expect(byFile("03-").map((x) => [x.pid, x.name])).toEqual([[undefined, undefined], [undefined, undefined], [undefined, undefined], [1797828, "pt_main_thread"]]);
+    expect(byFile("03-").map((x) => [x.pid, x.name])).toEqual([
+      [undefined, undefined],
+      [undefined, undefined],
+      [undefined, undefined],
+      [1797828, "pt_main_thread"],
+    ]);
     expect(byFile("03-")[3]?.detail).toBe("Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005");
     // 450/510: pid without name; 418: neither; names with '::'.
-    expect(byFile("13-").map((x) => [x.pid, x.name])).toEqual([[12890, undefined], [12890, undefined]]);
+    expect(byFile("13-").map((x) => [x.pid, x.name])).toEqual([
+      [12890, undefined],
+      [12890, undefined],
+    ]);
     const old = byFile("10-")[0];
     expect([old?.pid, old?.name, old?.detail.slice(0, 41)]).toEqual([undefined, undefined, "Ch 0000003a, intr 10000000. MMU Fault: EN"]);
-    expect(byFile("19-").filter((x) => x.name === "ray::WorkerDict").map((x) => x.pid)).toEqual([876767, 876766]);
+    expect(
+      byFile("19-")
+        .filter((x) => x.name === "ray::WorkerDict")
+        .map((x) => x.pid),
+    ).toEqual([876767, 876766]);
     expect(byFile("11-")[0]).toMatchObject({ pid: 13705, name: "UnrealEditor" });
   });
 
   it("reads the recovery action Xid 154 moves to (GB200)", () => {
-    const xids = eventsOf(readCapture(`kmsg/${files.find((f) => f.startsWith("18-")) ?? ""}`).split("\n")).flatMap((e) => (e.kind === "xid" && e.xid.xid === 154 ? [e.xid] : []));
-    expect(xids.map((x) => [x.pci, recoveryActionOf(x)])).toEqual([["0009:01:00", 4], ["0019:01:00", 1], ["0018:01:00", 1], ["0008:01:00", 1]]);
+    const xids = eventsOf(readCapture(`kmsg/${files.find((f) => f.startsWith("18-")) ?? ""}`).split("\n")).flatMap((e) =>
+      e.kind === "xid" && e.xid.xid === 154 ? [e.xid] : [],
+    );
+    expect(xids.map((x) => [x.pci, recoveryActionOf(x)])).toEqual([
+      ["0009:01:00", 4],
+      ["0019:01:00", 1],
+      ["0018:01:00", 1],
+      ["0008:01:00", 1],
+    ]);
   });
 });

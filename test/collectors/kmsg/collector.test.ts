@@ -36,7 +36,11 @@ function node(bootId = BOOT): { dir: string; procfs: string; sysfs: string; devi
   writeFileSync(join(procfs, "uptime"), `${UPTIME_S}.00 170000.00\n`);
   const sysfs = join(dir, "sys");
   // Two GPUs and an NVSwitch bound to nvidia; the switch (class 0x0680) is not a GPU.
-  for (const [addr, cls] of [["0000:b3:00.0", "0x030200"], ["0000:3b:00.0", "0x030200"], ["0000:88:00.0", "0x068000"]] as const) {
+  for (const [addr, cls] of [
+    ["0000:b3:00.0", "0x030200"],
+    ["0000:3b:00.0", "0x030200"],
+    ["0000:88:00.0", "0x068000"],
+  ] as const) {
     mkdirSync(join(sysfs, "bus/pci/drivers/nvidia", addr), { recursive: true });
     writeFileSync(join(sysfs, "bus/pci/drivers/nvidia", addr, "class"), cls + "\n");
   }
@@ -91,7 +95,9 @@ describe("kmsg collector", () => {
     // Record 2 (Xid 79) was printed 5.001 s after boot, and the node has been up a day.
     expect(await valueOf(r, "ringwatch_gpu_xid_last_timestamp_seconds", { gpu: "0", xid: "79" })).toBeCloseTo((NOW - UPTIME_S * 1000 + 5001) / 1000, 3);
     expect(await valueOf(r, "ringwatch_gpu_xid_info", { xid: "79", meaning: "GPU has fallen off the bus", cause: "hardware", action: "reboot_node" })).toBe(1);
-    expect(await valueOf(r, "ringwatch_gpu_xid_info", { xid: "109", meaning: "Context Switch Timeout Error", cause: "application", action: "reset_gpu" })).toBe(1);
+    expect(await valueOf(r, "ringwatch_gpu_xid_info", { xid: "109", meaning: "Context Switch Timeout Error", cause: "application", action: "reset_gpu" })).toBe(
+      1,
+    );
     expect(await valueOf(r, "ringwatch_gpu_recovery_action", { gpu: "1" })).toBe(1);
     expect(c.health?.()).toMatchObject({ ok: true });
     expect(await valueOf(r, "ringwatch_kmsg_source", { source: "kmsg" })).toBe(1);
@@ -185,7 +191,10 @@ describe("kmsg collector", () => {
       const second = start(n, { source: "auto", device: join(n.dir, "no-such-kmsg") });
       await eventually(async () => (await total(second.deps, "ringwatch_kmsg_records_total")) === 1);
       expect(await series(second.deps.registry, "ringwatch_gpu_xid_errors_total")).toEqual([{ labels: { gpu: "1", xid: "79" }, value: 1 }]);
-      const args = readFileSync(calls, "utf8").trim().split("\n").map((l) => l.split(" ").slice(1).join(" "));
+      const args = readFileSync(calls, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => l.split(" ").slice(1).join(" "));
       expect(args).toEqual(["-k -f -o json --no-tail --no-pager", `-k -f -o json --no-tail --no-pager --after-cursor=${saved.journalCursor}`]);
     } finally {
       delete process.env.FAKE_JOURNAL;

@@ -18,7 +18,13 @@ import { testTempDir } from "../../helpers/test-temp-dir.js";
 /** The gpu collector's identities: GPU 3 at 0009:01:00 (a GB200 tray's domain). */
 const GPUS: GpuIndexReadings = { identities: () => new Map([["3", { index: "3", pciBusId: "00000009:01:00.0" }]]) };
 
-async function rig(): Promise<{ publish: (message: string, atMs?: number) => void; registry: Registry; lines: () => Array<Record<string, unknown>>; recoveries: Array<[string, number]>; publisher: EventPublisher }> {
+async function rig(): Promise<{
+  publish: (message: string, atMs?: number) => void;
+  registry: Registry;
+  lines: () => Array<Record<string, unknown>>;
+  recoveries: Array<[string, number]>;
+  publisher: EventPublisher;
+}> {
   const sysfs = testTempDir();
   mkdirSync(join(sysfs, "devices/pci0000:a0/0000:ab:00.0"), { recursive: true });
   mkdirSync(join(sysfs, "class/infiniband/mlx5_0"), { recursive: true });
@@ -114,7 +120,8 @@ describe("EventPublisher", () => {
 
   it("drops (and counts) events past the label-set bound, without a log line", async () => {
     const { publish, registry, lines } = await rig();
-    for (let i = 0; i <= MAX_EVENT_SERIES; i++) publish(`NVRM: Xid (PCI:0000:${(i >> 8).toString(16).padStart(2, "0")}:${(i & 0xff).toString(16).padStart(2, "0")}): 13, Graphics Exception`);
+    for (let i = 0; i <= MAX_EVENT_SERIES; i++)
+      publish(`NVRM: Xid (PCI:0000:${(i >> 8).toString(16).padStart(2, "0")}:${(i & 0xff).toString(16).padStart(2, "0")}): 13, Graphics Exception`);
     expect(await series(registry, "ringwatch_gpu_xid_errors_total")).toHaveLength(MAX_EVENT_SERIES);
     expect(await valueOf(registry, "ringwatch_kmsg_events_dropped_total")).toBe(1);
     expect(lines()).toHaveLength(MAX_EVENT_SERIES);

@@ -16,7 +16,9 @@ describe("failure reasons", () => {
   });
 
   it("quotes journalctl and gives the fix for the system journal and for a -D directory", () => {
-    expect(journalProblemReason({ kind: "unreadable", line: DENIED }, undefined)).toBe(`journalctl may read none of the journal's files (${DENIED}): add ringwatch's user to ${GROUP}`);
+    expect(journalProblemReason({ kind: "unreadable", line: DENIED }, undefined)).toBe(
+      `journalctl may read none of the journal's files (${DENIED}): add ringwatch's user to ${GROUP}`,
+    );
     expect(journalProblemReason({ kind: "unreadable", line: DENIED }, "/host/journal")).toBe(
       `journalctl -D /host/journal may read none of the journal files there (${DENIED}): run ringwatch with ${GROUP} as a supplemental group`,
     );
@@ -29,12 +31,22 @@ describe("failure reasons", () => {
       `the journal directory /host/journal may not be read (${denied}): run ringwatch with ${GROUP} as a supplemental group`,
     );
     const noBoot = "No journal boot entry found from the specified boot (+0).";
-    expect(journalProblemReason({ kind: "no_boot", line: noBoot }, undefined)).toBe(`journalctl finds no journal of this boot (${noBoot}): journald keeps none`);
-    expect(journalProblemReason({ kind: "no_boot", line: noBoot }, "/host/journal")).toMatch(/^journalctl -D \/host\/journal finds no journal of a boot there \(.*\): the directory holds no journal files; mount the host's persistent journal/);
+    expect(journalProblemReason({ kind: "no_boot", line: noBoot }, undefined)).toBe(
+      `journalctl finds no journal of this boot (${noBoot}): journald keeps none`,
+    );
+    expect(journalProblemReason({ kind: "no_boot", line: noBoot }, "/host/journal")).toMatch(
+      /^journalctl -D \/host\/journal finds no journal of a boot there \(.*\): the directory holds no journal files; mount the host's persistent journal/,
+    );
   });
 
   it("counts the system journal files journalctl would skip and names the first; nothing when it may read them all", () => {
-    const files = { total: 3, unreadable: [{ path: "/j/m/system.journal", code: "EACCES" }, { path: "/j/m/system@1.journal", code: "EACCES" }] };
+    const files = {
+      total: 3,
+      unreadable: [
+        { path: "/j/m/system.journal", code: "EACCES" },
+        { path: "/j/m/system@1.journal", code: "EACCES" },
+      ],
+    };
     expect(skippedJournalsReason("/j", files, "")).toBe(
       `journalctl -D /j skips 2 of the 3 system journal files there, which hold the kernel's messages (/j/m/system.journal: EACCES): run ringwatch with ${GROUP} as a supplemental group`,
     );
@@ -44,7 +56,10 @@ describe("failure reasons", () => {
   });
 
   it("with neither source: absent unless the device is there but refused", () => {
-    expect(noSourceReason("cannot open /dev/kmsg: ENOENT", "journalctl")).toEqual({ absent: true, reason: "cannot open /dev/kmsg: ENOENT; and journalctl is not available" });
+    expect(noSourceReason("cannot open /dev/kmsg: ENOENT", "journalctl")).toEqual({
+      absent: true,
+      reason: "cannot open /dev/kmsg: ENOENT; and journalctl is not available",
+    });
     expect(noSourceReason(deviceProblem("/dev/kmsg", "EPERM"), "/usr/bin/journalctl").absent).toBe(false);
     expect(noSourceReason(deviceProblem("/dev/kmsg", "EACCES"), "journalctl").absent).toBe(false);
   });

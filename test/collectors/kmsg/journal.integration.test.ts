@@ -38,7 +38,10 @@ afterEach(async () => {
   vi.unstubAllEnvs();
 });
 
-function startCollector(mode: string, journalDirectory: string | undefined): { c: Collector; deps: ReturnType<typeof makeDeps>; logs: string[]; calls: string } {
+function startCollector(
+  mode: string,
+  journalDirectory: string | undefined,
+): { c: Collector; deps: ReturnType<typeof makeDeps>; logs: string[]; calls: string } {
   const dir = testTempDir();
   const calls = join(dir, "calls.log");
   vi.stubEnv("FAKE_JOURNAL_MODE", mode);
@@ -82,7 +85,9 @@ describe("journalctl refuses (the fake, through the real exec path)", () => {
 
   it("the system journal (no -D), every file unreadable: the user needs the group", async () => {
     const { c } = startCollector("denied", undefined);
-    expect(await failure(c)).toBe(`journalctl may read none of the journal's files (No journal files were opened due to insufficient permissions.): add ringwatch's user to ${GROUP}`);
+    expect(await failure(c)).toBe(
+      `journalctl may read none of the journal's files (No journal files were opened due to insufficient permissions.): add ringwatch's user to ${GROUP}`,
+    );
   });
 
   it("the directory missing, unreadable, or holding no journal", async () => {
@@ -100,7 +105,9 @@ describe("journalctl refuses (the fake, through the real exec path)", () => {
     const noBoot = `journalctl -D ${empty} finds no journal of a boot there (%s): the directory holds no journal files; mount the host's persistent journal (/var/log/journal) there, or /run/log/journal where the host keeps its journal in memory`;
     expect(await failure(startCollector("no-boot", empty).c)).toBe(noBoot.replace("%s", "No journal boot entry found from the specified boot (+0)."));
     await running?.stop?.();
-    expect(await failure(startCollector("no-boot-v252", empty).c)).toBe(noBoot.replace("%s", "Data from the specified boot (+0) is not available: No such boot ID in journal"));
+    expect(await failure(startCollector("no-boot-v252", empty).c)).toBe(
+      noBoot.replace("%s", "Data from the specified boot (+0) is not available: No such boot ID in journal"),
+    );
   });
 });
 
@@ -145,7 +152,8 @@ function journalDir(name: string, files: string[]): string {
 async function agentOn(dir: string, journalctlPath: string, env: NodeJS.ProcessEnv = {}): Promise<RunningAgent> {
   if (deniedUser && staged === undefined) staged = stageBuild("rw-journal-agent-");
   const flags = [
-    "--collector.disable-defaults", "--collector.kmsg",
+    "--collector.disable-defaults",
+    "--collector.kmsg",
     "--collector.kmsg.source=journal",
     `--collector.kmsg.journal-directory=${dir}`,
     `--collector.kmsg.journalctl=${journalctlPath}`,
@@ -154,7 +162,11 @@ async function agentOn(dir: string, journalctlPath: string, env: NodeJS.ProcessE
   return startAgent(flags, env, 30_000, { ...(deniedUser ? { user: deniedUser } : {}), ...(staged ? { main: staged.agentMain } : {}) });
 }
 
-const kmsgWarnings = (a: RunningAgent): string[] => a.logs().map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => m.startsWith("kmsg:"));
+const kmsgWarnings = (a: RunningAgent): string[] =>
+  a
+    .logs()
+    .map((l) => (JSON.parse(l) as { msg: string }).msg)
+    .filter((m) => m.startsWith("kmsg:"));
 
 (realJournalctl !== undefined ? describe : describe.skip)(`this machine's journalctl (as ${deniedUser ? "nobody" : "this user"})`, () => {
   const real = realJournalctl ?? "journalctl";
@@ -178,7 +190,10 @@ const kmsgWarnings = (a: RunningAgent): string[] => a.logs().map((l) => (JSON.pa
         expect(p, r.stderr).toBeDefined();
         const fakeLines = [mode, ...alternatives].map((m) => journalProblem(journalctl(FAKE, dir, { FAKE_JOURNAL_MODE: m }).stderr));
         expect(fakeLines.map((f) => f?.kind)).toContain(p?.kind);
-        expect(fakeLines.map((f) => f?.line), `${mode}: the fake's line is not the real one`).toContain(p?.line);
+        expect(
+          fakeLines.map((f) => f?.line),
+          `${mode}: the fake's line is not the real one`,
+        ).toContain(p?.line);
       }
     } finally {
       chmodSync(closed, 0o755);
@@ -208,8 +223,17 @@ const kmsgWarnings = (a: RunningAgent): string[] => a.logs().map((l) => (JSON.pa
     const dir = journalDir("agent-empty", []);
     const a = await agentOn(dir, real);
     try {
-      await eventually(async () => (sample(await a.scrape(), 'ringwatch_collector_success{collector="kmsg"}') === 0 && kmsgWarnings(a).length > 0 ? true : undefined), 15_000);
-      expect(kmsgWarnings(a)).toEqual([expect.stringMatching(new RegExp(`^kmsg: journalctl -D ${dir} finds no journal of a boot there \\(.*specified boot.*\\): the directory holds no journal files; mount the host's persistent journal`))]);
+      await eventually(
+        async () => (sample(await a.scrape(), 'ringwatch_collector_success{collector="kmsg"}') === 0 && kmsgWarnings(a).length > 0 ? true : undefined),
+        15_000,
+      );
+      expect(kmsgWarnings(a)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^kmsg: journalctl -D ${dir} finds no journal of a boot there \\(.*specified boot.*\\): the directory holds no journal files; mount the host's persistent journal`,
+          ),
+        ),
+      ]);
     } finally {
       await a.stop();
     }
@@ -226,7 +250,11 @@ describe(`system journal files journalctl skips in silence (the agent as ${denie
     chmodSync(fake, 0o755);
     const records = join(shared, "partial.json");
     const bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-    writeFileSync(records, journalRecords(["mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN", "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE"], { bootId }), { mode: 0o644 });
+    writeFileSync(
+      records,
+      journalRecords(["mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN", "mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE"], { bootId }),
+      { mode: 0o644 },
+    );
     const a = await agentOn(dir, fake, { FAKE_JOURNAL: records, FAKE_JOURNAL_MODE: "normal" });
     try {
       const text = await eventually(async () => {

@@ -48,7 +48,15 @@ describe("journalProblem", () => {
   it("asks for JSON (which makes journalctl quiet: no hint ever comes) and -D only when given", () => {
     expect(journalArgs({ journalctl: "journalctl" })).toEqual(["-k", "-f", "-o", "json", "--no-tail", "--no-pager"]);
     expect(journalArgs({ journalctl: "journalctl", directory: "/host/var/log/journal", afterCursor: "s=1" })).toEqual([
-      "-k", "-f", "-o", "json", "--no-tail", "--no-pager", "-D", "/host/var/log/journal", "--after-cursor=s=1",
+      "-k",
+      "-f",
+      "-o",
+      "json",
+      "--no-tail",
+      "--no-pager",
+      "-D",
+      "/host/var/log/journal",
+      "--after-cursor=s=1",
     ]);
   });
 });

@@ -26,7 +26,10 @@ describe("PastedKernelLog", () => {
     for (const f of files) {
       const lines = readCapture(`kmsg/${f}`).split("\n");
       const want = direct(lines);
-      expect(pasted(lines).map((e) => e.event), f).toEqual(want);
+      expect(
+        pasted(lines).map((e) => e.event),
+        f,
+      ).toEqual(want);
       total += want.length;
     }
     expect(total).toBe(123); // the sum of what test/collectors/kmsg/captures.test.ts expects of each capture
@@ -52,7 +55,9 @@ describe("PastedKernelLog", () => {
   });
 
   it("takes the host of a pdsh/clush prefix, and of the line an indented dmesg row continues", () => {
-    const gb200 = capture("18-").filter((l) => l.startsWith("[")).map((l) => `gb200-tray3: ${l}`);
+    const gb200 = capture("18-")
+      .filter((l) => l.startsWith("["))
+      .map((l) => `gb200-tray3: ${l}`);
     const got = pasted(gb200);
     expect(got).toHaveLength(9);
     expect(new Set(got.map((e) => e.host))).toEqual(new Set(["gb200-tray3"]));
@@ -77,7 +82,8 @@ describe("PastedKernelLog", () => {
       "healthcheck: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.",
       "WARNING found in kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.",
       "Nov 24 02:47:01 gpu34 python[4242]: torch kernel: NVRM: Xid (PCI:0000:3b:00): 79",
-    ]) expect(pastedHost(l), l).toBeUndefined();
+    ])
+      expect(pastedHost(l), l).toBeUndefined();
     expect(pastedHost("node7: Nov 24 02:47:01 node7 kernel: NVRM: Xid (PCI:0000:3b:00): 79")).toBe("node7");
   });
 });

@@ -19,10 +19,14 @@ describe("kmsg records", () => {
   it("splits chunks cut anywhere, attaches DEVICE= dictionary lines, counts garbage", () => {
     const out: KmsgRecord[] = [];
     const s = new RecordSplitter((r) => out.push(r));
-    const text = "3,10,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\nnot a record\n12,11,5000001,c;user text\n";
+    const text =
+      "3,10,5000000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.\n SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\nnot a record\n12,11,5000001,c;user text\n";
     for (let i = 0; i < text.length; i += 7) s.push(text.slice(i, i + 7));
     s.flush();
-    expect(out.map((r) => [r.seq, r.level, r.facility, r.device])).toEqual([[10, 3, 0, "+pci:0000:3b:00.0"], [11, 4, 1, undefined]]);
+    expect(out.map((r) => [r.seq, r.level, r.facility, r.device])).toEqual([
+      [10, 3, 0, "+pci:0000:3b:00.0"],
+      [11, 4, 1, undefined],
+    ]);
     expect(out[0]?.message).toBe("NVRM: Xid (PCI:0000:3b:00): 79, pid=1122, GPU has fallen off the bus.");
     expect(s.garbage).toBe(1);
   });
@@ -57,10 +61,24 @@ describe("kmsg records", () => {
 });
 
 describe("journal records", () => {
-  const rec = { __CURSOR: "s=1;i=2", _BOOT_ID: "770920c0309d4dc49f2565cfd492b686", __REALTIME_TIMESTAMP: "1795517414059123", _SOURCE_MONOTONIC_TIMESTAMP: "5001000", _KERNEL_DEVICE: "+pci:0000:3b:00.0", MESSAGE: "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus." };
+  const rec = {
+    __CURSOR: "s=1;i=2",
+    _BOOT_ID: "770920c0309d4dc49f2565cfd492b686",
+    __REALTIME_TIMESTAMP: "1795517414059123",
+    _SOURCE_MONOTONIC_TIMESTAMP: "5001000",
+    _KERNEL_DEVICE: "+pci:0000:3b:00.0",
+    MESSAGE: "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+  };
 
   it("reads cursor, boot, both clocks, device and message", () => {
-    expect(parseJournalLine(JSON.stringify(rec))).toEqual({ cursor: "s=1;i=2", bootId: rec._BOOT_ID, realtimeMs: 1795517414059, usec: 5001000, device: "+pci:0000:3b:00.0", message: rec.MESSAGE });
+    expect(parseJournalLine(JSON.stringify(rec))).toEqual({
+      cursor: "s=1;i=2",
+      bootId: rec._BOOT_ID,
+      realtimeMs: 1795517414059,
+      usec: 5001000,
+      device: "+pci:0000:3b:00.0",
+      message: rec.MESSAGE,
+    });
   });
 
   it("decodes a MESSAGE that journald stored as bytes (not UTF-8)", () => {

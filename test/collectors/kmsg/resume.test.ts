@@ -89,7 +89,9 @@ describe("Resume", () => {
     const broken = rig({ saved: "{not json" });
     await broken.resume.open();
     expect(await broken.resume.restore()).toBeUndefined();
-    expect(broken.lines().map((l) => [l["level"], l["msg"]])).toEqual([[40, `kmsg: ${broken.state}: not a saved position (ignored); reading the whole kernel log buffer`]]);
+    expect(broken.lines().map((l) => [l["level"], l["msg"]])).toEqual([
+      [40, `kmsg: ${broken.state}: not a saved position (ignored); reading the whole kernel log buffer`],
+    ]);
   });
 
   it("times journal records by their wall clock (else the boot's start plus their time since boot), skips another boot's, and keeps the cursor", async () => {

@@ -3,7 +3,21 @@ import { DEFAULT_DEVICE_EXCLUDE, keepDevice } from "../../../collectors/mtu/filt
 
 describe("device filter", () => {
   it("by default drops per-pod, per-VM and overlay interfaces", () => {
-    for (const d of ["veth3f2a1b", "cali8d2f0e1a2b3", "lxc4e1f0c2d", "lxc_health", "tap0", "vnet3", "gke1a2b3c4d", "azv9f8e7d6c", "flannel.1", "cni0", "tunl0", "vxlan.calico", "genev_sys_6081"]) {
+    for (const d of [
+      "veth3f2a1b",
+      "cali8d2f0e1a2b3",
+      "lxc4e1f0c2d",
+      "lxc_health",
+      "tap0",
+      "vnet3",
+      "gke1a2b3c4d",
+      "azv9f8e7d6c",
+      "flannel.1",
+      "cni0",
+      "tunl0",
+      "vxlan.calico",
+      "genev_sys_6081",
+    ]) {
       expect(keepDevice(d, {}), d).toBe(false);
     }
   });

@@ -79,12 +79,7 @@ const GOLDEN: Record<string, { form: "json" | "text"; links: NetLink[] }> = {
   "92-local-sandbox-iproute2-6.1-ip-j-addr.txt": {
     form: "json",
     // ip -j addr has no linkinfo
-    links: [
-      L("lo", 65536, "loopback", "UNKNOWN"),
-      L("ifb0", 1500, "ether", "DOWN"),
-      L("ifb1", 1500, "ether", "DOWN"),
-      L("eth0", 1400, "ether", "UP"),
-    ],
+    links: [L("lo", 65536, "loopback", "UNKNOWN"), L("ifb0", 1500, "ether", "DOWN"), L("ifb1", 1500, "ether", "DOWN"), L("eth0", 1400, "ether", "UP")],
   },
 };
 
@@ -105,9 +100,7 @@ describe("ip parsers on every real ip_link capture", () => {
   }
 
   it("text and JSON of the same host at the same moment agree", () => {
-    expect(parse("91-local-sandbox-iproute2-6.1-ip-d-link-ifb.txt", "text")).toEqual(
-      parse("90-local-sandbox-iproute2-6.1-ip-j-d-link-ifb.txt", "json"),
-    );
+    expect(parse("91-local-sandbox-iproute2-6.1-ip-d-link-ifb.txt", "text")).toEqual(parse("90-local-sandbox-iproute2-6.1-ip-j-d-link-ifb.txt", "json"));
   });
 
   it("the text parser counts every interface header", () => {
@@ -192,7 +185,7 @@ describe("parseIpText", () => {
   });
 
   it("text that is not ip output has no headers", () => {
-    expect(parseIpText("nvidia_peermem         16384  0\nOption \"-d\" is unknown\n")).toEqual({ links: [], headers: 0 });
+    expect(parseIpText('nvidia_peermem         16384  0\nOption "-d" is unknown\n')).toEqual({ links: [], headers: 0 });
   });
 
   it("keeps the first of repeated devices", () => {

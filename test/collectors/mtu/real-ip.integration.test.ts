@@ -51,7 +51,10 @@ describe.skipIf(tools.skip)(`mtu collector with the real ip${tools.skip ? ` (SKI
     const byDevice = <T>(xs: T[], key: (x: T) => string): T[] => [...xs].sort((a, b) => key(a).localeCompare(key(b)));
     const mtu = await series(deps.registry, "ringwatch_network_mtu_bytes");
     expect(byDevice(mtu, (s) => String(s.labels.device))).toEqual(
-      byDevice(links.filter((l) => l.mtu !== undefined), (l) => l.ifname).map((l) => ({ labels: { device: l.ifname }, value: l.mtu })),
+      byDevice(
+        links.filter((l) => l.mtu !== undefined),
+        (l) => l.ifname,
+      ).map((l) => ({ labels: { device: l.ifname }, value: l.mtu })),
     );
     const info = await series(deps.registry, "ringwatch_network_info");
     expect(byDevice(info, (s) => String(s.labels.device))).toEqual(
@@ -59,7 +62,10 @@ describe.skipIf(tools.skip)(`mtu collector with the real ip${tools.skip ? ` (SKI
     );
     const kinds = await series(deps.registry, "ringwatch_network_link_kind_info");
     expect(byDevice(kinds, (s) => String(s.labels.device))).toEqual(
-      byDevice(links.filter((l) => l.linkinfo?.info_kind !== undefined), (l) => l.ifname).map((l) => ({ labels: { device: l.ifname, kind: l.linkinfo?.info_kind }, value: 1 })),
+      byDevice(
+        links.filter((l) => l.linkinfo?.info_kind !== undefined),
+        (l) => l.ifname,
+      ).map((l) => ({ labels: { device: l.ifname, kind: l.linkinfo?.info_kind }, value: 1 })),
     );
   });
 

@@ -18,8 +18,14 @@ const temp = (): string => testTempDir(undefined, "rw-pid-");
 function fakeProc(root: string, pid: number, nspid: number[], startTime: number, openFiles: string[] = []): void {
   const dir = join(root, String(pid));
   mkdirSync(join(dir, "fd"), { recursive: true });
-  writeFileSync(join(dir, "status"), `Name:\tpython\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t${pid}\nNgid:\t0\nPid:\t${pid}\nPPid:\t1\nNSpid:\t${nspid.join("\t")}\nNSpgid:\t${nspid.join("\t")}\n`);
-  writeFileSync(join(dir, "stat"), `${pid} (python) S 1 ${pid} ${pid} 0 -1 4194560 1000 0 0 0 50 10 0 0 20 0 9 0 ${startTime} 3133440 380 18446744073709551615\n`);
+  writeFileSync(
+    join(dir, "status"),
+    `Name:\tpython\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t${pid}\nNgid:\t0\nPid:\t${pid}\nPPid:\t1\nNSpid:\t${nspid.join("\t")}\nNSpgid:\t${nspid.join("\t")}\n`,
+  );
+  writeFileSync(
+    join(dir, "stat"),
+    `${pid} (python) S 1 ${pid} ${pid} 0 -1 4194560 1000 0 0 0 50 10 0 0 20 0 9 0 ${startTime} 3133440 380 18446744073709551615\n`,
+  );
   openFiles.forEach((f, i) => symlinkSync(f, join(dir, "fd", String(3 + i))));
   symlinkSync("socket:[123456]", join(dir, "fd", "99"));
 }

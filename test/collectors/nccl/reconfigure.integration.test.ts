@@ -14,7 +14,11 @@ const COMM_ID = "0x49bbd7790311d5eb";
 const init = (pid: number, rank: number, ptr: string): string =>
   `node1:${pid}:${pid} [${rank}] NCCL INFO comm ${ptr} rank ${rank} nranks 2 cudaDev ${rank} nvmlDev ${rank} busId ${rank + 1}000 commId ${COMM_ID} - Init COMPLETE\n`;
 const coll = (pid: number, rank: number, ptr: string, n: number): string =>
-  Array.from({ length: n }, (_, i) => `node1:${pid}:${pid} [${rank}] NCCL INFO AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm ${ptr} [nranks=2] stream 0x5501\n`).join("");
+  Array.from(
+    { length: n },
+    (_, i) =>
+      `node1:${pid}:${pid} [${rank}] NCCL INFO AllReduce: opCount ${i.toString(16)} sendbuff 0x7f01 recvbuff 0x7f02 count 1024 datatype 7 op 0 root 0 comm ${ptr} [nranks=2] stream 0x5501\n`,
+  ).join("");
 
 /** The nccl settings and shared settings the agent would hand to reconfigure() for these flags. */
 function config(args: string[]): [NcclSettings, AgentConfig] {
@@ -52,7 +56,15 @@ describe("nccl collector reconfigure (SIGHUP)", () => {
     });
     await eventually(() => expect(counts(c)).toEqual({ 0: 3 }));
 
-    c.reconfigure?.(...config([`--collector.nccl.path=${a}`, `--collector.nccl.path=${b}`, "--collector.nccl.hang-threshold=5m", "--collector.nccl.check-pids=false", "--collector.nccl.polling=false"]));
+    c.reconfigure?.(
+      ...config([
+        `--collector.nccl.path=${a}`,
+        `--collector.nccl.path=${b}`,
+        "--collector.nccl.hang-threshold=5m",
+        "--collector.nccl.check-pids=false",
+        "--collector.nccl.polling=false",
+      ]),
+    );
     appendFileSync(fa, coll(100, 0, "0x55aa10", 2));
     await eventually(() => expect(counts(c)).toEqual({ 0: 5, 1: 2 }));
     expect(c.verdicts().find((v) => v.commKey === COMM_ID)?.thresholdMs).toBe(300_000);

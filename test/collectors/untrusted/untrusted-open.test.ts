@@ -3,7 +3,20 @@
  * where the agent expects its log, dump or pipe.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, closeSync, constants, copyFileSync, lchownSync, mkdirSync, openSync, readFileSync, readSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  lchownSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openJobFifoForWrite, openJobFile, RefusedFile, TrustRoots } from "../../../collectors/untrusted-open.js";

@@ -107,14 +107,22 @@ export function rasCountIsOutlier(count, verbose, totalCount = -1) {
 /** @param {number} e */
 function ncclErrorToString(e) {
   switch (e) {
-    case 1: return "Unhandled CUDA error";
-    case 2: return "System error";
-    case 3: return "Internal error";
-    case 4: return "Invalid argument";
-    case 5: return "Invalid usage";
-    case 6: return "Remote process error";
-    case 7: return "NCCL operation in progress";
-    default: return "Unexpected error";
+    case 1:
+      return "Unhandled CUDA error";
+    case 2:
+      return "System error";
+    case 3:
+      return "Internal error";
+    case 4:
+      return "Invalid argument";
+    case 5:
+      return "Invalid usage";
+    case 6:
+      return "Remote process error";
+    case 7:
+      return "NCCL operation in progress";
+    default:
+      return "Unexpected error";
   }
 }
 
@@ -203,10 +211,19 @@ function model(job) {
       const counts = FUNCS.map((f) => Number(r.counts?.[f] ?? 0));
       const st = r.status ?? {};
       return {
-        rank: r.rank, host: r.host, pid: r.pid, cudaDev: r.cudaDev, nvmlDev, counts,
+        rank: r.rank,
+        host: r.host,
+        pid: r.pid,
+        cudaDev: r.cudaDev,
+        nvmlDev,
+        counts,
         opCount: r.opCount ?? counts.reduce((x, y) => x + y, 0),
-        initState: st.initState ?? 0, asyncError: st.asyncError ?? 0,
-        finalizeCalled: !!st.finalizeCalled, destroyFlag: !!st.destroyFlag, abortFlag: !!st.abortFlag, peer,
+        initState: st.initState ?? 0,
+        asyncError: st.asyncError ?? 0,
+        finalizeCalled: !!st.finalizeCalled,
+        destroyFlag: !!st.destroyFlag,
+        abortFlag: !!st.abortFlag,
+        peer,
       };
     });
     /** @type {Missing[]} */
@@ -220,8 +237,12 @@ function model(job) {
       return { rank: m.rank, host: m.host, pid: m.pid, cudaDev: m.cudaDev, nvmlDev, peer };
     });
     return {
-      hash: hashBig(c.hash), hostHash: hashBig(c.hostHash ?? "0x0"), pidHash: hashBig(c.pidHash ?? "0x0"),
-      size: c.size ?? ranks.length + missing.length, ranks, missing,
+      hash: hashBig(c.hash),
+      hostHash: hashBig(c.hostHash ?? "0x0"),
+      pidHash: hashBig(c.pidHash ?? "0x0"),
+      size: c.size ?? ranks.length + missing.length,
+      ranks,
+      missing,
     };
   });
   for (const d of [...(job.deadPeers ?? []), ...(job.processes ?? [])]) {
@@ -238,7 +259,12 @@ function model(job) {
   const nPeersMissing = peers.filter((p) => !p.dead && p.unresponsive).length;
   const rt = job.cudaRuntime ?? 12060;
   return {
-    v, job, peers, comms, nDead, nPeersMissing,
+    v,
+    job,
+    peers,
+    comms,
+    nDead,
+    nPeersMissing,
     cudaRuntime: rt,
     cudaDriver: job.cudaDriver ?? rt,
     cudaCompiled: job.cudaCompiled ?? `${Math.floor(rt / 1000)}.${Math.floor((rt % 1000) / 10)}`,
@@ -412,7 +438,7 @@ function jobSummary(m, verbose) {
   aux.sort(auxCmp);
   /** @type {{ value: number, count: number, first: number }[]} */
   let vcs = [];
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const a = /** @type {{ value: number }} */ (aux[i]);
     const last = vcs[vcs.length - 1];
     if (i === 0 || !last || a.value !== aux[i - 1]?.value) vcs.push({ value: a.value, count: 1, first: i });
@@ -441,7 +467,10 @@ function jobSummary(m, verbose) {
       out += `\nThe outlier node${vc.count > 1 ? "s" : ""}:\n`;
       for (let p = vc.first; p < vc.count * vc.value + vc.first; p += vc.value) {
         // NCCL prints the pids of aux[0..value-1] here, whatever the node (it indexes with j, not p+j).
-        const pids = aux.slice(0, vc.value).map((a) => a.peer.pid).join(",");
+        const pids = aux
+          .slice(0, vc.value)
+          .map((a) => a.peer.pid)
+          .join(",");
         out += `  Node ${aux[p]?.peer.host ?? ""} running process${vc.value > 1 ? "es" : ""} ${pids}\n`;
       }
     }
@@ -544,14 +573,25 @@ function textTail(m, verbose) {
   auxComms.forEach((a, i) => {
     const p = auxComms[i - 1];
     const last = groups[groups.length - 1];
-    if (i === 0 || !p || !last || a.comm.size !== p.comm.size || a.nNodes !== p.nNodes || Math.clz32(a.status) !== Math.clz32(p.status) || a.errors !== p.errors) {
+    if (
+      i === 0 ||
+      !p ||
+      !last ||
+      a.comm.size !== p.comm.size ||
+      a.nNodes !== p.nNodes ||
+      Math.clz32(a.status) !== Math.clz32(p.status) ||
+      a.errors !== p.errors
+    ) {
       groups.push({ first: i, count: 1 });
     } else last.count++;
   });
 
   let out = ` (${m.gatherSeconds.toFixed(v.timeDecimals)}s)\n=============\n\n`;
   if (v.perTypeCounts) {
-    out += auxComms.length > 0 ? "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n" : "No communicator data collected!\n";
+    out +=
+      auxComms.length > 0
+        ? "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n"
+        : "No communicator data collected!\n";
   } else {
     out += "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors\n    #  in group  per comm  per node  per comm  in group\n";
     if (auxComms.length === 0) out += "No communicator data collected!\n";
@@ -575,7 +615,11 @@ function textTail(m, verbose) {
   // Errors.
   out += "\nErrors\n======\n\n";
   /** @param {Peer[]} list */
-  const peerList = (list) => [...list].sort((a, b) => hostCompare(a.host, b.host) || a.pid - b.pid).map((p) => `  ${peerLine(p)}\n`).join("");
+  const peerList = (list) =>
+    [...list]
+      .sort((a, b) => hostCompare(a.host, b.host) || a.pid - b.pid)
+      .map((p) => `  ${peerLine(p)}\n`)
+      .join("");
   if (m.nPeersMissing > 0) {
     out += `INCOMPLETE\n  Missing communicator data from ${m.nPeersMissing} job process${m.nPeersMissing > 1 ? "es" : ""}\n`;
     if (rasCountIsOutlier(m.nPeersMissing, verbose)) out += peerList(m.peers.filter((p) => !p.dead && p.unresponsive));
@@ -587,7 +631,10 @@ function textTail(m, verbose) {
     out += "\n";
   }
   /** @param {(a: AuxComm, label: string) => void} fn */
-  const eachComm = (fn) => groups.forEach((g, gi) => auxComms.slice(g.first, g.first + g.count).forEach((a, ci) => fn(a, `#${gi}-${ci} (${a.comm.hash.toString(16).padStart(16, "0")})`)));
+  const eachComm = (fn) =>
+    groups.forEach((g, gi) =>
+      auxComms.slice(g.first, g.first + g.count).forEach((a, ci) => fn(a, `#${gi}-${ci} (${a.comm.hash.toString(16).padStart(16, "0")})`)),
+    );
   eachComm((a, label) => {
     const comm = a.comm;
     if (a.errors & ACE_INCOMPLETE) {
@@ -692,7 +739,8 @@ function countBlock(comm, countOf, verbose, notLaunched) {
   const vcs = valCounts(sorted, countOf).sort(byCountRev);
   for (const vc of vcs) {
     const none = notLaunched && vc.value <= 0;
-    if (vc.count > 1) out += none ? `  ${vc.count} ranks have not launched any operations\n` : `  ${vc.count} ranks have launched up to operation ${vc.value}\n`;
+    if (vc.count > 1)
+      out += none ? `  ${vc.count} ranks have not launched any operations\n` : `  ${vc.count} ranks have launched up to operation ${vc.value}\n`;
     if (!rasCountIsOutlier(vc.count, verbose, comm.size)) continue;
     for (const r of sorted.slice(vc.first, vc.first + vc.count)) {
       if (vc.count > 1) out += `  Rank ${r.rank} -- ${rankWhere(r)}\n`;
@@ -806,7 +854,9 @@ export function renderEvent(event, opts = {}) {
     }
     return `${out}  "details": "${details}"\n}\n`;
   }
-  const peerStr = event.peer ? peerLine({ host: event.peer.host, pid: event.peer.pid, cuda: event.peer.cudaDevs ?? [], nvml: event.peer.nvmlDevs ?? event.peer.cudaDevs ?? [] }) : addrStr;
+  const peerStr = event.peer
+    ? peerLine({ host: event.peer.host, pid: event.peer.pid, cuda: event.peer.cudaDevs ?? [], nvml: event.peer.nvmlDevs ?? event.peer.cudaDevs ?? [] })
+    : addrStr;
   return peerStr ? `[${time}] ${event.type}: ${peerStr} ${details}\n` : `[${time}] ${event.type}: ${details}\n`;
 }
 
@@ -832,7 +882,10 @@ export function uniformJob(o) {
     counts: { ...(o.countsOf?.(r) ?? o.counts ?? {}) },
   }));
   /** @type {Record<string, unknown>} */
-  const job = { version: o.version, comms: [{ hash: o.hash ?? "0x49bbd7790311d5eb", hostHash: "0x6b8c2f3d1a4e5b70", pidHash: "0x1f2e3d4c5b6a7988", size, ranks }] };
+  const job = {
+    version: o.version,
+    comms: [{ hash: o.hash ?? "0x49bbd7790311d5eb", hostHash: "0x6b8c2f3d1a4e5b70", pidHash: "0x1f2e3d4c5b6a7988", size, ranks }],
+  };
   for (const k of /** @type {const} */ (["cudaRuntime", "cudaDriver", "cudaCompiled", "gatherSeconds", "timestamp"])) if (o[k] !== undefined) job[k] = o[k];
   return job;
 }
@@ -847,6 +900,17 @@ export function withMissing(job, commIdx, rankIds, o = {}) {
   const comm = copy.comms[commIdx];
   const gone = comm.ranks.filter((/** @type {any} */ r) => rankIds.includes(r.rank));
   comm.ranks = comm.ranks.filter((/** @type {any} */ r) => !rankIds.includes(r.rank));
-  comm.missing = [...(comm.missing ?? []), ...gone.map((/** @type {any} */ r) => ({ rank: r.rank, host: r.host, pid: r.pid, cudaDev: r.cudaDev, nvmlDev: r.nvmlDev, unresponsive: true, dead: !!o.dead }))];
+  comm.missing = [
+    ...(comm.missing ?? []),
+    ...gone.map((/** @type {any} */ r) => ({
+      rank: r.rank,
+      host: r.host,
+      pid: r.pid,
+      cudaDev: r.cudaDev,
+      nvmlDev: r.nvmlDev,
+      unresponsive: true,
+      dead: !!o.dead,
+    })),
+  ];
   return copy;
 }

@@ -59,7 +59,10 @@ export function timeoutAccepted(arg) {
  */
 export function parseMonitor(spec) {
   let mask = 0;
-  for (const token of spec.replace(/^ +/, "").split(",").filter((t) => t !== "")) {
+  for (const token of spec
+    .replace(/^ +/, "")
+    .split(",")
+    .filter((t) => t !== "")) {
     const t = token.toLowerCase();
     if (t === "lifecycle") mask |= EVENT_GROUPS.LIFECYCLE;
     else if (t === "trace") mask |= EVENT_GROUPS.TRACE;

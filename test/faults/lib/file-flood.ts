@@ -35,7 +35,11 @@ export async function runFileFlood(files = 300_000, settleMs = 60_000): Promise<
   const root = mkdtempSync(join(tmpdir(), "rw-flood-"));
   const logs = join(root, "logs");
   mkdirSync(logs, { mode: 0o777 });
-  const agent = await startAgent(["--collector.disable-defaults", "--collector.nccl", "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s"], {}, 30_000);
+  const agent = await startAgent(
+    ["--collector.disable-defaults", "--collector.nccl", "--no-collector.nccl.ras", `--collector.nccl.path=${logs}`, "--collector.nccl.hang-threshold=4s"],
+    {},
+    30_000,
+  );
   const pid = agent.child.pid as number;
   const watcher = watchProcess(pid, 500);
   const ranks: ChildProcess[] = [];
@@ -52,7 +56,12 @@ export async function runFileFlood(files = 300_000, settleMs = 60_000): Promise<
     const c0 = Date.now();
     const j0 = Date.now();
     for (let r = 0; r < 8; r++) {
-      ranks.push(spawn(process.execPath, [join(fakesDir, "nccl-rank"), logs, String(r), "8", COMM], { env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...(r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }) }, stdio: "ignore" }));
+      ranks.push(
+        spawn(process.execPath, [join(fakesDir, "nccl-rank"), logs, String(r), "8", COMM], {
+          env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...(r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }) },
+          stdio: "ignore",
+        }),
+      );
     }
     let hangAfterMs = 0;
     try {

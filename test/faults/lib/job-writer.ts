@@ -23,7 +23,12 @@ export class JobWriter {
   private readonly fds = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(readonly dir: string, job: JobSpec, readonly style: WriteStyle, opts: ScenarioOptions = {}) {
+  constructor(
+    readonly dir: string,
+    job: JobSpec,
+    readonly style: WriteStyle,
+    opts: ScenarioOptions = {},
+  ) {
     mkdirSync(dir, { recursive: true });
     this.sim = new Scenario(job, opts);
   }

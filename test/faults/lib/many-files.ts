@@ -34,7 +34,18 @@ export async function runManyFiles(): Promise<ManyFilesResult> {
   const logs = manyLogs(root);
   logs.write(0, AT_START);
   const t0 = Date.now();
-  const agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${root}`, "--collector.nccl.check-pids=false"], {}, 30_000);
+  const agent = await startAgent(
+    [
+      "--no-collector.gpu",
+      "--no-collector.infiniband",
+      "--no-collector.gdr",
+      "--no-collector.mtu",
+      `--collector.nccl.path=${root}`,
+      "--collector.nccl.check-pids=false",
+    ],
+    {},
+    30_000,
+  );
   try {
     const scraper = scrapeLoop(agent.url + "/metrics", 200);
     const watcher = watchProcess(agent.child.pid as number, 250);
@@ -46,7 +57,8 @@ export async function runManyFiles(): Promise<ManyFilesResult> {
     let readyAfterMs = 0;
     for (;;) {
       const t = await agent.scrape();
-      if (!trackedAfterMs && sample(t, "ringwatch_nccl_log_lines_total") === logs.lines && sample(t, "ringwatch_nccl_log_files") === logs.files.length) trackedAfterMs = Date.now() - t0;
+      if (!trackedAfterMs && sample(t, "ringwatch_nccl_log_lines_total") === logs.lines && sample(t, "ringwatch_nccl_log_files") === logs.files.length)
+        trackedAfterMs = Date.now() - t0;
       if (!readyAfterMs && sample(t, 'ringwatch_collector_success{collector="nccl"}') === 1) readyAfterMs = Date.now() - t0;
       if ((trackedAfterMs && readyAfterMs) || Date.now() - t0 > 60_000) break;
       await new Promise((r) => setTimeout(r, 500));

@@ -34,7 +34,11 @@ export function manyLogs(root: string): ManyLogs {
   const last = t.text.trimEnd().split("\n").pop() ?? "";
   const hostOf = (k: number): string => `node-${String(Math.floor(k / 100)).padStart(3, "0")}`;
   const textOf = (k: number, text: string): string =>
-    text.split(`${t.host}:${t.pid}:`).join(`${hostOf(k)}:${20000 + k}:`).split(t.commId).join(`0x${(0x1000000000 + k).toString(16)}`);
+    text
+      .split(`${t.host}:${t.pid}:`)
+      .join(`${hostOf(k)}:${20000 + k}:`)
+      .split(t.commId)
+      .join(`0x${(0x1000000000 + k).toString(16)}`);
   const out: ManyLogs = {
     files: [],
     lines: 0,

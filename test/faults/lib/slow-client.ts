@@ -25,9 +25,20 @@ export function slowGet(url: string, pauseMs: number): Promise<ClientResult> {
             received += (chunk as Buffer).length;
             if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
           }
-          done({ status: res.statusCode ?? 0, contentLength: Number(res.headers["content-length"] ?? -1), received, body: Buffer.concat(chunks).toString("utf8") });
+          done({
+            status: res.statusCode ?? 0,
+            contentLength: Number(res.headers["content-length"] ?? -1),
+            received,
+            body: Buffer.concat(chunks).toString("utf8"),
+          });
         } catch (err) {
-          done({ status: res.statusCode ?? 0, contentLength: Number(res.headers["content-length"] ?? -1), received, body: "", error: err instanceof Error ? err.message : String(err) });
+          done({
+            status: res.statusCode ?? 0,
+            contentLength: Number(res.headers["content-length"] ?? -1),
+            received,
+            body: "",
+            error: err instanceof Error ? err.message : String(err),
+          });
         }
       })();
     });

@@ -82,7 +82,13 @@ function remove(j: Job): void {
 export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const simTotal = o.simMs ?? 60 * SIM_MIN;
   const root = mkdtempSync(join(tmpdir(), "rw-soak-"));
-  const rig: Rig = { dir: root, procfs: join(root, "proc"), sysfs: join(root, "sys"), ncclDir: join(root, "nccl"), remove: () => rmSync(root, { recursive: true, force: true }) };
+  const rig: Rig = {
+    dir: root,
+    procfs: join(root, "proc"),
+    sysfs: join(root, "sys"),
+    ncclDir: join(root, "nccl"),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
   for (const d of [rig.procfs, rig.sysfs, rig.ncclDir]) mkdirSync(d);
   const token = newToken();
   const env = rigEnv({
@@ -109,13 +115,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       if (jobs.length * JOB_EVERY <= sim) {
         const i = jobs.length;
         const steps = Math.floor(JOB_LENGTH / STEP_MS);
-        const writer = new JobWriter(join(rig.ncclDir, `job-${i}`), {
-          seed: 1000 + i,
-          nodes: [`soak-${i}-a`, `soak-${i}-b`],
-          ranksPerNode: 8,
-          stepMs: STEP_MS,
-          comms: [{ name: "tp", groupSize: 2, layout: "contiguous" }, { name: "dp", groupSize: 8, layout: "strided" }],
-        }, "path", { faults: [jobExits({ atStep: steps, clean: true })] });
+        const writer = new JobWriter(
+          join(rig.ncclDir, `job-${i}`),
+          {
+            seed: 1000 + i,
+            nodes: [`soak-${i}-a`, `soak-${i}-b`],
+            ranksPerNode: 8,
+            stepMs: STEP_MS,
+            comms: [
+              { name: "tp", groupSize: 2, layout: "contiguous" },
+              { name: "dp", groupSize: 8, layout: "strided" },
+            ],
+          },
+          "path",
+          { faults: [jobExits({ atStep: steps, clean: true })] },
+        );
         jobs.push({ writer, startSim: i * JOB_EVERY, deleted: false });
       }
       for (const j of jobs) {
@@ -145,7 +159,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await new Promise((r) => setTimeout(r, 250));
     }
     // Files deleted in the last seconds may still be in their removal grace: give them 10 s.
-    const onDisk = (): number => jobs.reduce((a, j) => a + j.writer.files().filter((f) => existsSync(f)).length + j.writer.files().filter((f) => existsSync(`${f}.1`)).length, 0);
+    const onDisk = (): number =>
+      jobs.reduce((a, j) => a + j.writer.files().filter((f) => existsSync(f)).length + j.writer.files().filter((f) => existsSync(`${f}.1`)).length, 0);
     for (let i = 0; i < 20 && sample(text, "ringwatch_nccl_log_files") !== onDisk(); i++) {
       await new Promise((r) => setTimeout(r, 500));
       text = await agent.scrape();
@@ -196,14 +211,29 @@ export function soakTable(r: SoakResult): string {
     ["wall / simulated", `${r.seconds.toFixed(0)} s / ${r.simMinutes} min (${r.jobs} jobs of 16 ranks, ${r.rotations} rotations)`],
     ["log lines written / read", `${r.linesWritten} / ${r.linesRead}`],
     ["truncations counted (none made)", String(r.truncations)],
-    ["RSS early / late (medians)", `${r.rssEarlyMb.toFixed(1)} / ${r.rssLateMb.toFixed(1)} MB (${(r.rssGrowth * 100).toFixed(1)} %); early max ${r.rssEarlyMaxMb.toFixed(1)} MB`],
+    [
+      "RSS early / late (medians)",
+      `${r.rssEarlyMb.toFixed(1)} / ${r.rssLateMb.toFixed(1)} MB (${(r.rssGrowth * 100).toFixed(1)} %); early max ${r.rssEarlyMaxMb.toFixed(1)} MB`,
+    ],
     ["open fds early / late (max)", `${r.fdsEarlyMax} / ${r.fdsLateMax}`],
     ["children (max at once)", String(r.childrenMax)],
     ["dmon restarts", String(r.dmonRestarts)],
     ["log files on disk / followed at the end", `${r.filesOnDiskAtEnd} / ${r.filesFollowedAtEnd}`],
     ["rank_info series at the end", `${r.rankSeriesAtEnd} (${r.jobs} jobs x 16 ranks x 3 communicators = ${r.jobs * 48} without retirement)`],
-    ["RSS every 10 s", r.samples.filter((_, i) => i % 10 === 0).map((s) => (s.rss / MiB).toFixed(0)).join(" ") + " MB"],
-    ["open fds every 10 s", r.samples.filter((_, i) => i % 10 === 0).map((s) => s.fds).join(" ")],
+    [
+      "RSS every 10 s",
+      r.samples
+        .filter((_, i) => i % 10 === 0)
+        .map((s) => (s.rss / MiB).toFixed(0))
+        .join(" ") + " MB",
+    ],
+    [
+      "open fds every 10 s",
+      r.samples
+        .filter((_, i) => i % 10 === 0)
+        .map((s) => s.fds)
+        .join(" "),
+    ],
     ["SIGTERM", `exit ${r.stop.code} in ${r.stop.ms} ms, ${r.leftovers.length} processes left`],
   ];
   const w = Math.max(...rows.map(([k]) => k.length));

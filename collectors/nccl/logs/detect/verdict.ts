@@ -64,14 +64,20 @@ export function ranksBehind(ranks: readonly RankState[]): number[] {
   if (ranks.length < 2) return [];
   if (ranks.every((r) => r.countFromInit)) {
     const max = Math.max(...ranks.map((r) => r.collectives));
-    return ranks.filter((r) => r.collectives < max).map((r) => r.rank).sort((a, b) => a - b);
+    return ranks
+      .filter((r) => r.collectives < max)
+      .map((r) => r.rank)
+      .sort((a, b) => a - b);
   }
   // Counting began mid-run (ringwatch restarted): NCCL's opCount orders them when it advances.
   const known = ranks.filter((r): r is RankState & { lastOpCount: number } => r.lastOpCount !== undefined).map((r) => ({ rank: r.rank, op: r.lastOpCount }));
   if (known.length < 2) return [];
   const max = known.reduce((m, o) => (o.op > m ? o.op : m), 0);
   if (max === 0) return [];
-  return known.filter((o) => o.op < max).map((o) => o.rank).sort((a, b) => a - b);
+  return known
+    .filter((o) => o.op < max)
+    .map((o) => o.rank)
+    .sort((a, b) => a - b);
 }
 
 /** Ranks named stragglers now (window + hysteresis); call once per evaluation of a moving communicator. */

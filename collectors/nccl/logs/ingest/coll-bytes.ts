@@ -75,7 +75,6 @@ export interface CollFields {
   comm: string;
 }
 
-
 /** Byte → hex digit value, -1 for other bytes. Every read below is bounds-checked first: a typed
  * array read past its end makes V8 handle out-of-bounds at that site, which slows every read there. */
 const HEX = new Int8Array(256).fill(-1);
@@ -130,7 +129,9 @@ function infoHeaderEnd(dv: DataView, b: Buffer, i: number, end: number): number 
 }
 
 /** NCCL's fixed field order before `comm`: first letter, key length, and value kind of each. */
-const PTR = 0, DEC = 1, COUNT = 2;
+const PTR = 0,
+  DEC = 1,
+  COUNT = 2;
 // prettier-ignore
 const BEFORE_COMM = Uint8Array.from([
   0x73, 8, PTR, /* sendbuff */ 0x72, 8, PTR, /* recvbuff */ 0x63, 5, COUNT, /* count */

@@ -18,8 +18,18 @@ export let anomaly = false;
 
 /** ncclDataType_t numbering (nccl.h, 2.4+). */
 export const NCCL_DATATYPES: readonly string[] = [
-  "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "float32", "float64", "bfloat16",
-  "float8e4m3", "float8e5m2",
+  "int8",
+  "uint8",
+  "int32",
+  "uint32",
+  "int64",
+  "uint64",
+  "float16",
+  "float32",
+  "float64",
+  "bfloat16",
+  "float8e4m3",
+  "float8e5m2",
 ];
 
 /** ncclRedOp_t numbering; larger values are user-defined (ncclRedOpCreatePreMulSum). */
@@ -148,7 +158,15 @@ function natAt(s: string, i: number, end: number, stop = 32): number | undefined
 }
 
 /** NCCL's fixed field order after the opCount: (first letter, key length, field) per key. */
-const F_SEND = 0, F_RECV = 1, F_COUNT = 2, F_DTYPE = 3, F_OP = 4, F_ROOT = 5, F_COMM = 6, F_NRANKS = 7, F_STREAM = 8;
+const F_SEND = 0,
+  F_RECV = 1,
+  F_COUNT = 2,
+  F_DTYPE = 3,
+  F_OP = 4,
+  F_ROOT = 5,
+  F_COMM = 6,
+  F_NRANKS = 7,
+  F_STREAM = 8;
 // prettier-ignore
 const ORDER = Int32Array.from([
   115, 8, F_SEND, /* sendbuff */ 114, 8, F_RECV, /* recvbuff */ 99, 5, F_COUNT, /* count */
@@ -242,17 +260,25 @@ function genericField(s: string, i: number, end: number, ev: CollEvent): boolean
   let p: string | null | undefined;
   let n: number | undefined;
   switch (key) {
-    case "sendbuff": return (p = ptrAt(s, vs, end)) !== undefined && ((ev.sendbuff = p), true);
-    case "recvbuff": return (p = ptrAt(s, vs, end)) !== undefined && ((ev.recvbuff = p), true);
-    case "comm": return typeof (p = ptrAt(s, vs, end)) === "string" && ((ev.comm = p), true);
-    case "stream": return (p = ptrAt(s, vs, end)) !== undefined && (p !== null && (ev.stream = p), true);
+    case "sendbuff":
+      return (p = ptrAt(s, vs, end)) !== undefined && ((ev.sendbuff = p), true);
+    case "recvbuff":
+      return (p = ptrAt(s, vs, end)) !== undefined && ((ev.recvbuff = p), true);
+    case "comm":
+      return typeof (p = ptrAt(s, vs, end)) === "string" && ((ev.comm = p), true);
+    case "stream":
+      return (p = ptrAt(s, vs, end)) !== undefined && (p !== null && (ev.stream = p), true);
     case "count":
-      if ((n = natAt(s, vs, end)) !== undefined) return (ev.count = n), true;
+      if ((n = natAt(s, vs, end)) !== undefined) return ((ev.count = n), true);
       return countTooLong(s, vs, end);
-    case "datatype": return (n = natAt(s, vs, end)) !== undefined && ((ev.datatype = n), true);
-    case "op": return (n = natAt(s, vs, end)) !== undefined && ((ev.redOp = n), true);
-    case "root": return (n = decAt(s, vs, end)) !== undefined && ((ev.root = n), true);
-    default: return decAt(s, vs, end) !== undefined; // RCCL task/globalrank, NCCL 2.0 size
+    case "datatype":
+      return (n = natAt(s, vs, end)) !== undefined && ((ev.datatype = n), true);
+    case "op":
+      return (n = natAt(s, vs, end)) !== undefined && ((ev.redOp = n), true);
+    case "root":
+      return (n = decAt(s, vs, end)) !== undefined && ((ev.root = n), true);
+    default:
+      return decAt(s, vs, end) !== undefined; // RCCL task/globalrank, NCCL 2.0 size
   }
 }
 
@@ -274,9 +300,22 @@ export function parseColl(s: string, m: number, end: number): CollEvent | undefi
   }
   if (j === i0 || (j < end && s.charCodeAt(j) !== 32)) return undefined;
   const ev: CollEvent = {
-    kind: "coll", host: undefined, pid: undefined, tid: undefined, cudaDev: undefined,
-    op: opName(s, m, colon), opCount: s.slice(i0, j), sendbuff: undefined, recvbuff: undefined, count: undefined,
-    datatype: undefined, redOp: undefined, root: undefined, comm: "", nranks: undefined, stream: undefined,
+    kind: "coll",
+    host: undefined,
+    pid: undefined,
+    tid: undefined,
+    cudaDev: undefined,
+    op: opName(s, m, colon),
+    opCount: s.slice(i0, j),
+    sendbuff: undefined,
+    recvbuff: undefined,
+    count: undefined,
+    datatype: undefined,
+    redOp: undefined,
+    root: undefined,
+    comm: "",
+    nranks: undefined,
+    stream: undefined,
   };
   let i = fixedOrder(s, j, end, ev);
   let bad = false;
@@ -292,4 +331,3 @@ export function parseColl(s: string, m: number, end: number): CollEvent | undefi
   anomaly = bad;
   return ev.comm === "" ? undefined : ev;
 }
-

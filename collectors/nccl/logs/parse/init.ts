@@ -73,21 +73,52 @@ function readCommFields(s: string, i: number, end: number): CommFields {
     // color and key are signed ints in NCCL's API.
     const natOk = numOk && num >= 0;
     switch (key) {
-      case "comm": f.comm = str; break;
-      case "parent": f.parent = str; break;
-      case "commId": f.commId = str; break;
-      case "busId": f.busId = str; break;
-      case "rank": if (natOk) f.rank = num; break;
-      case "nranks": case "nRanks": if (natOk) f.nranks = num; break;
-      case "cudaDev": if (natOk) f.cudaDev = num; break;
-      case "nvmlDev": if (natOk) f.nvmlDev = num; break;
-      case "splitCount": case "childCount": if (natOk) f.splitCount = num; break;
-      case "color": if (numOk) f.color = num; break;
-      case "key": if (numOk) f.key = num; break;
-      case "nNodes": if (natOk) f.nNodes = num; break;
-      case "localRanks": if (natOk) f.localRanks = num; break;
-      case "localRank": if (natOk) f.localRank = num; break;
-      default: break;
+      case "comm":
+        f.comm = str;
+        break;
+      case "parent":
+        f.parent = str;
+        break;
+      case "commId":
+        f.commId = str;
+        break;
+      case "busId":
+        f.busId = str;
+        break;
+      case "rank":
+        if (natOk) f.rank = num;
+        break;
+      case "nranks":
+      case "nRanks":
+        if (natOk) f.nranks = num;
+        break;
+      case "cudaDev":
+        if (natOk) f.cudaDev = num;
+        break;
+      case "nvmlDev":
+        if (natOk) f.nvmlDev = num;
+        break;
+      case "splitCount":
+      case "childCount":
+        if (natOk) f.splitCount = num;
+        break;
+      case "color":
+        if (numOk) f.color = num;
+        break;
+      case "key":
+        if (numOk) f.key = num;
+        break;
+      case "nNodes":
+        if (natOk) f.nNodes = num;
+        break;
+      case "localRanks":
+        if (natOk) f.localRanks = num;
+        break;
+      case "localRank":
+        if (natOk) f.localRank = num;
+        break;
+      default:
+        break;
     }
     i = ve;
   }
@@ -107,11 +138,7 @@ const SUFFIXES: ReadonlyArray<[string, "init" | "abort" | "destroy", "start" | "
  * Parses a message that starts with `comm `, `rank `, `nranks `, `[Rank N] ` or a `ncclComm*`
  * function name. Returns undefined for other `comm ...` messages (e.g. `Connection to proxy`).
  */
-export function parseCommLine(
-  s: string,
-  m: number,
-  end: number,
-): InitEvent | CommInfoEvent | TeardownEvent | undefined {
+export function parseCommLine(s: string, m: number, end: number): InitEvent | CommInfoEvent | TeardownEvent | undefined {
   let i = m;
   if (s.startsWith("[Rank ", i)) {
     const close = s.indexOf("] ", i);

@@ -158,9 +158,7 @@ export function parseUsingNetwork(s: string, m: number, end: number): NetEvent |
 
 /** `Failed to open libibverbs.so[.1]` as INFO (2.19+): IB unavailable. */
 export function parseLibibverbs(s: string, m: number): NetEvent | undefined {
-  return s.startsWith("Failed to open libibverbs", m)
-    ? { kind: "net", net: "IB", what: "no_device", reason: "libibverbs missing" }
-    : undefined;
+  return s.startsWith("Failed to open libibverbs", m) ? { kind: "net", net: "IB", what: "no_device", reason: "libibverbs missing" } : undefined;
 }
 
 /** GPU Direct RDMA line; i points at "GPU Direct RDMA ". */

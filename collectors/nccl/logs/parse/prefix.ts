@@ -133,7 +133,8 @@ export function parsePrefix(s: string, start: number, end: number, strict = fals
     if (i >= end) break;
     const c = s.charCodeAt(i);
     let next = -1;
-    if (c === 27) next = find(s, "m", i, end) + 1 || -1; // ESC[...m
+    if (c === 27)
+      next = find(s, "m", i, end) + 1 || -1; // ESC[...m
     else if (c === 0x2502 || c === 0x2503 || c === 62 /* > */ || c === 124 /* | */) next = i + 1;
     else if (c === 91 /* [ */) next = bracket(s, i, end, p);
     else if (c === 40 /* ( */) next = rayPrefix(s, i, end, p);

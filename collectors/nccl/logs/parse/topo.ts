@@ -74,9 +74,7 @@ function peer(s: string, i: number, end: number): [number, string | undefined] |
   return [r, s.slice(pos + 1, close)];
 }
 
-function connection(
-  s: string, i: number, via: number, end: number, channel: number, connIndex: number | undefined,
-): ChannelEvent | undefined {
+function connection(s: string, i: number, via: number, end: number, channel: number, connIndex: number | undefined): ChannelEvent | undefined {
   const from = peer(s, i, via);
   if (from === undefined) return undefined;
   let k = skipSpaces(s, after, via);

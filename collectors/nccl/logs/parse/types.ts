@@ -231,7 +231,15 @@ export interface TeardownEvent extends EventBase {
 }
 
 import type {
-  PtBarrierEvent, PtDesyncEvent, PtDumpEvent, PtErrorEvent, PtFlightRecorderEvent, PtHeartbeatEvent, PtMismatchEvent, PtRunningEvent, PtWatchdogTimeoutEvent,
+  PtBarrierEvent,
+  PtDesyncEvent,
+  PtDumpEvent,
+  PtErrorEvent,
+  PtFlightRecorderEvent,
+  PtHeartbeatEvent,
+  PtMismatchEvent,
+  PtRunningEvent,
+  PtWatchdogTimeoutEvent,
   PtWorkStatusEvent,
 } from "../pytorch/types.js";
 

@@ -123,30 +123,107 @@ export class PytorchLog {
         const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
         c.count++;
         this.watchdogCounts.set(key, c);
-        pushBounded(this.watchdogs, { rank, pgRank: ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), opType: ev.opType, seq: ev.seq, timeoutMs: ev.timeoutMs, ranForMs: ev.ranForMs, processKey, where, atMs }, PT_WINDOW);
+        pushBounded(
+          this.watchdogs,
+          {
+            rank,
+            pgRank: ev.pgRank,
+            pg: pgKeyOf(ev),
+            pgLabel: pgLabelOf(ev),
+            pgNamed: pgNamed(ev),
+            opType: ev.opType,
+            seq: ev.seq,
+            timeoutMs: ev.timeoutMs,
+            ranForMs: ev.ranForMs,
+            processKey,
+            where,
+            atMs,
+          },
+          PT_WINDOW,
+        );
         return;
       }
       case "pt_work_status":
-        pushBounded(this.workStatus, { rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), pgNamed: pgNamed(ev), from: "status", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, failedSeq: ev.failedSeq, processKey, where, atMs }, PT_WINDOW);
+        pushBounded(
+          this.workStatus,
+          {
+            rank: ev.launcherRank ?? ev.pgRank,
+            pg: pgKeyOf(ev),
+            pgLabel: pgLabelOf(ev),
+            pgNamed: pgNamed(ev),
+            from: "status",
+            lastEnqueued: ev.lastEnqueued,
+            lastCompleted: ev.lastCompleted,
+            failedSeq: ev.failedSeq,
+            processKey,
+            where,
+            atMs,
+          },
+          PT_WINDOW,
+        );
         return;
       case "pt_heartbeat":
         this.countSign(ev.launcherRank ?? ev.pgRank, ev.what === "monitor_timeout" ? "heartbeat_timeout" : "watchdog_stuck");
-        pushBounded(this.hangSigns, { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, pg: pgKeyOf(ev), pgLabel: pgLabelOf(ev), stuckSeconds: ev.stuckSeconds, workMetaListSize: ev.workMetaListSize, processKey, where, atMs }, PT_WINDOW);
+        pushBounded(
+          this.hangSigns,
+          {
+            what: ev.what,
+            rank: ev.launcherRank ?? ev.pgRank,
+            pg: pgKeyOf(ev),
+            pgLabel: pgLabelOf(ev),
+            stuckSeconds: ev.stuckSeconds,
+            workMetaListSize: ev.workMetaListSize,
+            processKey,
+            where,
+            atMs,
+          },
+          PT_WINDOW,
+        );
         return;
       case "pt_dump": {
         if (ev.what !== "dump_signal") return;
         const rank = ev.launcherRank ?? ev.pgRank;
         const pg = pgKeyOf(ev);
         const pgLabel = pgLabelOf(ev);
-        if (ev.lastEnqueued !== undefined) pushBounded(this.workStatus, { rank, pg, pgLabel, pgNamed: pgNamed(ev), from: "dump_signal", lastEnqueued: ev.lastEnqueued, lastCompleted: ev.lastCompleted, processKey, where, atMs }, PT_WINDOW);
+        if (ev.lastEnqueued !== undefined)
+          pushBounded(
+            this.workStatus,
+            {
+              rank,
+              pg,
+              pgLabel,
+              pgNamed: pgNamed(ev),
+              from: "dump_signal",
+              lastEnqueued: ev.lastEnqueued,
+              lastCompleted: ev.lastCompleted,
+              processKey,
+              where,
+              atMs,
+            },
+            PT_WINDOW,
+          );
         this.countSign(rank, "dump_signal");
-        if (ev.fromRank !== undefined || ev.fromLocal === true) pushBounded(this.hangSigns, { what: "dump_signal", rank, pg, pgLabel, fromRank: ev.fromLocal === true ? rank : ev.fromRank, processKey, where, atMs }, PT_WINDOW);
+        if (ev.fromRank !== undefined || ev.fromLocal === true)
+          pushBounded(
+            this.hangSigns,
+            { what: "dump_signal", rank, pg, pgLabel, fromRank: ev.fromLocal === true ? rank : ev.fromRank, processKey, where, atMs },
+            PT_WINDOW,
+          );
         return;
       }
       case "pt_error":
         pushBounded(
           this.errors,
-          { what: ev.what, rank: ev.launcherRank ?? ev.pgRank, text: ev.ncclError ?? ev.reason, peer: ev.lastError?.peer, ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}), processKey, where, atMs },
+          {
+            what: ev.what,
+            rank: ev.launcherRank ?? ev.pgRank,
+            text: ev.ncclError ?? ev.reason,
+            peer: ev.lastError?.peer,
+            ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}),
+            processKey,
+            where,
+            atMs,
+          },
           PT_ERROR_WINDOW,
         );
         return;
@@ -166,7 +243,11 @@ export class PytorchLog {
         return;
       case "pt_desync":
       case "pt_flight_recorder":
-        pushBounded(this.desync, { what: ev.what, ranks: ev.ranks, seq: ev.seq, nextSeq: ev.kind === "pt_desync" ? ev.nextSeq : undefined, where, atMs }, PT_ERROR_WINDOW);
+        pushBounded(
+          this.desync,
+          { what: ev.what, ranks: ev.ranks, seq: ev.seq, nextSeq: ev.kind === "pt_desync" ? ev.nextSeq : undefined, where, atMs },
+          PT_ERROR_WINDOW,
+        );
         return;
       default:
         return;

@@ -6,9 +6,7 @@
  * then ProcessGroupNCCL's own prefix `[Rank 7] `, `[PG 0 Rank 144] `, `[PG 0 (default_pg) Rank 7] `
  * or `[PG ID 0 PG GUID 0(default_pg) Rank 118] ` (group-local rank).
  */
-import type {
-  NcclEvent, PtBase, PtDumpEvent, PtErrorEvent, PtHeartbeatEvent, PtWatchdogTimeoutEvent, PtWorkStatusEvent, WarnDetail,
-} from "../parse/types.js";
+import type { NcclEvent, PtBase, PtDumpEvent, PtErrorEvent, PtHeartbeatEvent, PtWatchdogTimeoutEvent, PtWorkStatusEvent, WarnDetail } from "../parse/types.js";
 import { parsePrefix } from "../parse/prefix.js";
 import { classifyWarn } from "../parse/warn.js";
 import { find, intAfter, isAlpha, isDigit, isSpace, pos, readInt, skipSpaces, tokenEnd, trimEnd } from "../parse/scan.js";

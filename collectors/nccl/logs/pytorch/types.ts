@@ -62,14 +62,7 @@ export interface PtDumpEvent extends PtBase {
 /** TORCH_NCCL_DESYNC_DEBUG report lines (each report spans several lines; see parse-desync.ts). */
 export interface PtDesyncEvent extends PtBase {
   kind: "pt_desync";
-  what:
-    | "report"
-    | "timeout_at"
-    | "never_joined"
-    | "joined_not_finished"
-    | "finished_not_joined"
-    | "snapshot_seq"
-    | "snapshot_ranks";
+  what: "report" | "timeout_at" | "never_joined" | "joined_not_finished" | "finished_not_joined" | "snapshot_seq" | "snapshot_ranks";
   ranks?: number[];
   seq?: number;
   nextSeq?: number;

@@ -72,8 +72,16 @@ function noteRetcode(p: ProcessState, ev: RetcodeEvent, where: string): void {
 /** A `GPU Direct RDMA Disabled` line in few words: `GPU ca000 / HCA 0 (distance 7 > 4)`, `HCA 0 'lo'`, a plugin's words. */
 export function gdrOffText(ev: GdrEvent): string {
   if (ev.scope === "net") return ev.reason ?? "the net plugin turned it off";
-  const hca = ev.hca !== undefined || ev.hcaName !== undefined ? `HCA ${[ev.hca, ev.hcaName && `'${ev.hcaName}'`].filter((x) => x !== undefined && x !== "").join(" ")}` : "";
-  const dist = ev.distance !== undefined ? ` (distance ${ev.distance}${ev.limit !== undefined ? ` > ${ev.limit}` : ""})` : ev.reason !== undefined ? ` (${ev.reason})` : "";
+  const hca =
+    ev.hca !== undefined || ev.hcaName !== undefined
+      ? `HCA ${[ev.hca, ev.hcaName && `'${ev.hcaName}'`].filter((x) => x !== undefined && x !== "").join(" ")}`
+      : "";
+  const dist =
+    ev.distance !== undefined
+      ? ` (distance ${ev.distance}${ev.limit !== undefined ? ` > ${ev.limit}` : ""})`
+      : ev.reason !== undefined
+        ? ` (${ev.reason})`
+        : "";
   const gpu = ev.gpu !== undefined ? `GPU ${ev.gpu}${ev.rank !== undefined ? ` (rank ${ev.rank})` : ""}` : "";
   return `${[gpu, hca].filter((x) => x !== "").join(" / ")}${dist}`;
 }

@@ -232,7 +232,11 @@ export class Tracker {
   private makeRoomForProcess(owner: number): boolean {
     const heavy = this.processShares.yielderTo(owner);
     if (heavy === undefined) return false;
-    const victim = idlest(this.processes.values(), (p) => p.owner === heavy, (a, b) => a.lastSeenMs < b.lastSeenMs);
+    const victim = idlest(
+      this.processes.values(),
+      (p) => p.owner === heavy,
+      (a, b) => a.lastSeenMs < b.lastSeenMs,
+    );
     if (victim === undefined) return false;
     this.droppedProcesses++;
     this.retireProcess(victim.key);
@@ -546,7 +550,8 @@ export class Tracker {
     const mark = (commKey: string, ptr: string | undefined): void => {
       const c = this.comms.get(commKey);
       if (!c) return;
-      for (const r of c.ranks.values()) if (r.processKey === proc.key && (ptr === undefined || r.commPtr === ptr)) {
+      for (const r of c.ranks.values())
+        if (r.processKey === proc.key && (ptr === undefined || r.commPtr === ptr)) {
           r.tornDownMs = at;
           r.tornDownHow = ev.what;
         }
@@ -590,7 +595,6 @@ function opCountValue(hex: string): number | undefined {
 function note(p: ProcessState, fact: string, where: string): void {
   if (!p.evidence.has(fact)) p.evidence.set(fact, where);
 }
-
 
 /** Whether a is a better communicator to give way than b: none counted before counted, then the older. */
 function idler(a: CommState, b: CommState): boolean {

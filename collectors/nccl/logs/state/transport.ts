@@ -31,7 +31,8 @@ export function transportOf(p: ProcessState): Transport {
   if (net === "Socket") gdr = "n/a";
   else if (p.gdrLinks > 0) gdr = "enabled";
   else if (p.gdrDisabled > 0 && p.gdrEnabled === 0) gdr = "disabled";
-  else if (ibLinks > 0) gdr = "disabled"; // network links shown, none of them GDRDMA
+  else if (ibLinks > 0)
+    gdr = "disabled"; // network links shown, none of them GDRDMA
   else if (p.gdrEnabled > 0) gdr = "enabled";
   else gdr = "unknown";
   return { net, gdr };

@@ -33,7 +33,9 @@ describe("analyze on real captures", () => {
   it("93: ranks 1,2 still wait in SeqNum 532339 (BROADCAST), which rank 0 got past (532341, _ALLGATHER_BASE): ranks 1,2 behind, first", () => {
     const r = analyze("93-hang-watchdog-rank0-ahead-allgather-vs-broadcast.log");
     expect(r.findings[0]).toMatchObject({ kind: "rank_behind", ranks: [1, 2], seq: 532340, process_group: "PG 0" });
-    expect(r.findings[0]?.summary).toContain("ranks 1,2 still wait in work SeqNum=532339 (BROADCAST), which rank 0 got past: it waits in SeqNum=532341 (_ALLGATHER_BASE)");
+    expect(r.findings[0]?.summary).toContain(
+      "ranks 1,2 still wait in work SeqNum=532339 (BROADCAST), which rank 0 got past: it waits in SeqNum=532341 (_ALLGATHER_BASE)",
+    );
     expect(r.findings[0]?.summary).toContain("different collectives (BROADCAST vs _ALLGATHER_BASE)");
     const wd = r.findings.filter((f) => f.kind === "watchdog_timeout");
     expect(wd.map((f) => [f.ranks, f.seq, f.op])).toEqual([

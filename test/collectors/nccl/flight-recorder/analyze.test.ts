@@ -7,7 +7,8 @@ import { readFrDump } from "../../../../collectors/nccl/flight-recorder/read.js"
 import type { FrRead } from "../../../../collectors/nccl/flight-recorder/types.js";
 import { fixturesDir } from "../../../helpers/fixtures.js";
 
-const read = (rank: number, name = `nccl_trace_rank_${rank}`): FrRead => readFrDump(readFileSync(join(fixturesDir, `fr/h100-2026-11-24/nccl_trace_rank_${rank}`)), name);
+const read = (rank: number, name = `nccl_trace_rank_${rank}`): FrRead =>
+  readFrDump(readFileSync(join(fixturesDir, `fr/h100-2026-11-24/nccl_trace_rank_${rank}`)), name);
 
 const TORCH = "/opt/torch/.venv/lib/python3.12/site-packages/torch/distributed";
 const STACK_82 = [
@@ -35,7 +36,14 @@ describe("analyzeFrDumps on the real H100 dumps", () => {
       aheadAt: 83,
       last: [{ rank: 1, seq: 81, op: "all_reduce", state: "completed", frames: STACK_82 }],
     });
-    expect(g?.wait).toEqual({ seq: 82, op: "all_reduce", ranks: [0], states: [{ state: "scheduled", ranks: [0] }], stacks: [{ ranks: [0], frames: STACK_82 }], timeoutMs: 100000 });
+    expect(g?.wait).toEqual({
+      seq: 82,
+      op: "all_reduce",
+      ranks: [0],
+      states: [{ state: "scheduled", ranks: [0] }],
+      stacks: [{ ranks: [0], frames: STACK_82 }],
+      timeoutMs: 100000,
+    });
   });
 
   it("the order of the dumps does not matter", () => {

@@ -40,7 +40,13 @@ run("readFrDump on large dumps", () => {
   it("4,096 groups that share one 131,072-rank list (1.4 MB): refused with its reason in well under a second", () => {
     expect(sizes.get("ranks")).toBeGreaterThan(1_300_000);
     const { r, ms } = timed("nccl_trace_rank_2", { entriesPerGroup: 512 });
-    expect(r).toEqual({ ok: false, source: "nccl_trace_rank_2", rank: 2, error: "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)", over: "budget" });
+    expect(r).toEqual({
+      ok: false,
+      source: "nccl_trace_rank_2",
+      rank: 2,
+      error: "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)",
+      over: "budget",
+    });
     // Measured 0.2-0.3 s. Before the budget: 88 s, 4.25 GB and an abort (ringwatch analyze).
     expect(ms).toBeLessThan(5_000);
     process.stdout.write(`budget: shared rank list refused in ${ms.toFixed(0)} ms\n`);
@@ -49,7 +55,13 @@ run("readFrDump on large dumps", () => {
   it("one entry of 64 tensors × 16 dimensions named 50,000 times (104 KB): refused with its reason in well under a second", () => {
     expect(sizes.get("entry")).toBeLessThan(110_000);
     const { r, ms } = timed("nccl_trace_rank_3", { entriesPerGroup: 512 });
-    expect(r).toEqual({ ok: false, source: "nccl_trace_rank_3", rank: 3, error: "too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)", over: "budget" });
+    expect(r).toEqual({
+      ok: false,
+      source: "nccl_trace_rank_3",
+      rank: 3,
+      error: "too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)",
+      over: "budget",
+    });
     // Measured 0.1-0.3 s. Before: 7.4 s and 1.47 GB.
     expect(ms).toBeLessThan(5_000);
     process.stdout.write(`budget: shared entry refused in ${ms.toFixed(0)} ms\n`);
@@ -61,7 +73,11 @@ run("readFrDump on large dumps", () => {
     expect(r.dump.groups).toHaveLength(16);
     expect(r.dump.groups[0]?.ranks).toHaveLength(131_072);
     for (const g of r.dump.groups) expect(g.ranks).toBe(r.dump.groups[0]?.ranks);
-    expect(timed("groups17").r).toMatchObject({ ok: false, error: "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)", over: "budget" });
+    expect(timed("groups17").r).toMatchObject({
+      ok: false,
+      error: "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)",
+      over: "budget",
+    });
   });
 
   it("a 131,072-rank job's full buffer (20,000 entries, 20 frames each) is read, and spends at most a quarter of any budget", () => {

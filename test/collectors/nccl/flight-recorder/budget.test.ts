@@ -43,7 +43,9 @@ describe("Budget", () => {
     b.spend("chars", 1_000_000);
     expect(b.spent()).toMatchObject({ ranks: 10, chars: 1_000_000, sizes: 0 });
     expect(() => b.spend("ranks", 1)).toThrow(OverBudget);
-    expect(() => new Budget().spend("ranks", FR_BUDGET.ranks.cap + 1)).toThrow("too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)");
+    expect(() => new Budget().spend("ranks", FR_BUDGET.ranks.cap + 1)).toThrow(
+      "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)",
+    );
     expect(() => new Budget().spend("heap", FR_BUDGET.heap.cap + 1)).toThrow("too large: objects built over budget (more than 536,870,912 bytes)");
   });
 });
@@ -78,8 +80,18 @@ describe("rank lists: parsed once however often they are named, counted at every
 
 describe("dumpOf: an entry named many times costs its whole size at every name", () => {
   const sizes = Array.from({ length: 64 }, () => Array.from({ length: 16 }, () => 2));
-  const entry = dict({ profiling_name: "nccl:all_reduce", process_group: ["0", "default_pg"], pg_id: 0, collective_seq_id: 1, input_sizes: sizes, output_sizes: sizes, input_dtypes: ["Float"], state: "completed" });
-  const root = (refs: number): Map<unknown, unknown> => dict({ version: "2.10", pg_config: new Map([["0", dict({ ranks: "[0, 1]" })]]), entries: Array.from({ length: refs }, () => entry) });
+  const entry = dict({
+    profiling_name: "nccl:all_reduce",
+    process_group: ["0", "default_pg"],
+    pg_id: 0,
+    collective_seq_id: 1,
+    input_sizes: sizes,
+    output_sizes: sizes,
+    input_dtypes: ["Float"],
+    state: "completed",
+  });
+  const root = (refs: number): Map<unknown, unknown> =>
+    dict({ version: "2.10", pg_config: new Map([["0", dict({ ranks: "[0, 1]" })]]), entries: Array.from({ length: refs }, () => entry) });
 
   it("1,000 names: read, each entry's sizes the one array converted once, 2 × 64 × 17 per name counted", () => {
     const b = new Budget();

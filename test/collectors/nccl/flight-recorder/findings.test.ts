@@ -65,7 +65,9 @@ describe("Flight Recorder findings on the real H100 dumps", () => {
   it("the text: the verdict first, rank 0's frames as file:line function, then the process group", () => {
     const text = formatReport(analyze(0, 1), { files: 2, lines: 0, dumps: 2 }).split("\n");
     expect(text.slice(0, 3)).toEqual(["ringwatch analyze: 2 file(s), 0 lines, 2 Flight Recorder dump(s), 0 process(es), 0 communicator(s)", "", "VERDICT"]);
-    expect(text[3]).toMatch(/^ {2}CRITICAL rank_behind: Flight Recorder, process group 0 \(default_pg\): rank 1 .* never enqueued collective #82 \(all_reduce\), which rank 0 waits in/);
+    expect(text[3]).toMatch(
+      /^ {2}CRITICAL rank_behind: Flight Recorder, process group 0 \(default_pg\): rank 1 .* never enqueued collective #82 \(all_reduce\), which rank 0 waits in/,
+    );
     expect(text.slice(4, 9)).toEqual([
       "      rank 0 called it from:",
       `        ${TORCH}/distributed_c10d.py:3068 all_reduce`,
@@ -83,8 +85,12 @@ describe("Flight Recorder findings on the real H100 dumps", () => {
 
   it("rank 0's dump alone: rank 1 left no dump while rank 0 waits in #82 (critical)", () => {
     const r = analyze(0);
-    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks, f.seq, f.op, f.waiting_ranks, f.count])).toEqual([["rank_missing", "critical", [1], 82, "all_reduce", [0], 1]]);
-    expect(r.findings[0]?.summary).toContain("no dump from rank 1, while rank 0, the only rank with a dump, waits in collective #82 (all_reduce) (called from /opt/job/job.py:20)");
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks, f.seq, f.op, f.waiting_ranks, f.count])).toEqual([
+      ["rank_missing", "critical", [1], 82, "all_reduce", [0], 1],
+    ]);
+    expect(r.findings[0]?.summary).toContain(
+      "no dump from rank 1, while rank 0, the only rank with a dump, waits in collective #82 (all_reduce) (called from /opt/job/job.py:20)",
+    );
   });
 
   it("rank 1's dump alone: only that rank 0 left no dump (a warning: rank 1 waits in nothing)", () => {

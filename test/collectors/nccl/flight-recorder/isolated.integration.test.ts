@@ -66,7 +66,11 @@ run("Flight Recorder dumps read in a worker", () => {
       error: "too large: ranks in process groups' rank lists over budget (more than 2,097,152 ranks)",
       over: "budget",
     });
-    expect(await r.read(bytes.get("entry") as Buffer, "nccl_trace_rank_3", OPTS)).toMatchObject({ ok: false, error: "too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)", over: "budget" });
+    expect(await r.read(bytes.get("entry") as Buffer, "nccl_trace_rank_3", OPTS)).toMatchObject({
+      ok: false,
+      error: "too large: tensor sizes over budget (more than 4,194,304 tensors and dimensions)",
+      over: "budget",
+    });
     expect((await r.read(real(1), "nccl_trace_rank_1", OPTS)).ok).toBe(true);
     expect(r.workersStarted).toBe(1);
   });
@@ -74,7 +78,13 @@ run("Flight Recorder dumps read in a worker", () => {
   it("a dump that needs more heap than the worker has: that worker stops, the read fails as memory, the next read gets a fresh worker", async () => {
     const r = reader({ heapMb: 8 });
     const got = await r.read(bytes.get("job") as Buffer, "nccl_trace_rank_0", OPTS);
-    expect(got).toEqual({ ok: false, source: "nccl_trace_rank_0", rank: 0, error: "too large: reading it went over the reader's memory budget (8 MB of heap)", over: "memory" });
+    expect(got).toEqual({
+      ok: false,
+      source: "nccl_trace_rank_0",
+      rank: 0,
+      error: "too large: reading it went over the reader's memory budget (8 MB of heap)",
+      over: "memory",
+    });
     expect(r.running).toBe(false);
     const next = await r.read(real(0), "nccl_trace_rank_0", OPTS);
     expect(next.ok).toBe(true);
@@ -88,9 +98,18 @@ run("Flight Recorder dumps read in a worker", () => {
   it("a read that takes longer than its time: the worker is terminated, the read fails as time, the next one gets a fresh worker", async () => {
     const r = reader({ heapMb: 256, timeMs: 300 });
     // A first read of a pickle that is no dump (microseconds): the worker is started and ready; its start is not counted in a read's time.
-    expect(await r.read(Buffer.from([0x80, 0x02, 0x7d, 0x2e]), "x", OPTS)).toMatchObject({ ok: false, error: "not a Flight Recorder dump: no version, pg_status or entries" });
+    expect(await r.read(Buffer.from([0x80, 0x02, 0x7d, 0x2e]), "x", OPTS)).toMatchObject({
+      ok: false,
+      error: "not a Flight Recorder dump: no version, pg_status or entries",
+    });
     const got = await r.read(bytes.get("job20k") as Buffer, "nccl_trace_rank_0", OPTS);
-    expect(got).toEqual({ ok: false, source: "nccl_trace_rank_0", rank: 0, error: "too large: reading it went over the reader's time budget (0.3 s)", over: "time" });
+    expect(got).toEqual({
+      ok: false,
+      source: "nccl_trace_rank_0",
+      rank: 0,
+      error: "too large: reading it went over the reader's time budget (0.3 s)",
+      over: "time",
+    });
     expect(r.running).toBe(false);
     expect(await r.read(Buffer.from([0x80, 0x02, 0x7d, 0x2e]), "x", OPTS)).toMatchObject({ ok: false });
     expect(r.workersStarted).toBe(2);

@@ -18,7 +18,11 @@ afterEach(() => {
 });
 
 async function startRank(dir: string, rank: number, from: string): Promise<{ out: () => string }> {
-  const child = spawn(process.execPath, [join(fakesDir, "fr-rank"), "--pipe", join(dir, "pipe_"), "--dump", join(dir, "dump_"), "--rank", String(rank), "--from", from, "--poll-ms", "50"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [join(fakesDir, "fr-rank"), "--pipe", join(dir, "pipe_"), "--dump", join(dir, "dump_"), "--rank", String(rank), "--from", from, "--poll-ms", "50"],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   ranks.push(child);
   let out = "";
   child.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -48,7 +52,8 @@ describe("debug-info pipes", () => {
 
   it("rank files: <prefix><digits>, with an extension only when no suffix is asked for", () => {
     const dir = tempDir();
-    for (const n of ["nccl_trace_rank_0", "nccl_trace_rank_15", "nccl_trace_rank_2.json", "nccl_trace_rank_", "nccl_trace_rank_3x", "other_1"]) writeFileSync(join(dir, n), "");
+    for (const n of ["nccl_trace_rank_0", "nccl_trace_rank_15", "nccl_trace_rank_2.json", "nccl_trace_rank_", "nccl_trace_rank_3x", "other_1"])
+      writeFileSync(join(dir, n), "");
     expect(rankFiles(join(dir, "nccl_trace_rank_"), "").map((f) => [f.rank, f.path.slice(dir.length + 1)])).toEqual([
       [0, "nccl_trace_rank_0"],
       [2, "nccl_trace_rank_2.json"],

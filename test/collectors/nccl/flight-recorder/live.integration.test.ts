@@ -25,7 +25,25 @@ afterEach(() => {
 });
 
 async function startRank(dir: string, rank: number): Promise<() => string> {
-  const child = spawn(process.execPath, [join(fakesDir, "fr-rank"), "--pipe", join(dir, "pipe_"), "--dump", join(dir, "nccl_trace_rank_"), "--rank", String(rank), "--from", join(REAL, `nccl_trace_rank_${rank}`), "--poll-ms", "100", "--split-ms", "300"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(fakesDir, "fr-rank"),
+      "--pipe",
+      join(dir, "pipe_"),
+      "--dump",
+      join(dir, "nccl_trace_rank_"),
+      "--rank",
+      String(rank),
+      "--from",
+      join(REAL, `nccl_trace_rank_${rank}`),
+      "--poll-ms",
+      "100",
+      "--split-ms",
+      "300",
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
   ranks.push(child);
   let out = "";
   child.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -35,11 +53,14 @@ async function startRank(dir: string, rank: number): Promise<() => string> {
 
 /** Ticks (as the collector's evaluation does) until `done`, waiting for each look. */
 async function tickUntil(w: FlightRecorderWatch, hung: boolean, done: () => boolean): Promise<void> {
-  await eventually(async () => {
-    w.tick(hung);
-    await w.settled();
-    return done();
-  }, { timeoutMs: 15_000, everyMs: 100, what: "the Flight Recorder analysis" });
+  await eventually(
+    async () => {
+      w.tick(hung);
+      await w.settled();
+      return done();
+    },
+    { timeoutMs: 15_000, everyMs: 100, what: "the Flight Recorder analysis" },
+  );
 }
 
 describe("Flight Recorder, live", () => {

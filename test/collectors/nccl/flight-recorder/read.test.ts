@@ -129,13 +129,23 @@ describe("readFrDump on input that is no readable dump: one reason, never a thro
     len.writeUInt32LE(cmd.length);
     const evil = Buffer.concat([Buffer.from([0x80, 0x02]), Buffer.from("cos\nsystem\nq\x00X"), len, cmd, Buffer.from("\x85R.")]);
     expect(readFrDump(evil, "x")).toEqual({ ok: false, source: "x", error: "refused: it holds a Python object (os.system)" });
-    const stackGlobal = Buffer.concat([Buffer.from([0x80, 0x04, 0x8c, 2]), Buffer.from("os"), Buffer.from([0x8c, 6]), Buffer.from("system"), Buffer.from([0x93]), Buffer.from(".")]);
+    const stackGlobal = Buffer.concat([
+      Buffer.from([0x80, 0x04, 0x8c, 2]),
+      Buffer.from("os"),
+      Buffer.from([0x8c, 6]),
+      Buffer.from("system"),
+      Buffer.from([0x93]),
+      Buffer.from("."),
+    ]);
     expect(readFrDump(stackGlobal, "x")).toMatchObject({ ok: false, error: "refused: it holds a Python object (os.system)" });
   });
 
   it("a pickle of something else (a list, a dict without the keys) is not a dump", () => {
     expect(readFrDump(Buffer.from([0x80, 0x02, 0x5d, 0x2e]), "a")).toMatchObject({ ok: false, error: "not a Flight Recorder dump: the pickle holds no dict" });
-    expect(readFrDump(Buffer.from([0x80, 0x02, 0x7d, 0x2e]), "a")).toMatchObject({ ok: false, error: "not a Flight Recorder dump: no version, pg_status or entries" });
+    expect(readFrDump(Buffer.from([0x80, 0x02, 0x7d, 0x2e]), "a")).toMatchObject({
+      ok: false,
+      error: "not a Flight Recorder dump: no version, pg_status or entries",
+    });
   });
 
   it("a huge long integer (LONG4) is refused instead of parsed quadratically", () => {

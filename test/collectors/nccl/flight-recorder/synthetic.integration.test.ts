@@ -52,7 +52,13 @@ run("Flight Recorder dumps written by Python's pickle", () => {
       const config = [...(root.get("pg_config") as Map<string, Map<string, unknown>>).values()][0];
       const status = [...(root.get("pg_status") as Map<string, Map<string, unknown>>).values()][0];
       const frame = (entry.get("frames") as Map<string, unknown>[])[0];
-      return { root: [...root.keys()], entry: [...entry.keys()], config: [...(config?.keys() ?? [])], status: [...(status?.keys() ?? [])], frame: [...(frame?.keys() ?? [])] };
+      return {
+        root: [...root.keys()],
+        entry: [...entry.keys()],
+        config: [...(config?.keys() ?? [])],
+        status: [...(status?.keys() ?? [])],
+        frame: [...(frame?.keys() ?? [])],
+      };
     };
     expect(keys(join(dir, "nccl_trace_rank_0"))).toEqual(keys(join(fixturesDir, "fr/h100-2026-11-24/nccl_trace_rank_0")));
     expect(readFileSync(join(dir, "nccl_trace_rank_0")).subarray(0, 2)).toEqual(Buffer.from([0x80, 0x02])); // protocol 2, as PyTorch's
@@ -80,7 +86,9 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     expect(f?.stacks).toHaveLength(1);
     expect(f?.stacks?.[0]?.ranks).toHaveLength(15);
     expect(f?.stacks?.[0]?.frames.map((x) => `${x.file}:${x.line} ${x.function}`)).toEqual(TRAIN_FRAMES.map((x) => `${x.filename}:${x.line} ${x.name}`));
-    expect(f?.summary).toContain("rank 11 enqueued collectives only up to #1000 while ranks 0-10,12-15 reached #1001: rank 11 never enqueued collective #1001 (all_reduce)");
+    expect(f?.summary).toContain(
+      "rank 11 enqueued collectives only up to #1000 while ranks 0-10,12-15 reached #1001: rank 11 never enqueued collective #1001 (all_reduce)",
+    );
     expect(f?.summary).toContain("(called from /opt/job/train.py:41)");
     expect(r.process_groups.map((g) => [g.process_group, g.desc, g.size, g.ranks.length])).toEqual([
       ["0", "default_pg", 16, 16],
@@ -159,7 +167,9 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     expect(r.findings[0]?.summary).toContain("(11 started, 1 scheduled)");
     expect(r.findings[0]?.timeout_ms).toBe(100000);
     expect(r.findings[1]).toMatchObject({ mismatch: "state", expected: "started", found: "scheduled" });
-    expect(r.findings[1]?.summary).toContain("rank 9 is scheduled in all_reduce while ranks 0-8,10,11 are started (state mismatch). Its kernel has not started");
+    expect(r.findings[1]?.summary).toContain(
+      "rank 9 is scheduled in all_reduce while ranks 0-8,10,11 are started (state mismatch). Its kernel has not started",
+    );
   });
 
   it("16 ranks, no dump from rank 6: the 15 others wait in #40, rank 6 is the one to look at", () => {
@@ -171,7 +181,9 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     const r = analyzeDir(dir);
     expect(r.findings.map(brief)).toEqual([["rank_missing", "critical", [6], 40, "all_reduce"]]);
     expect(r.findings[0]).toMatchObject({ count: 1, waiting_ranks: [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15] });
-    expect(r.findings[0]?.summary).toContain("process group 0 (default_pg) (16 ranks): no dump from rank 6, while all 15 ranks with a dump wait in collective #40 (all_reduce)");
+    expect(r.findings[0]?.summary).toContain(
+      "process group 0 (default_pg) (16 ranks): no dump from rank 6, while all 15 ranks with a dump wait in collective #40 (all_reduce)",
+    );
     expect(r.process_groups[0]?.missing_ranks).toEqual([6]);
   });
 
@@ -186,7 +198,9 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     );
     const r = analyzeDir(dir);
     expect(r.findings.map(brief)).toEqual([["rank_behind", "critical", [7], 60, "all_reduce"]]);
-    expect(r.findings[0]?.summary).toContain("every rank enqueued collective #60 (all_reduce) and ranks 0-6 completed it, but rank 7 did not (last completed #59)");
+    expect(r.findings[0]?.summary).toContain(
+      "every rank enqueued collective #60 (all_reduce) and ranks 0-6 completed it, but rank 7 did not (last completed #59)",
+    );
   });
 
   it("8 ranks with a pipeline group whose sends differ per rank: pg_status counts sends there, so the entries decide (no false rank behind)", () => {
@@ -218,7 +232,9 @@ run("Flight Recorder dumps written by Python's pickle", () => {
     writeJob(dir, job(8, 120, 120));
     const r = analyzeDir(dir);
     expect(r.findings).toEqual([]);
-    expect(r.process_groups[0]?.ranks.map((x) => [x.rank, x.last_enqueued, x.last_started, x.last_completed])).toEqual(ranksUpTo(8).map((x) => [x, 120, 120, 120]));
+    expect(r.process_groups[0]?.ranks.map((x) => [x.rank, x.last_enqueued, x.last_started, x.last_completed])).toEqual(
+      ranksUpTo(8).map((x) => [x, 120, 120, 120]),
+    );
   });
 
   it("8 ranks, a 1.x dump (seq_id, pg_config {pg_id: ranks}, no pg_status): rank 4 is behind, from the entries", () => {

@@ -9,7 +9,15 @@ import { simulateInspectorJob, type InspectorJobSpec } from "../../../helpers/in
 import { runJob, runLines } from "./harness.js";
 
 const GIB = 2 ** 30;
-const base: InspectorJobSpec = { seed: 41, nranks: 8, count: 400, ops: [{ op: "AllReduce", bytes: GIB }], gapMs: 60, jitterMs: 1, hiccups: { probability: 0.03, maxMs: 30 } };
+const base: InspectorJobSpec = {
+  seed: 41,
+  nranks: 8,
+  count: 400,
+  ops: [{ op: "AllReduce", bytes: GIB }],
+  gapMs: 60,
+  jitterMs: 1,
+  hiccups: { probability: 0.03, maxMs: 30 },
+};
 /** Snapshot after every collective (8 records). */
 const EVERY = 8;
 
@@ -58,7 +66,15 @@ describe("Inspector bandwidth drop", () => {
 
   it("moving to 16x smaller messages (lower bus bandwidth, same op): not a drop, another series", () => {
     const big = simulateInspectorJob({ ...base, count: 200 });
-    const small = simulateInspectorJob({ ...base, seed: 45, count: 200, ops: [{ op: "AllReduce", bytes: 64 * 2 ** 20 }], commId: big.commId, startUs: big.endUs + 60_000, firstSn: 200 });
+    const small = simulateInspectorJob({
+      ...base,
+      seed: 45,
+      count: 200,
+      ops: [{ op: "AllReduce", bytes: 64 * 2 ** 20 }],
+      commId: big.commId,
+      startUs: big.endUs + 60_000,
+      firstSn: 200,
+    });
     const run = runLines([...big.lines, ...small.lines], EVERY);
     for (const s of run.snapshots) expect(s.comms[0]?.bandwidthDrop).toBe(false);
     // Both size buckets are exported, and the smaller messages do see less bandwidth.

@@ -24,7 +24,20 @@ function retainedHeap(): number {
 }
 
 function rec(over: Partial<InspectorRecordSpec> = {}): InspectorRecordSpec {
-  return { commId: "0xabc1", rank: 0, nranks: 2, nnodes: 1, dumpUs: T0_US, hostname: "gpu-node-01", pid: 41000, op: "AllReduce", sn: 0, msgBytes: 2 ** 20, execUs: 100, ...over };
+  return {
+    commId: "0xabc1",
+    rank: 0,
+    nranks: 2,
+    nnodes: 1,
+    dumpUs: T0_US,
+    hostname: "gpu-node-01",
+    pid: 41000,
+    op: "AllReduce",
+    sn: 0,
+    msgBytes: 2 ** 20,
+    execUs: 100,
+    ...over,
+  };
 }
 
 describe("InspectorFeed", () => {
@@ -40,7 +53,11 @@ describe("InspectorFeed", () => {
       if (sn % 4 === 0) {
         const g = good(1000 + sn);
         // a cut record (a writer killed mid-line), NCCL's debug output in the wrong file, binary junk
-        lines.push(g.slice(0, rng.int(1, g.length - 1)), "gpu-node-01:41000:41012 [0] NCCL INFO comm 0x55 rank 0 nranks 2 - Init COMPLETE", "\u0000\u0000{\u0001");
+        lines.push(
+          g.slice(0, rng.int(1, g.length - 1)),
+          "gpu-node-01:41000:41012 [0] NCCL INFO comm 0x55 rank 0 nranks 2 - Init COMPLETE",
+          "\u0000\u0000{\u0001",
+        );
         garbage += 3;
       }
     }
@@ -81,16 +98,23 @@ describe("InspectorFeed", () => {
     expect(small / 1e9).toBeCloseTo(2 ** 20 / 124.5e-6 / 1e9, 3);
     // AllGather of 64 MiB over 2 ranks: traffic 128 MiB, factor 1/2 -> busbw = 64 MiB / t; median of 1 ms and 3 ms.
     const big = r?.busBw.find((b) => b.bucket === "16MiB_256MiB")?.bytesPerSecond ?? 0;
-    expect(big / 1e9).toBeCloseTo((64 * 2 ** 20 / 1e-3 + 64 * 2 ** 20 / 3e-3) / 2 / 1e9, 3);
+    expect(big / 1e9).toBeCloseTo(((64 * 2 ** 20) / 1e-3 + (64 * 2 ** 20) / 3e-3) / 2 / 1e9, 3);
   });
 
   it("counts point-to-point records (NCCL 2.30) apart and compares none of them", () => {
     const feed = new InspectorFeed({ now: () => T0_US / 1000 });
     for (let sn = 0; sn < 30; sn++) {
-      for (const rank of [0, 1]) feed.line("a.log", inspectorLine(rec({ rank, kind: "p2p", op: rank === 0 ? "Send" : "Recv", peer: 1 - rank, sn, execUs: rank === 0 ? 10 : 5000 }), "2.30"));
+      for (const rank of [0, 1])
+        feed.line(
+          "a.log",
+          inspectorLine(rec({ rank, kind: "p2p", op: rank === 0 ? "Send" : "Recv", peer: 1 - rank, sn, execUs: rank === 0 ? 10 : 5000 }), "2.30"),
+        );
     }
     const c = feed.snapshot().comms[0];
-    expect(c?.ranks.map((r) => [r.rank, r.p2p, r.collectives])).toEqual([[0, 30, 0], [1, 30, 0]]);
+    expect(c?.ranks.map((r) => [r.rank, r.p2p, r.collectives])).toEqual([
+      [0, 30, 0],
+      [1, 30, 0],
+    ]);
     expect(c?.commonSeqs).toBe(0);
     expect(c?.straggler).toBeUndefined();
   });
@@ -100,7 +124,8 @@ describe("InspectorFeed", () => {
     const feed = new InspectorFeed({ now: () => now, limits: { maxComms: 64, maxRanks: 512 } });
     for (let c = 0; c < 2000; c++) {
       for (let rank = 0; rank < 16; rank++) {
-        for (let sn = 0; sn < 3; sn++) feed.line("x.log", inspectorLine(rec({ commId: `0x${(0x10000 + c).toString(16)}`, rank, nranks: 16, sn, dumpUs: T0_US + c }), "2.30"));
+        for (let sn = 0; sn < 3; sn++)
+          feed.line("x.log", inspectorLine(rec({ commId: `0x${(0x10000 + c).toString(16)}`, rank, nranks: 16, sn, dumpUs: T0_US + c }), "2.30"));
       }
     }
     expect(feed.size()).toEqual({ comms: 32, ranks: 512 });
@@ -154,7 +179,8 @@ describe("InspectorFeed", () => {
     let now = T0_US / 1000;
     const feed = new InspectorFeed({ now: () => now, limits: { maxComms: 128, maxRanks: 1024 } });
     for (let c = 0; c < 32; c++) {
-      for (let r = 0; r < 32; r++) feed.line("evil.log", inspectorLine(rec({ commId: `0xe${c}`, rank: r, nranks: 32, dumpUs: (now + c) * 1000 }), "2.28"), 4242);
+      for (let r = 0; r < 32; r++)
+        feed.line("evil.log", inspectorLine(rec({ commId: `0xe${c}`, rank: r, nranks: 32, dumpUs: (now + c) * 1000 }), "2.28"), 4242);
     }
     now += 1000;
     for (let r = 0; r < 2; r++) feed.line("job.log", inspectorLine(rec({ commId: "0xab", rank: r, dumpUs: now * 1000 }), "2.28"), 1000);

@@ -86,7 +86,9 @@ describe("parseInspectorLine", () => {
       ],
     };
     const line = inspectorLine({ ...BASE, op: "ReduceScatter", verbose }, "2.28");
-    expect(line).toContain(',"event_trace_sn":{"coll_start_sn":1,"coll_stop_sn":2,"kernel_events":[{"channel_id":0,"kernel_start_sn":3,"kernel_stop_sn":48,"kernel_record_sn":47},');
+    expect(line).toContain(
+      ',"event_trace_sn":{"coll_start_sn":1,"coll_stop_sn":2,"kernel_events":[{"channel_id":0,"kernel_start_sn":3,"kernel_stop_sn":48,"kernel_record_sn":47},',
+    );
     const r = parseInspectorLine(line);
     expect(r?.startTimestampSeconds).toBe(1752867229.235059);
     expect(r?.stopTimestampSeconds).toBe(1752867229.235064);
@@ -95,7 +97,7 @@ describe("parseInspectorLine", () => {
     expect(r?.op).toBe("ReduceScatter");
   });
 
-  it("keeps a record whose bandwidth NCCL printed as \"nan\", without a bandwidth", () => {
+  it('keeps a record whose bandwidth NCCL printed as "nan", without a bandwidth', () => {
     const r = parseInspectorLine(inspectorLine({ ...BASE, algoGbs: NaN, busGbs: NaN }, "2.28"));
     expect(r).toBeDefined();
     expect(r?.busBwBytesPerSecond).toBeUndefined();
@@ -122,7 +124,13 @@ describe("parseInspectorLine", () => {
   });
 
   it("refuses every cut of a record, also those that end on a brace", () => {
-    const line = inspectorLine({ ...BASE, verbose: { startSn: 1, stopSn: 2, startUs: 5, stopUs: 6, channels: [{ startSn: 3, stopSn: 4, recordSn: 4, startUs: 7, stopUs: 8, recordUs: 8 }] } }, "2.30");
+    const line = inspectorLine(
+      {
+        ...BASE,
+        verbose: { startSn: 1, stopSn: 2, startUs: 5, stopUs: 6, channels: [{ startSn: 3, stopSn: 4, recordSn: 4, startUs: 7, stopUs: 8, recordUs: 8 }] },
+      },
+      "2.30",
+    );
     expect(parseInspectorLine(line)).toBeDefined();
     for (let i = 0; i < line.length; i++) expect(parseInspectorLine(line.slice(0, i)), `cut at ${i}`).toBeUndefined();
   });

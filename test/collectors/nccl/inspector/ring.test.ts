@@ -15,9 +15,12 @@ function sortedMedian(xs: number[]): number {
 describe("Ring and medianInPlace", () => {
   it("medianInPlace equals the sorted median, duplicates and all (fast-check)", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ min: -1e9, max: 1e9, noNaN: true })), { minLength: 1, maxLength: 300 }), (xs) => {
-        expect(medianInPlace(Float64Array.from(xs), xs.length)).toBe(sortedMedian(xs));
-      }),
+      fc.property(
+        fc.array(fc.oneof(fc.integer({ min: -5, max: 5 }), fc.double({ min: -1e9, max: 1e9, noNaN: true })), { minLength: 1, maxLength: 300 }),
+        (xs) => {
+          expect(medianInPlace(Float64Array.from(xs), xs.length)).toBe(sortedMedian(xs));
+        },
+      ),
       { numRuns: 2000, seed: 11 },
     );
   });
@@ -38,16 +41,44 @@ describe("Ring and medianInPlace", () => {
 describe("size buckets and classes", () => {
   it("five buckets at 64 KiB, 1 MiB, 16 MiB, 256 MiB; classes are powers of two", () => {
     expect([0, 65535, 65536, 2 ** 20 - 1, 2 ** 20, 16 * 2 ** 20, 256 * 2 ** 20 - 1, 2 ** 40].map(sizeBucket)).toEqual([
-      "lt_64KiB", "lt_64KiB", "64KiB_1MiB", "64KiB_1MiB", "1MiB_16MiB", "16MiB_256MiB", "16MiB_256MiB", "ge_256MiB",
+      "lt_64KiB",
+      "lt_64KiB",
+      "64KiB_1MiB",
+      "64KiB_1MiB",
+      "1MiB_16MiB",
+      "16MiB_256MiB",
+      "16MiB_256MiB",
+      "ge_256MiB",
     ]);
-    expect([0, 1, 3, 4096, 6000, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 3 * 2 ** 40, Number.MAX_SAFE_INTEGER].map(sizeClass)).toEqual([0, 1, 2, 4096, 4096, 2 ** 31, 2 ** 31, 2 ** 32, 2 ** 41, 2 ** 52]);
+    expect([0, 1, 3, 4096, 6000, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 3 * 2 ** 40, Number.MAX_SAFE_INTEGER].map(sizeClass)).toEqual([
+      0,
+      1,
+      2,
+      4096,
+      4096,
+      2 ** 31,
+      2 ** 31,
+      2 ** 32,
+      2 ** 41,
+      2 ** 52,
+    ]);
   });
 });
 
 describe("RankState", () => {
   it("keeps at most maxBwSeriesPerRank bandwidth series, dropping the least recently used", () => {
     const r = new RankState(0, 0, DEFAULT_LIMITS, DEFAULT_BANDWIDTH);
-    const rec = (seq: number, bytes: number): InspectorRecord => ({ kind: "coll", commId: "0x1", rank: 0, nranks: 2, op: "AllReduce", seq, msgBytes: bytes, execSeconds: 1e-3, busBwBytesPerSecond: 1e9 });
+    const rec = (seq: number, bytes: number): InspectorRecord => ({
+      kind: "coll",
+      commId: "0x1",
+      rank: 0,
+      nranks: 2,
+      op: "AllReduce",
+      seq,
+      msgBytes: bytes,
+      execSeconds: 1e-3,
+      busBwBytesPerSecond: 1e9,
+    });
     let seq = 0;
     for (let k = 10; k < 30; k++) {
       r.seen("AllReduce", seq);

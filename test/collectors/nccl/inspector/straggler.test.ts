@@ -66,7 +66,12 @@ describe("Inspector straggler: one rank late", () => {
       const s = nranks - 3;
       const job = simulateInspectorJob({ seed: 21 + nranks, nranks, count: 300, ops: STEP, gapMs: 40, jitterMs: 1, straggler: { rank: s, delayMs: 5 } });
       const { comm } = runJob(job);
-      const truth = trueDelaySeconds(job, s, Array.from({ length: nranks }, (_, r) => r), comm.commonSeqs);
+      const truth = trueDelaySeconds(
+        job,
+        s,
+        Array.from({ length: nranks }, (_, r) => r),
+        comm.commonSeqs,
+      );
       expect(comm.straggler?.rank).toBe(s);
       expect(Math.abs((comm.straggler?.delaySeconds ?? 0) - truth)).toBeLessThan(0.0002);
       expect(Math.abs((comm.straggler?.delaySeconds ?? 0) - 0.005)).toBeLessThan(0.001);
@@ -95,7 +100,17 @@ describe("Inspector straggler: one rank late", () => {
   });
 
   it("NCCL 2.28 sampled dumping (one slot per communicator, dump every 500 µs): still named", () => {
-    const job = simulateInspectorJob({ seed: 7, nranks: 8, count: 300, ops: STEP, gapMs: 40, jitterMs: 1, format: "2.28", sampleIntervalUs: 500, straggler: { rank: 3, delayMs: 5 } });
+    const job = simulateInspectorJob({
+      seed: 7,
+      nranks: 8,
+      count: 300,
+      ops: STEP,
+      gapMs: 40,
+      jitterMs: 1,
+      format: "2.28",
+      sampleIntervalUs: 500,
+      straggler: { rank: 3, delayMs: 5 },
+    });
     const { comm } = runJob(job);
     expect(comm.straggler?.rank).toBe(3);
     expect(Math.abs((comm.straggler?.delaySeconds ?? 0) - 0.005)).toBeLessThan(0.001);
@@ -103,7 +118,16 @@ describe("Inspector straggler: one rank late", () => {
 
   it("NCCL 2.28 sampled dumping that misses most collectives: few in common, no false verdict", () => {
     // Collectives every 0.3 ms, a dump every 5 ms: each rank writes a different sample.
-    const job = simulateInspectorJob({ seed: 8, nranks: 8, count: 3000, ops: [{ op: "AllReduce", bytes: MIB }], gapMs: 0.3, jitterMs: 0.02, format: "2.28", sampleIntervalUs: 5000 });
+    const job = simulateInspectorJob({
+      seed: 8,
+      nranks: 8,
+      count: 3000,
+      ops: [{ op: "AllReduce", bytes: MIB }],
+      gapMs: 0.3,
+      jitterMs: 0.02,
+      format: "2.28",
+      sampleIntervalUs: 5000,
+    });
     const lines = [...job.files.values()].reduce((a, l) => a + l.length, 0);
     expect(lines).toBeLessThan(8 * 3000 * 0.1);
     const { comm } = runJob(job);
@@ -135,7 +159,17 @@ describe("Inspector straggler: one rank late", () => {
 });
 
 describe("Inspector straggler: a communicator over two nodes", () => {
-  const spec = (localRanks: number[]): InspectorJobSpec => ({ seed: 31, nranks: 16, nnodes: 2, localRanks, count: 450, ops: STEP, gapMs: 80, jitterMs: 1, straggler: { rank: 12, delayMs: 20, from: 150 } });
+  const spec = (localRanks: number[]): InspectorJobSpec => ({
+    seed: 31,
+    nranks: 16,
+    nnodes: 2,
+    localRanks,
+    count: 450,
+    ops: STEP,
+    gapMs: 80,
+    jitterMs: 1,
+    straggler: { rank: 12, delayMs: 20, from: 150 },
+  });
   const nodeA = [0, 1, 2, 3, 4, 5, 6, 7];
   const nodeB = [8, 9, 10, 11, 12, 13, 14, 15];
 

@@ -10,7 +10,14 @@ import { closedPort, rasServices, type RasService } from "../../../helpers/ras-s
 const REPORT_97 = readCapture("nccl/97-hang-ras-mismatch-allgather-640-vs-641.log");
 const service = rasServices();
 
-const opts = (port: number, o: Partial<RasQueryOptions> = {}): RasQueryOptions => ({ host: "127.0.0.1", port, legTimeoutSeconds: 5, deadlineMs: 5000, maxBytes: 1 << 20, ...o });
+const opts = (port: number, o: Partial<RasQueryOptions> = {}): RasQueryOptions => ({
+  host: "127.0.0.1",
+  port,
+  legTimeoutSeconds: 5,
+  deadlineMs: 5000,
+  maxBytes: 1 << 20,
+  ...o,
+});
 
 async function commandsOf(s: RasService, n: number): Promise<string[]> {
   for (let i = 0; i < 100 && s.commands().length < n; i++) await new Promise((r) => setTimeout(r, 20));
@@ -91,6 +98,7 @@ describe("parseRasAddress", () => {
   });
 
   it("refuses what is not an address", () => {
-    for (const bad of ["", ":28028", "host:", "host:0", "host:65536", "host:12a", "::1:28028", "[::1", "[::1]x", "a b:1"]) expect(parseRasAddress(bad), bad).toBeUndefined();
+    for (const bad of ["", ":28028", "host:", "host:0", "host:65536", "host:12a", "::1:28028", "[::1", "[::1]x", "a b:1"])
+      expect(parseRasAddress(bad), bad).toBeUndefined();
   });
 });

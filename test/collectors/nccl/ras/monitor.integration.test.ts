@@ -20,7 +20,14 @@ afterEach(async () => {
 function watch(port: number, clock = { t: 0 }): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
   const { logger, lines } = memoryLogger("debug");
   const w = new RasWatch(
-    { address: { host: "127.0.0.1", port }, intervalMs: 30_000, now: () => clock.t, log: logger, deadlineMs: 3000, progress: { hangThresholdMs: 120_000, gapFactor: 2, maxThresholdMs: 30 * 60_000 } },
+    {
+      address: { host: "127.0.0.1", port },
+      intervalMs: 30_000,
+      now: () => clock.t,
+      log: logger,
+      deadlineMs: 3000,
+      progress: { hangThresholdMs: 120_000, gapFactor: 2, maxThresholdMs: 30 * 60_000 },
+    },
     () => 0.5,
   );
   watches.push(w);
@@ -90,6 +97,12 @@ describe("RAS monitor mode", () => {
     expect(w.snapshot().monitor).toBe("off");
     expect(s.connections()).toBe(1);
     expect(s.commands()).not.toContain("MONITOR lifecycle");
-    expect([hasMonitorMode("2.28.9"), hasMonitorMode("2.29.2"), hasMonitorMode("3.0.1"), hasMonitorMode(undefined), hasMonitorMode("2.24.3")]).toEqual([false, true, true, true, false]);
+    expect([hasMonitorMode("2.28.9"), hasMonitorMode("2.29.2"), hasMonitorMode("3.0.1"), hasMonitorMode(undefined), hasMonitorMode("2.24.3")]).toEqual([
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
 });

@@ -25,7 +25,13 @@ function job(here: number): RasJob {
       {
         hash: "0x49bbd7790311d5eb",
         size: 5,
-        ranks: [0, 1, 2, 3, 4].map((r) => ({ rank: r, host: r < 2 ? "127.0.0.1" : "10.0.0.2", pid: r < 2 ? here : 5150 + r, cudaDev: r % 2, counts: { AllReduce: r === 3 ? 39 : 40 } })),
+        ranks: [0, 1, 2, 3, 4].map((r) => ({
+          rank: r,
+          host: r < 2 ? "127.0.0.1" : "10.0.0.2",
+          pid: r < 2 ? here : 5150 + r,
+          cudaDev: r % 2,
+          counts: { AllReduce: r === 3 ? 39 : 40 },
+        })),
       },
     ],
   };
@@ -35,7 +41,15 @@ function job(here: number): RasJob {
 function watch(port: number, owner: RasOwnerSource, clock: { t: number }): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
   const { logger, lines } = memoryLogger("info");
   const w = new RasWatch(
-    { address: { host: "127.0.0.1", port }, intervalMs: 30_000, now: () => clock.t, log: logger, deadlineMs: 3000, progress: { hangThresholdMs: 60_000, gapFactor: 2, maxThresholdMs: 30 * 60_000 }, owner },
+    {
+      address: { host: "127.0.0.1", port },
+      intervalMs: 30_000,
+      now: () => clock.t,
+      log: logger,
+      deadlineMs: 3000,
+      progress: { hangThresholdMs: 60_000, gapFactor: 2, maxThresholdMs: 30 * 60_000 },
+      owner,
+    },
     () => 0.5,
   );
   watches.push(w);
@@ -48,7 +62,8 @@ async function tickAt(w: RasWatch, clock: { t: number }, t: number): Promise<voi
   await w.settled();
 }
 
-const refusals = (logs: () => Array<Record<string, unknown>>): Array<Record<string, unknown>> => logs().filter((l) => String(l.msg).includes("ignored, not this node's evidence"));
+const refusals = (logs: () => Array<Record<string, unknown>>): Array<Record<string, unknown>> =>
+  logs().filter((l) => String(l.msg).includes("ignored, not this node's evidence"));
 
 describe.skipIf(!isRoot)("RasWatch believes only a rank's socket", () => {
   it("no known rank: counted, logged once, never asked for the report; the rank's pid known: believed; unknown again: forgotten", async () => {
@@ -99,7 +114,9 @@ describe.skipIf(!isRoot)("RasWatch believes only a rank's socket", () => {
     expect(snap.dead).toEqual([]);
     expect(snap.monitor).toBe("off");
     expect(refusals(logs)).toHaveLength(2);
-    expect(refusals(logs)[1]?.msg).toContain("its socket (uid 65534) is held by none of the 1 live NCCL rank process the followed logs name on this node, nor by their user");
+    expect(refusals(logs)[1]?.msg).toContain(
+      "its socket (uid 65534) is held by none of the 1 live NCCL rank process the followed logs name on this node, nor by their user",
+    );
   });
 
   it("a monitor subscription gets the same check: refused before MONITOR is sent, and counted", async () => {

@@ -20,7 +20,15 @@ describe("RAS monitor events", () => {
   it("text, a known peer with two GPUs whose NVML indices differ: pid, host, both device lists", () => {
     const line = renderEvent({ type: "PEER_NEW", peer: { host: "10.0.0.2", pid: 4003, cudaDevs: [0, 1], nvmlDevs: [2, 3] } }, { time: TIME });
     expect(line).toBe(`[${TIME}] PEER_NEW: Process 4003 on node 10.0.0.2 managing GPUs 0,1 (NVML 2,3) \n`);
-    expect(eventFromText(line.trimEnd())).toEqual({ type: "PEER_NEW", timestamp: TIME, pid: 4003, host: "10.0.0.2", cudaDevs: [0, 1], nvmlDevs: [2, 3], details: "" });
+    expect(eventFromText(line.trimEnd())).toEqual({
+      type: "PEER_NEW",
+      timestamp: TIME,
+      pid: 4003,
+      host: "10.0.0.2",
+      cudaDevs: [0, 1],
+      nvmlDevs: [2, 3],
+      details: "",
+    });
   });
 
   it("text, a dead peer NCCL no longer knows: its RAS address only", () => {
@@ -41,13 +49,34 @@ describe("RAS monitor events", () => {
   });
 
   it("json with a quote NCCL did not escape in details: read field by field", () => {
-    const text = renderEvent({ type: "PEER_DEAD", peer: { host: "10.0.0.8", pid: 4242, cudaDevs: [3] }, details: 'link "ib0" down' }, { format: "json", time: TIME });
+    const text = renderEvent(
+      { type: "PEER_DEAD", peer: { host: "10.0.0.8", pid: 4242, cudaDevs: [3] }, details: 'link "ib0" down' },
+      { format: "json", time: TIME },
+    );
     expect(() => JSON.parse(text) as unknown).toThrow();
-    expect(eventFromJson(text)).toEqual({ type: "PEER_DEAD", timestamp: TIME, host: "10.0.0.8", pid: 4242, cudaDevs: [3], nvmlDevs: [3], details: 'link "ib0" down' });
+    expect(eventFromJson(text)).toEqual({
+      type: "PEER_DEAD",
+      timestamp: TIME,
+      host: "10.0.0.8",
+      pid: 4242,
+      cudaDevs: [3],
+      nvmlDevs: [3],
+      details: 'link "ib0" down',
+    });
   });
 
   it("garbage is counted, never an event; an object that never closes is dropped after 64 lines", () => {
-    const { events, skipped } = readAll(["hello", "[x] lower: no", "[2026-11-24 02:47:13] PEER_DEAD", "{", ...Array.from({ length: 70 }, () => '"a": 1,'), "}", "[t] PEER_NEW: 10.0.0.1<1> "].join("\n"));
+    const { events, skipped } = readAll(
+      [
+        "hello",
+        "[x] lower: no",
+        "[2026-11-24 02:47:13] PEER_DEAD",
+        "{",
+        ...Array.from({ length: 70 }, () => '"a": 1,'),
+        "}",
+        "[t] PEER_NEW: 10.0.0.1<1> ",
+      ].join("\n"),
+    );
     expect(events).toEqual([{ type: "PEER_NEW", timestamp: "t", addr: "10.0.0.1<1>", details: "" }]);
     // 3 lines, the object cut at its 64th line, then its 6 remaining lines and its "}" one by one.
     expect(skipped).toBe(3 + 1 + 6 + 1);

@@ -35,7 +35,14 @@ describe("rasReportFromJson", () => {
   });
 
   it("one rank behind on another node; a hash with a leading zero digit keeps the live comm_id", () => {
-    const ranks = Array.from({ length: 16 }, (_, r): RankSpec => ({ rank: r, host: r < 8 ? "10.0.0.7" : "10.0.0.8", pid: 4230 + r, cuda: r % 8, nvml: r === 9 ? 5 : r % 8, counts: { AllReduce: r === 9 ? 1203 : 1204 } }));
+    const ranks = Array.from({ length: 16 }, (_, r): RankSpec => ({
+      rank: r,
+      host: r < 8 ? "10.0.0.7" : "10.0.0.8",
+      pid: 4230 + r,
+      cuda: r % 8,
+      nvml: r === 9 ? 5 : r % 8,
+      counts: { AllReduce: r === 9 ? 1203 : 1204 },
+    }));
     const text = rasJson([{ hash: 0x49bbd7790311d5en, size: 16, ranks }]);
     const r = rasReportFromJson(text);
     expect(r?.comms).toEqual([
@@ -62,7 +69,15 @@ describe("rasReportFromJson", () => {
   });
 
   it("missing ranks (one unresponsive, one dead), an aborted rank and an asynchronous error", () => {
-    const ranks = Array.from({ length: 14 }, (_, r): RankSpec => ({ rank: r, host: "10.0.0.7", pid: 4230 + r, cuda: r % 8, counts: { AllReduce: 50 }, abort: r === 3, asyncError: r === 3 ? 6 : 0 }));
+    const ranks = Array.from({ length: 14 }, (_, r): RankSpec => ({
+      rank: r,
+      host: "10.0.0.7",
+      pid: 4230 + r,
+      cuda: r % 8,
+      counts: { AllReduce: 50 },
+      abort: r === 3,
+      asyncError: r === 3 ? 6 : 0,
+    }));
     const missing: MissingSpec[] = [
       { rank: 14, host: "10.0.0.9", pid: 4251, cuda: 6, unresponsive: true, dead: false },
       { rank: 15, host: "10.0.0.9", pid: 4252, cuda: 7, unresponsive: true, dead: true },
@@ -73,7 +88,13 @@ describe("rasReportFromJson", () => {
     expect(r?.processes).toEqual([{ kind: "DEAD", count: 1, lineNo: 1, processes: [{ pid: 4252, node: "10.0.0.9", gpus: "7" }] }]);
     // The text report's order: INCOMPLETE and ERROR under Errors, MISMATCH under Warnings.
     expect(r?.comms.map((e) => e.kind)).toEqual(["INCOMPLETE", "ERROR", "MISMATCH"]);
-    expect(r?.comms[0]).toMatchObject({ missingRanks: 2, ranks: [{ rank: 14, node: "10.0.0.9", pid: 4251 }, { rank: 15, node: "10.0.0.9", pid: 4252 }] });
+    expect(r?.comms[0]).toMatchObject({
+      missingRanks: 2,
+      ranks: [
+        { rank: 14, node: "10.0.0.9", pid: 4251 },
+        { rank: 15, node: "10.0.0.9", pid: 4252 },
+      ],
+    });
     expect(r?.comms[1]).toMatchObject({ errors: ["Asynchronous error on 1 rank"], ranks: [{ rank: 3 }] });
     expect(r?.comms[2]?.statusGroups).toEqual([
       { count: 13, status: "RUNNING", ranks: [] },
@@ -93,10 +114,27 @@ describe("rasReportFromJson", () => {
   it("follows NCCL's text rules: outliers counted against the communicator's size, NOCOMM, in-progress is no error", () => {
     // 32 ranks, 4 of them silent (unresponsive), 2 answered without the communicator (NOCOMM);
     // 8 of the 26 that reported are behind: 8 <= 32 × 25 %, so NCCL lists them (26 would not be).
-    const ranks = Array.from({ length: 26 }, (_, r): RankSpec => ({ rank: r, host: `10.0.1.${Math.floor(r / 8)}`, pid: 7000 + r, cuda: r % 8, counts: { AllReduce: r < 8 ? 99 : 100 }, asyncError: r === 20 ? 7 : 0 }));
-    const missing: MissingSpec[] = [26, 27, 28, 29].map((rank) => ({ rank, host: "10.0.1.3", pid: 7000 + rank, cuda: rank % 8, unresponsive: true, dead: false }));
+    const ranks = Array.from({ length: 26 }, (_, r): RankSpec => ({
+      rank: r,
+      host: `10.0.1.${Math.floor(r / 8)}`,
+      pid: 7000 + r,
+      cuda: r % 8,
+      counts: { AllReduce: r < 8 ? 99 : 100 },
+      asyncError: r === 20 ? 7 : 0,
+    }));
+    const missing: MissingSpec[] = [26, 27, 28, 29].map((rank) => ({
+      rank,
+      host: "10.0.1.3",
+      pid: 7000 + rank,
+      cuda: rank % 8,
+      unresponsive: true,
+      dead: false,
+    }));
     missing.push(...[30, 31].map((rank) => ({ rank, host: "10.0.1.3", pid: 7000 + rank, cuda: rank % 8, unresponsive: false, dead: false })));
-    const text = rasJson([{ hash: 0x5555666677778888n, size: 32, ranks, missing }]).replace('"init_state": 0,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100', '"init_state": 5,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100');
+    const text = rasJson([{ hash: 0x5555666677778888n, size: 32, ranks, missing }]).replace(
+      '"init_state": 0,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100',
+      '"init_state": 5,\n            "async_error": 0,\n            "finalize_called": false,\n            "destroy_flag": false,\n            "abort_flag": false\n          },\n          "collective_counts": {\n            "Broadcast": 0,\n            "Reduce": 0,\n            "AllGather": 0,\n            "ReduceScatter": 0,\n            "AllReduce": 100',
+    );
     const r = rasReportFromJson(text);
     expect(r?.comms.map((e) => e.kind)).toEqual(["INCOMPLETE", "ERROR", "MISMATCH"]);
     expect(r?.comms[0]).toMatchObject({ missingRanks: 4, ranks: [{ rank: 26 }, { rank: 27 }, { rank: 28 }, { rank: 29 }] });
@@ -118,12 +156,24 @@ describe("rasReportFromJson", () => {
   });
 
   it("a document that starts with a byte-order mark is still read", () => {
-    const ranks = Array.from({ length: 4 }, (_, r): RankSpec => ({ rank: r, host: "10.0.0.7", pid: 4230 + r, cuda: r, counts: { AllReduce: r === 2 ? 4 : 5 } }));
+    const ranks = Array.from({ length: 4 }, (_, r): RankSpec => ({
+      rank: r,
+      host: "10.0.0.7",
+      pid: 4230 + r,
+      cuda: r,
+      counts: { AllReduce: r === 2 ? 4 : 5 },
+    }));
     expect(rasReportFromJson(`\ufeff${rasJson([{ hash: 0xabcn, size: 4, ranks }])}`)?.comms).toHaveLength(1);
   });
 
   it("a healthy job gives a report with nothing in it", () => {
-    const ranks = Array.from({ length: 8 }, (_, r): RankSpec => ({ rank: r, host: "10.0.0.7", pid: 4230 + r, cuda: r, counts: { AllReduce: 77, Broadcast: 1 } }));
+    const ranks = Array.from({ length: 8 }, (_, r): RankSpec => ({
+      rank: r,
+      host: "10.0.0.7",
+      pid: 4230 + r,
+      cuda: r,
+      counts: { AllReduce: 77, Broadcast: 1 },
+    }));
     const r = rasReportFromJson(rasJson([{ hash: 0xabcn, size: 8, ranks }]));
     expect(r).toMatchObject({ lineNo: 1, table: [], comms: [], processes: [], timeouts: 0 });
     // Every rank's counts are kept (what the live verdict compares across reports).

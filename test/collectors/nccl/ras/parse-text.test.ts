@@ -135,8 +135,20 @@ describe("NCCL RAS reports", () => {
     );
     const [r] = read(text);
     expect(r?.comms[0]?.ops.map((o) => [o.op, o.groups.map((g) => [g.opCount, g.ranks.map((x) => x.rank)])])).toEqual([
-      ["AllGather", [[13, [0]], [12, [1]]]],
-      ["AllReduce", [[61, [0]], [60, [1]]]],
+      [
+        "AllGather",
+        [
+          [13, [0]],
+          [12, [1]],
+        ],
+      ],
+      [
+        "AllReduce",
+        [
+          [61, [0]],
+          [60, [1]],
+        ],
+      ],
     ]);
     const split = splitCounts(r?.comms[0]?.ops ?? []);
     expect(split?.behind.map((x) => [x.rank, x.pid])).toEqual([[1, 609]]);
@@ -232,7 +244,10 @@ describe("NCCL RAS reports", () => {
       commHash: "1111222233334444",
       errors: ["Asynchronous errors on 2 ranks", "2 ranks reported remote process exited or there was a network error"],
     });
-    expect(error?.ranks.map((x) => [x.rank, x.pid])).toEqual([[5, 4253], [6, 4254]]);
+    expect(error?.ranks.map((x) => [x.rank, x.pid])).toEqual([
+      [5, 4253],
+      [6, 4254],
+    ]);
     expect(status).toMatchObject({
       kind: "MISMATCH",
       statusGroups: [

@@ -63,7 +63,13 @@ async function run(sim: Sim, untilMs: number, node: Partial<RasNode> = {}): Prom
   const clock = { t: 0 };
   const { logger } = memoryLogger("info");
   const w = new RasWatch(
-    { address: { host: "127.0.0.1", port: service.port }, intervalMs: INTERVAL, now: () => clock.t, log: logger, progress: { hangThresholdMs: THRESHOLD, gapFactor: 2, maxThresholdMs: 30 * 60_000 } },
+    {
+      address: { host: "127.0.0.1", port: service.port },
+      intervalMs: INTERVAL,
+      now: () => clock.t,
+      log: logger,
+      progress: { hangThresholdMs: THRESHOLD, gapFactor: 2, maxThresholdMs: 30 * 60_000 },
+    },
     () => 0.5,
   );
   watches.push(w);
@@ -139,7 +145,8 @@ describe("a 16-rank job with no COLL line, told by NCCL RAS alone", () => {
   });
 
   it("a dead process (rank 9, node 3): named at once in the report, and behind once the others stand still", async () => {
-    const counts = (rank: number, t: number): { AllReduce: number; AllGather: number } | undefined => (rank === 9 && t >= STALL ? undefined : moving(2_000)(rank, Math.min(t, STALL)));
+    const counts = (rank: number, t: number): { AllReduce: number; AllGather: number } | undefined =>
+      rank === 9 && t >= STALL ? undefined : moving(2_000)(rank, Math.min(t, STALL));
     const ticks = await run({ nodes: 4, counts }, STALL + THRESHOLD + INTERVAL);
     const hang = firstHang(ticks);
     expect(hang?.at).toBeLessThanOrEqual(STALL + THRESHOLD + INTERVAL);
@@ -164,7 +171,9 @@ describe("a 16-rank job with no COLL line, told by NCCL RAS alone", () => {
     const until = STALL + THRESHOLD + INTERVAL;
     const busy = await run({ nodes: 2, counts }, until, { gpu: (n) => ({ gpu: String(n), sm: 98, powerW: 610, powerLimitW: 700 }) });
     expect(firstHang(busy)).toBeUndefined();
-    const spin = firstHang(await run({ nodes: 2, counts }, until, { gpu: (n) => ({ gpu: String(n), sm: 100, powerW: 126, powerLimitW: 700 }), spinHeldMs: () => THRESHOLD }));
+    const spin = firstHang(
+      await run({ nodes: 2, counts }, until, { gpu: (n) => ({ gpu: String(n), sm: 100, powerW: 126, powerLimitW: 700 }), spinHeldMs: () => THRESHOLD }),
+    );
     expect(spin?.v.evidence).toEqual(["ras", "gpu"]);
     expect(spin?.v.gpus.map((g) => g.signature)).toEqual(Array.from({ length: 8 }, () => "spin"));
   }, 60_000);

@@ -131,7 +131,8 @@ describe("socketOwner on a procfs of our own (--path.procfs)", () => {
     for (const [pid, p] of Object.entries(pids)) {
       mkdirSync(join(root, pid));
       writeFileSync(join(root, pid, "status"), `Name:\trank\nUid:\t${p.uid}\t${p.uid}\t${p.uid}\t${p.uid}\n`);
-      if (p.fds === undefined) writeFileSync(join(root, pid, "fd"), ""); // not a directory: its fds cannot be listed
+      if (p.fds === undefined)
+        writeFileSync(join(root, pid, "fd"), ""); // not a directory: its fds cannot be listed
       else {
         mkdirSync(join(root, pid, "fd"));
         p.fds.forEach((target, i) => symlinkSync(target, join(root, pid, "fd", String(i))));
@@ -155,7 +156,10 @@ describe("socketOwner on a procfs of our own (--path.procfs)", () => {
   });
 
   it("the rank whose fds hold the socket; another process's fds do not make it one", () => {
-    const root = procfs({ 4242: { fds: ["/dev/null", "socket:[9676]", "socket:[9677]"], uid: 65534 }, 4343: { fds: ["socket:[9661]", "pipe:[1]"], uid: 65534 } });
+    const root = procfs({
+      4242: { fds: ["/dev/null", "socket:[9676]", "socket:[9677]"], uid: 65534 },
+      4343: { fds: ["socket:[9661]", "pipe:[1]"], uid: 65534 },
+    });
     expect(socketOwner(root, toNobody, [4343, 4242])).toEqual({ trusted: true, by: "rank", pid: 4242, uid: 65534, inode: 9677 });
     // 4343 holds the listener, not the connection that answered, and shares its user: readable fds decide.
     expect(socketOwner(root, toNobody, [4343])).toEqual({ trusted: false, why: "not_a_rank", uid: 65534, inode: 9677, ranks: 1 });

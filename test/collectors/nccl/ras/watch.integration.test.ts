@@ -33,7 +33,14 @@ afterEach(async () => {
 function watch(port: number, clock: { t: number }, deadlineMs = 3000, random = (): number => 0.5): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
   const { logger, lines } = memoryLogger("info");
   const w = new RasWatch(
-    { address: { host: "127.0.0.1", port }, intervalMs: 30_000, now: () => clock.t, log: logger, deadlineMs, progress: { hangThresholdMs: THRESHOLD, gapFactor: 2, maxThresholdMs: 30 * 60_000 } },
+    {
+      address: { host: "127.0.0.1", port },
+      intervalMs: 30_000,
+      now: () => clock.t,
+      log: logger,
+      deadlineMs,
+      progress: { hangThresholdMs: THRESHOLD, gapFactor: 2, maxThresholdMs: 30 * 60_000 },
+    },
     random,
   );
   watches.push(w);

@@ -22,7 +22,12 @@ describe("HangTransitions", () => {
     t.update(new Map([["a", a]]));
     t.update(new Map([["a", a]]));
     expect(t.any).toBe(true);
-    t.update(new Map([["a", a], ["b", b]]));
+    t.update(
+      new Map([
+        ["a", a],
+        ["b", b],
+      ]),
+    );
     t.update(new Map([["b", b]]));
     t.update(new Map());
     expect(t.any).toBe(false);

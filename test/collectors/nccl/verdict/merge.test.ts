@@ -51,7 +51,14 @@ describe("mergeVerdicts", () => {
   });
 
   it("a communicator only RAS knows gets RAS's threshold, and no mismatch series (RAS does not judge it here)", () => {
-    const ras: CommunicatorVerdict = { commId: "0xb", hang: false, evidence: ["ras"], thresholdMs: 90_000, ranks: [{ rank: 3, behind: false }], gpus: [{ gpu: "3", rank: 3, signature: "spin" }] };
+    const ras: CommunicatorVerdict = {
+      commId: "0xb",
+      hang: false,
+      evidence: ["ras"],
+      thresholdMs: 90_000,
+      ranks: [{ rank: 3, behind: false }],
+      gpus: [{ gpu: "3", rank: 3, signature: "spin" }],
+    };
     const m = mergeVerdicts([logsQuiet, ras]);
     expect(values(m.threshold)).toEqual({ "0xa": 120, "0xb": 90 });
     expect(values(m.mismatch)).toEqual({ "0xa": 0 });

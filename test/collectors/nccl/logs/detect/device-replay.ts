@@ -181,7 +181,16 @@ export function replay(files: readonly TimedFile[], o: ReplayOptions): Replay {
   const epoch = o.epochMs ?? EPOCH_MS;
   const detect = { ...DEFAULT_DETECT, ...o.detect };
   const tracker = new Tracker();
-  const feeds = files.map((f, i) => ({ f, i, sink: new FileSink(tracker, (err) => { throw err; }), splitter: new LineSplitter(65536), next: 0, reads: 0 }));
+  const feeds = files.map((f, i) => ({
+    f,
+    i,
+    sink: new FileSink(tracker, (err) => {
+      throw err;
+    }),
+    splitter: new LineSplitter(65536),
+    next: 0,
+    reads: 0,
+  }));
   const end = Math.max(...files.flatMap((f) => f.lines.map((l) => l.atMs))) + (o.tailMs ?? 2000);
   // Every event (a read of some file, a scrape) in time order; reads before scrapes at a tie.
   const events: { t: number; read?: (typeof feeds)[number] }[] = [];

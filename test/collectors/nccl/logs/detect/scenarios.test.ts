@@ -4,16 +4,7 @@
  * stragglers, mismatches, and a culprit on another node.
  */
 import { describe, expect, it } from "vitest";
-import {
-  Scenario,
-  allStallInside,
-  graphReplay,
-  jobExits,
-  mismatch,
-  rankStopsBeforeCollective,
-  slowButMoving,
-  straggler,
-} from "../../../../sim/index.js";
+import { Scenario, allStallInside, graphReplay, jobExits, mismatch, rankStopsBeforeCollective, slowButMoving, straggler } from "../../../../sim/index.js";
 import { sample, samplesOf } from "../../../../helpers/agent-process.js";
 import { createHarness, firstHang } from "./harness.js";
 
@@ -120,7 +111,9 @@ describe("NCCL verdicts on simulated jobs", () => {
   });
 
   it("a collective-type mismatch at one sequence index is reported", async () => {
-    const h = createHarness(new Scenario({ nodes: ["dgx-a01"], ranksPerNode: 8 }, { faults: [mismatch({ rank: 2, atCollIndex: 1, op: "AllGather", atStep: 4 })] }));
+    const h = createHarness(
+      new Scenario({ nodes: ["dgx-a01"], ranksPerNode: 8 }, { faults: [mismatch({ rank: 2, atCollIndex: 1, op: "AllGather", atStep: 4 })] }),
+    );
     h.run(60_000, 1000);
     const v = h.verdicts().filter((x) => x.mismatch);
     expect(v.length).toBe(1);
@@ -132,7 +125,10 @@ describe("NCCL verdicts on simulated jobs", () => {
   });
 
   it("the culprit on another node: this node sees its ranks all waiting, counts equal", async () => {
-    const sim = new Scenario({ nodes: ["dgx-a01", "dgx-a02"], ranksPerNode: 8 }, { faults: [rankStopsBeforeCollective({ rank: 12, atStep: 3, beforeCollIndex: 1 })] });
+    const sim = new Scenario(
+      { nodes: ["dgx-a01", "dgx-a02"], ranksPerNode: 8 },
+      { faults: [rankStopsBeforeCollective({ rank: 12, atStep: 3, beforeCollIndex: 1 })] },
+    );
     const h = createHarness(sim, { host: "dgx-a01" });
     expect(firstHang(h.run(200_000, 1000))).toBeDefined();
     const world = [...h.tracker.comms.values()].find((c) => c.nranks === 16);

@@ -38,7 +38,10 @@ describe("the healthy H100 job (pids 521, 522; 150 steps, 202 collectives per ra
       expect(comm?.arrivalCount, `phase ${d}`).toBe(202);
       expect(namedAt(r), `phase ${d}`).toEqual([]);
       // Read times of two files never prove which rank came last when both wrote in the same ms.
-      expect(comm?.arrivals.every((a) => a.lastRank === -1), `phase ${d}`).toBe(true);
+      expect(
+        comm?.arrivals.every((a) => a.lastRank === -1),
+        `phase ${d}`,
+      ).toBe(true);
     }
   });
 
@@ -60,7 +63,15 @@ describe("the healthy H100 job (pids 521, 522; 150 steps, 202 collectives per ra
 });
 
 /** A job on the capture's lines with steps of `stepMs` (the real skew kept), rank 1 `delayMs` late from collective `from` on. */
-function lateJob(o: { stepMs: number; delayMs: number; from?: number; until?: number; collectives: number; stamp: boolean; late?: (k: number) => number }): ReturnType<typeof scheduleTwoRanks> {
+function lateJob(o: {
+  stepMs: number;
+  delayMs: number;
+  from?: number;
+  until?: number;
+  collectives: number;
+  stamp: boolean;
+  late?: (k: number) => number;
+}): ReturnType<typeof scheduleTwoRanks> {
   const t: RealTiming = { ...timing, stepGapsMs: [o.stepMs] };
   return scheduleTwoRanks(FILES, t, {
     collectives: o.collectives,
@@ -98,7 +109,8 @@ describe("a real straggler", () => {
     const slow = replay(lateJob({ stepMs: 2003, delayMs: 700, collectives: 200, stamp: false }), { phasesMs: [0, 170] });
     expect(namedAt(slow).length).toBeGreaterThan(0);
     expect(namedAt(slow).every((n) => n.ranks.length === 1 && n.ranks[0] === 1)).toBe(true);
-    for (const d of [0, 30, 250]) expect(namedAt(replay(lateJob({ stepMs: 100, delayMs: 30, collectives: 1500, stamp: false }), { phasesMs: [0, d] }))).toEqual([]);
+    for (const d of [0, 30, 250])
+      expect(namedAt(replay(lateJob({ stepMs: 100, delayMs: 30, collectives: 1500, stamp: false }), { phasesMs: [0, d] }))).toEqual([]);
   });
 });
 
@@ -110,7 +122,13 @@ describe("hysteresis", () => {
 
   it("a straggler that stops is dropped after the clear hold, and late collectives afterwards now and then do not bring it back", () => {
     // Late for collectives 100-899, then on time except every 40th.
-    const files = lateJob({ stepMs: 100, delayMs: 0, collectives: 2400, stamp: true, late: (k) => (k >= 100 && k < 900 ? 40 : k >= 900 && k % 40 === 0 ? 40 : 0) });
+    const files = lateJob({
+      stepMs: 100,
+      delayMs: 0,
+      collectives: 2400,
+      stamp: true,
+      late: (k) => (k >= 100 && k < 900 ? 40 : k >= 900 && k % 40 === 0 ? 40 : 0),
+    });
     const r = replay(files, { phasesMs: [0, 90] });
     const named = new Set(namedAt(r).map((n) => n.t));
     const stop = writtenAt(files, 900);

@@ -18,7 +18,9 @@ describe("error-return chains", () => {
     const f = of(r, "nccl_error");
     expect(f).toHaveLength(1);
     expect(f[0]).toMatchObject({ processes: ["n1:180"], count: 2, evidence: ["l:1", "l:3", "l:4"] });
-    expect(f[0]?.summary).toMatch(/^NCCL failed on n1:180 \[7\]: ncclInternalError \(3: .*\), passed up misc\/socket\.cc:47 → misc\/socket\.cc:573 \(3 frames\); no WARN line/);
+    expect(f[0]?.summary).toMatch(
+      /^NCCL failed on n1:180 \[7\]: ncclInternalError \(3: .*\), passed up misc\/socket\.cc:47 → misc\/socket\.cc:573 \(3 frames\); no WARN line/,
+    );
   });
 
   it("a chain right after a WARN of the same process adds to that WARN's finding", () => {
@@ -30,20 +32,25 @@ describe("error-return chains", () => {
       "h:9:9 [1] NCCL INFO misc/enqueue.cu:205 -> 1",
     );
     const f = of(r, "nccl_error");
-    expect(f.map((x) => [x.processes, x.ranks])).toEqual([[["h:9"], []], [["h:687"], [0]]]);
+    expect(f.map((x) => [x.processes, x.ranks])).toEqual([
+      [["h:9"], []],
+      [["h:687"], [0]],
+    ]);
     expect(f[0]?.summary).toContain("NCCL returned ncclUnhandledCudaError (1: a CUDA call failed), passed up misc/enqueue.cu:205.");
     expect(f[1]?.summary).toBe(
-      "NCCL failed on h:687 [0]: ncclSystemError (2: a system call or the system's setup failed (sockets, files, /sys, IB verbs)), passed up graph/xml.cc:469 → init.cc:916 (2 frames) after WARN \"Could not find real path of /sys/class/pci_bus/0000:03/../../0000:03:00.0\".",
+      'NCCL failed on h:687 [0]: ncclSystemError (2: a system call or the system\'s setup failed (sockets, files, /sys, IB verbs)), passed up graph/xml.cc:469 → init.cc:916 (2 frames) after WARN "Could not find real path of /sys/class/pci_bus/0000:03/../../0000:03:00.0".',
     );
   });
 
   it("a handled probe is no failure: one frame deep in a transport, or the process went on (Init COMPLETE)", () => {
     expect(run("h:1:1 [0] NCCL INFO Could not find real path of /sys/class/net/eth0/device", "h:1:1 [0] NCCL INFO include/net.h:24 -> 2").findings).toEqual([]);
-    expect(run(
-      "h:1:1 [0] NCCL INFO transport.cc:356 -> 2",
-      "h:1:1 [0] NCCL INFO transport/coll_net.cc:1358 -> 2",
-      "h:1:1 [0] NCCL INFO comm 0x1 rank 2 nranks 8 cudaDev 0 nvmlDev 0 busId 88000 commId 0x70 - Init COMPLETE",
-    ).findings).toEqual([]);
+    expect(
+      run(
+        "h:1:1 [0] NCCL INFO transport.cc:356 -> 2",
+        "h:1:1 [0] NCCL INFO transport/coll_net.cc:1358 -> 2",
+        "h:1:1 [0] NCCL INFO comm 0x1 rank 2 nranks 8 cudaDev 0 nvmlDev 0 busId 88000 commId 0x70 - Init COMPLETE",
+      ).findings,
+    ).toEqual([]);
     // One frame, but at NCCL's API: the call failed.
     expect(of(run("[1,0]<stdout>:gpu6:1407:1595 [0] NCCL INFO init.cu:915 -> 2"), "nccl_error")[0]).toMatchObject({ processes: ["gpu6:1407"], ranks: [0] });
   });
@@ -60,8 +67,12 @@ describe("size mismatches", () => {
       ["collective_mismatch", ["h-10:13"], "10.10.23.6"],
       ["nccl_error", ["h-10:13"], "10.10.23.6"],
     ]);
-    expect(r.findings[0]?.summary).toMatch(/^The ranks issued different collectives or sizes: h-10:13 \[0\] sent 496640 bytes where peer 10\.10\.23\.6<58683> had posted 65536 bytes \(NET\/IB\)/);
-    expect(r.findings[1]?.summary).toContain("ncclInvalidUsage (5: invalid usage: the ranks' calls do not match), passed up include/net.h:32 → proxy.cc:684 (2 frames) [Proxy Thread]");
+    expect(r.findings[0]?.summary).toMatch(
+      /^The ranks issued different collectives or sizes: h-10:13 \[0\] sent 496640 bytes where peer 10\.10\.23\.6<58683> had posted 65536 bytes \(NET\/IB\)/,
+    );
+    expect(r.findings[1]?.summary).toContain(
+      "ncclInvalidUsage (5: invalid usage: the ranks' calls do not match), passed up include/net.h:32 → proxy.cc:684 (2 frames) [Proxy Thread]",
+    );
   });
 
   it("NET/Socket: the peer's size against the posted one; the process uses sockets", () => {
@@ -72,9 +83,14 @@ describe("size mismatches", () => {
   });
 
   it("bootstrap: an nccl_error about the setup exchange, not a collective mismatch", () => {
-    const r = run("1: c-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4", "1: c-2:4827:6900 [4] NCCL INFO bootstrap.cc:554 -> 3");
+    const r = run(
+      "1: c-2:4827:6900 [4] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4",
+      "1: c-2:4827:6900 [4] NCCL INFO bootstrap.cc:554 -> 3",
+    );
     expect(r.findings.map((f) => f.kind)).toEqual(["nccl_error"]);
-    expect(r.findings[0]?.summary).toMatch(/^NCCL's bootstrap failed on c-2:4827 \[4\]: a setup message of 256 bytes arrived where 4 bytes were expected.*ncclInternalError \(3/);
+    expect(r.findings[0]?.summary).toMatch(
+      /^NCCL's bootstrap failed on c-2:4827 \[4\]: a setup message of 256 bytes arrived where 4 bytes were expected.*ncclInternalError \(3/,
+    );
   });
 });
 
@@ -86,15 +102,23 @@ describe("network errors", () => {
     );
     const f = of(r, "network_error")[0];
     expect(f).toMatchObject({ processes: ["ng1:25"], peer: "ng1-ib.example" });
-    expect(f?.summary).toMatch(/^Likely fallout of the CUDA failure on ng1:28 \[3\] \("Cuda failure 'out of memory'"\), a process of the same host: Network error at peer ng1-ib\.example<51159> on ng1:25 \[0\]/);
+    expect(f?.summary).toMatch(
+      /^Likely fallout of the CUDA failure on ng1:28 \[3\] \("Cuda failure 'out of memory'"\), a process of the same host: Network error at peer ng1-ib\.example<51159> on ng1:25 \[0\]/,
+    );
     expect(f?.summary).toContain("Fix the GPU failure of ng1:28 first.");
     // Another host: no such link.
-    const other = run("a:25:48 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer c<1>", "b:28:52 [3] x.cc:1 NCCL WARN Cuda failure 'out of memory'");
+    const other = run(
+      "a:25:48 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer c<1>",
+      "b:28:52 [3] x.cc:1 NCCL WARN Cuda failure 'out of memory'",
+    );
     expect(of(other, "network_error")[0]?.summary).toMatch(/^Network error at peer c<1> on a:25 \[0\]/);
   });
 
   it("a net plugin's failed request quoted by PyTorch names the rank and the provider's words", () => {
-    const f = of(run("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"), "network_error")[0];
+    const f = of(
+      run("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"),
+      "network_error",
+    )[0];
     expect(f).toMatchObject({ ranks: [3], processes: [] });
     expect(f?.summary).toContain("The net plugin said: UNDELIVERABLE (RC 113, no route to host).");
   });
@@ -111,20 +135,32 @@ describe("network errors", () => {
 
 describe("GPUDirect RDMA off and sockets", () => {
   it("a plugin disabling GDR with the device tag only, and a distance line quoted alone: gdr_disabled with what the line said", () => {
-    const r = run(" [0] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR", "NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)");
+    const r = run(
+      " [0] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR",
+      "NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)",
+    );
     const f = of(r, "gdr_disabled")[0];
     expect(f).toMatchObject({ processes: [], evidence: ["l:1", "l:2"] });
     expect(f?.summary).toContain("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR; GPU ca000 / HCA 0 (distance 7 > 4)");
   });
 
   it("NET/Socket on lo with GDR disabled for 'lo': both findings, the loopback named", () => {
-    const r = run("axa:3:5 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.", "axa:3:5 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>", "axa:3:5 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'");
+    const r = run(
+      "axa:3:5 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
+      "axa:3:5 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+      "axa:3:5 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'",
+    );
     expect(r.findings.map((f) => f.kind)).toEqual(["socket_transport", "gdr_disabled"]);
     expect(r.findings[0]?.summary).toContain("NET/Socket on lo:127.0.0.1. lo is the loopback interface");
     expect(r.findings[1]?.summary).toMatch(/^GPUDirect RDMA is off on axa:3: HCA 0 'lo'\. .*On the NET\/Socket transport GDR cannot work at all/);
   });
 
   it("a healthy IB process that prints GDR Enabled and GDRDMA links: nothing", () => {
-    expect(run("h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>", "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA").findings).toEqual([]);
+    expect(
+      run(
+        "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",
+        "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA",
+      ).findings,
+    ).toEqual([]);
   });
 });

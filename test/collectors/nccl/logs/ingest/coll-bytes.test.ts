@@ -69,7 +69,11 @@ describe("CollByteMatcher", () => {
     const b = match(m, `h:1:2 [0] NCCL INFO AllReduce: opCount 2a0${REST}`);
     expect(a).toEqual({ op: "AllReduce", opCount: 31, comm: "0x55aa11" });
     expect(b).toEqual({ op: "AllReduce", opCount: 0x2a0, comm: "0x55aa11" });
-    expect(match(m, `h:1:2 [0] NCCL INFO AllGather: opCount 3${REST.replace("0x55aa11", "0x55AA11")}`)).toEqual({ op: "AllGather", opCount: 3, comm: "0x55AA11" });
+    expect(match(m, `h:1:2 [0] NCCL INFO AllGather: opCount 3${REST.replace("0x55aa11", "0x55AA11")}`)).toEqual({
+      op: "AllGather",
+      opCount: 3,
+      comm: "0x55AA11",
+    });
   });
 
   it("leaves a torn line holding a second writer's COLL line to the full parser", () => {
@@ -132,8 +136,11 @@ describe("CollByteMatcher", () => {
     const m = matcherFor("gpu-node-001:56433:");
     const line = `gpu-node-001:56433:56461 [3] NCCL INFO AllGather: opCount 7${REST}`;
     for (let pad = 0; pad < 8; pad++) {
-      const buf = Buffer.from(`${"#".repeat(pad)}${line}
-`, "latin1");
+      const buf = Buffer.from(
+        `${"#".repeat(pad)}${line}
+`,
+        "latin1",
+      );
       expect(m.matchLine(buf, pad, buf.length, 4096), `offset ${pad}`).toBe(buf.length - 1);
       expect(m.fields.op).toBe("AllGather");
       // One byte changed anywhere in a fixed part declines it (the prefix, " NCCL INFO ", ": opCount ", " [nranks=", " stream ").
@@ -144,8 +151,11 @@ describe("CollByteMatcher", () => {
       }
     }
     // An `end` beyond the buffer (a caller's mistake) is clamped, not a RangeError.
-    const buf = Buffer.from(`${line}
-`, "latin1");
+    const buf = Buffer.from(
+      `${line}
+`,
+      "latin1",
+    );
     expect(m.matchLine(buf, 0, buf.length + 64, 4096)).toBe(buf.length - 1);
     expect(m.match(buf.subarray(0, 40), 0, 400)).toBe(false);
   });

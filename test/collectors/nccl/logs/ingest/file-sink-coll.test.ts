@@ -33,7 +33,7 @@ function ingest(inputs: Input[], fast: boolean, chunks: number[]): { tracker: Tr
     return { f, sink, to, splitter: new LineSplitter(65536), at: 0 };
   });
   // Round-robin over the files, a chunk each, into the same buffer.
-  for (let busy = true; busy; ) {
+  for (let busy = true; busy;) {
     busy = false;
     for (const s of sinks) {
       if (s.at >= s.f.bytes.length) continue;
@@ -50,13 +50,21 @@ function ingest(inputs: Input[], fast: boolean, chunks: number[]): { tracker: Tr
 
 /** What the COLL lines leave in the tracker, per communicator and rank. */
 function snapshot(t: Tracker): unknown {
-  return [...t.comms.values()].sort((a, b) => (a.key < b.key ? -1 : 1)).map((c) => ({
-    key: c.key,
-    maxCollectives: c.maxCollectives,
-    mismatch: c.mismatch,
-    seqOps: JSON.stringify(c.seqOps),
-    ranks: [...c.ranks.values()].map((r) => ({ rank: r.rank, collectives: r.collectives, lastOp: r.lastOp, lastOpCount: r.lastOpCount, where: `${r.lastCollSource}:${r.lastCollLine}` })),
-  }));
+  return [...t.comms.values()]
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map((c) => ({
+      key: c.key,
+      maxCollectives: c.maxCollectives,
+      mismatch: c.mismatch,
+      seqOps: JSON.stringify(c.seqOps),
+      ranks: [...c.ranks.values()].map((r) => ({
+        rank: r.rank,
+        collectives: r.collectives,
+        lastOp: r.lastOp,
+        lastOpCount: r.lastOpCount,
+        where: `${r.lastCollSource}:${r.lastCollLine}`,
+      })),
+    }));
 }
 
 describe("FileSink: the COLL fast path and the readable parser count the same", () => {

@@ -12,7 +12,9 @@ function sinceOf(sink: FileSink): number | undefined {
 
 describe("FileSink arrival bracket", () => {
   it("first pass: unknown; next pass: when the one before began; chunks of one pass: the same", () => {
-    const sink = new FileSink(new Tracker(), (e) => { throw e; });
+    const sink = new FileSink(new Tracker(), (e) => {
+      throw e;
+    });
     sink.open("a.log", 1000, false, 1000);
     expect(sinceOf(sink)).toBe(-Infinity);
     sink.open("a.log", 1500, false, 1500);
@@ -24,7 +26,9 @@ describe("FileSink arrival bracket", () => {
   });
 
   it("a look that found nothing new moves the bracket up", () => {
-    const sink = new FileSink(new Tracker(), (e) => { throw e; });
+    const sink = new FileSink(new Tracker(), (e) => {
+      throw e;
+    });
     sink.open("a.log", 1000, false, 1000);
     sink.looked(1500);
     sink.looked(2000);

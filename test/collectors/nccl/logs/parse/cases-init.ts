@@ -23,19 +23,28 @@ export const INIT_CASES: Record<string, Check> = {
     expect(evs.some((e) => e.kind === "coll" || (e.kind === "init" && e.phase === "complete"))).toBe(false);
     const ib = nets(evs, "using")[0];
     expect(ib).toMatchObject({ net: "IB", relaxedOrdering: true, oob: "ib0:10.159.0.40<0>" });
-    expect(ib?.kind === "net" && ib.devices?.map((d) => `${d.name}:${d.port}/${d.linkLayer}${d.sharp ? "+S" : ""}`)).toEqual(
-      ["mlx5_2:1/IB+S", "mlx5_0:1/IB+S", "mlx5_6:1/IB+S", "mlx5_8:1/IB+S", "mlx5_9:1/IB+S", "mlx5_4:1/IB+S"],
-    );
+    expect(ib?.kind === "net" && ib.devices?.map((d) => `${d.name}:${d.port}/${d.linkLayer}${d.sharp ? "+S" : ""}`)).toEqual([
+      "mlx5_2:1/IB+S",
+      "mlx5_0:1/IB+S",
+      "mlx5_6:1/IB+S",
+      "mlx5_8:1/IB+S",
+      "mlx5_9:1/IB+S",
+      "mlx5_4:1/IB+S",
+    ]);
     expect(nets(evs, "selected").every((e) => e.kind === "net" && e.plugin === "IBext_v8")).toBe(true);
     const collnet = ofKind(evs, "channel");
     expect(collnet.map((c) => [c.transport, c.net, c.netDev, c.gdr, c.dir])).toEqual([
-      ["COLLNET", "SHARP", 1, true, "receive"], ["COLLNET", "SHARP", 1, true, "receive"],
-      ["COLLNET", "SHARP", 5, true, "receive"], ["COLLNET", "SHARP", 0, true, "receive"],
+      ["COLLNET", "SHARP", 1, true, "receive"],
+      ["COLLNET", "SHARP", 1, true, "receive"],
+      ["COLLNET", "SHARP", 5, true, "receive"],
+      ["COLLNET", "SHARP", 0, true, "receive"],
     ]);
     const warns = ofKind(evs, "warn");
     expect(warns.map((w) => [w.warnKind, w.file, w.line, w.host])).toEqual([
-      ["other", "sharp_plugin.c", 382, "gpu36"], ["other", "sharp_plugin.c", 382, "gpu40"],
-      ["other", "sharp_plugin.c", 382, "gpu41"], ["other", "sharp_plugin.c", 382, "gpu34"],
+      ["other", "sharp_plugin.c", 382, "gpu36"],
+      ["other", "sharp_plugin.c", 382, "gpu40"],
+      ["other", "sharp_plugin.c", 382, "gpu41"],
+      ["other", "sharp_plugin.c", 382, "gpu34"],
     ]);
     expect(ofKind(evs, "tree")[0]?.trees[0]).toEqual({ channel: 0, rank: 0, up: -1, down: [1, 4] });
     expect(ofKind(evs, "ring")[0]).toMatchObject({ channel: 0, nChannels: 3, order: [0, 1, 2, 3, 4, 5, 6, 7] });
@@ -53,7 +62,11 @@ export const INIT_CASES: Record<string, Check> = {
     const net = ofKind(evs, "channel").filter((c) => c.transport === "NET");
     expect(net.length).toBeGreaterThan(40);
     expect(net.every((c) => c.net === "IBext_v8" && c.gdr)).toBe(true);
-    expect(ofKind(evs, "channel").filter((c) => c.transport === "P2P").every((c) => c.mode === "CUMEM/read" && !c.gdr)).toBe(true);
+    expect(
+      ofKind(evs, "channel")
+        .filter((c) => c.transport === "P2P")
+        .every((c) => c.mode === "CUMEM/read" && !c.gdr),
+    ).toBe(true);
     const pxn = net.find((c) => c.proxyRank !== undefined);
     expect(pxn).toMatchObject({ from: 3, to: 4, dir: "send", netDev: 5, proxyRank: 2, host: "gpu36", pid: 20776 });
     const warns = ofKind(evs, "warn").map((w) => w.message);
@@ -74,9 +87,7 @@ export const INIT_CASES: Record<string, Check> = {
     const ch = ofKind(evs, "channel");
     expect(ch.every((c) => c.via.startsWith("NET/IB/1/GDRDMA") && c.gdr && c.fromDev === "81000")).toBe(true);
     expect(ch.filter((c) => c.shared === true && c.connIndex === 1)).toHaveLength(2);
-    expect(ofKind(evs, "init")).toEqual([
-      expect.objectContaining({ phase: "complete", rank: 0, nranks: 2, busId: "81000", commId: "0xb2f794396f6d0bd1" }),
-    ]);
+    expect(ofKind(evs, "init")).toEqual([expect.objectContaining({ phase: "complete", rank: 0, nranks: 2, busId: "81000", commId: "0xb2f794396f6d0bd1" })]);
     expect(ofKind(evs, "init")[0]?.func).toBeUndefined();
     expect(ofKind(evs, "ring").filter((r) => r.self !== undefined)).toHaveLength(2);
     expect(ofKind(evs, "ring")[2]).toMatchObject({ channel: 0, prev: 1, self: 0, next: 1 });
@@ -91,7 +102,11 @@ export const INIT_CASES: Record<string, Check> = {
     expect(ofKind(evs, "init")[0]).toMatchObject({ func: "ncclCommInitRank", busId: "80", commId: "0x2ef13c5ed0553a05" });
     expect(ofKind(evs, "channel")[0]).toMatchObject({ transport: "NET", net: "Socket", gdr: false, shared: true });
     expect(ofKind(evs, "warn")[0]).toMatchObject({
-      ts: "2026-03-18 11:13:09", file: "misc/socket.cc", line: 537, tid: 28499, warnKind: "other",
+      ts: "2026-03-18 11:13:09",
+      file: "misc/socket.cc",
+      line: 537,
+      tid: 28499,
+      warnKind: "other",
     });
     expect(ofKind(evs, "retcode").map((r) => r.code)).toEqual(new Array<number>(8).fill(3));
     expect(ofKind(evs, "retcode").find((r) => r.context !== undefined)).toMatchObject({ file: "group.cc", line: 78 });
@@ -108,14 +123,20 @@ export const INIT_CASES: Record<string, Check> = {
     expect(nets(evs, "selected").every((e) => e.kind === "net" && e.net === "Socket")).toBe(true);
     expect(nets(evs, "using")).toHaveLength(0);
     const info = ofKind(evs, "comm_info");
-    expect(info.map((c) => [c.rank, c.nranks, c.pid])).toEqual([[0, 8, 46654], [1, 8, 46655], [2, 8, 46656], [1, 8, 46655]]);
+    expect(info.map((c) => [c.rank, c.nranks, c.pid])).toEqual([
+      [0, 8, 46654],
+      [1, 8, 46655],
+      [2, 8, 46656],
+      [1, 8, 46655],
+    ]);
     expect(info[3]?.comm).toBe("0x7f132405ad20");
   },
   "10": (evs) => {
     expect(versions(evs)).toEqual(["2.7.8"]);
     expect(nets(evs, "using")[0]).toMatchObject({ devices: [{ name: "mlx5_1", port: 1, linkLayer: "RoCE" }] });
     expect(ofKind(evs, "channel").map((c) => [c.dir, c.via, c.gdr, c.fromDev])).toEqual([
-      ["receive", "NET/IB/0", false, "3000"], ["send", "NET/IB/0", false, "3000"],
+      ["receive", "NET/IB/0", false, "3000"],
+      ["send", "NET/IB/0", false, "3000"],
     ]);
     expect(ofKind(evs, "warn")[0]).toMatchObject({ warnKind: "system_error", call: "ibv_create_cq", file: "misc/ibvwrap.cc", line: 268 });
     expect(ofKind(evs, "tree")[0]?.trees[1]).toEqual({ channel: 1, rank: 0, up: 1, down: [] });
@@ -143,7 +164,10 @@ export const INIT_CASES: Record<string, Check> = {
   "16": (evs) => {
     const ch = ofKind(evs, "channel");
     expect(ch.map((c) => [c.transport, c.via, c.gdr])).toEqual([
-      ["NET", "NET/IB/2", false], ["NET", "NET/IB/2", false], ["P2P", "P2P/IPC/read", false], ["P2P", "P2P/IPC/read", false],
+      ["NET", "NET/IB/2", false],
+      ["NET", "NET/IB/2", false],
+      ["P2P", "P2P/IPC/read", false],
+      ["P2P", "P2P/IPC/read", false],
     ]);
     expect(ch.every((c) => c.host === "task-7702-xt59c" && c.launcher === undefined)).toBe(true);
   },
@@ -156,8 +180,10 @@ export const INIT_CASES: Record<string, Check> = {
   "19": (evs) => {
     const c = ofKind(evs, "connected");
     expect(c.map((e) => [e.what, e.host, e.launcher?.kind, e.launcher?.host])).toEqual([
-      ["rings", "gpu1505", "pdsh", "gpu1505"], ["trees", "gpu1505", "pdsh", "gpu1505"],
-      ["rings", "gpu1504", "pdsh", "gpu1504"], ["trees", "gpu1504", "pdsh", "gpu1504"],
+      ["rings", "gpu1505", "pdsh", "gpu1505"],
+      ["trees", "gpu1505", "pdsh", "gpu1505"],
+      ["rings", "gpu1504", "pdsh", "gpu1504"],
+      ["trees", "gpu1504", "pdsh", "gpu1504"],
     ]);
   },
   "20": (evs) => {
@@ -176,14 +202,19 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "23": (evs) => {
     expect(ofKind(evs, "init").map((e) => [e.rank, e.nranks, e.func])).toEqual([
-      [6, 16, "ncclCommInitRank"], [4, 16, "ncclCommInitRank"], [5, 16, "ncclCommInitRank"],
+      [6, 16, "ncclCommInitRank"],
+      [4, 16, "ncclCommInitRank"],
+      [5, 16, "ncclCommInitRank"],
     ]);
     expect(nets(evs, "using").every((e) => e.kind === "net" && e.devices?.length === 4 && e.devices.every((d) => d.sharp))).toBe(true);
   },
   "25": (evs) => {
     const net = ofKind(evs, "channel").filter((c) => c.transport === "NET");
     expect(net.map((c) => [c.from, c.fromDev, c.to, c.toDev, c.dir])).toEqual([
-      [5, "5", 12, "4", "send"], [13, "5", 4, "4", "receive"], [5, "5", 12, "4", "send"], [13, "5", 4, "4", "receive"],
+      [5, "5", 12, "4", "send"],
+      [13, "5", 4, "4", "receive"],
+      [5, "5", 12, "4", "send"],
+      [13, "5", 4, "4", "receive"],
     ]);
     expect(net.every((c) => c.via === "NET/IB/3" && !c.gdr)).toBe(true);
   },
@@ -196,9 +227,11 @@ export const INIT_CASES: Record<string, Check> = {
   "28": (evs) => {
     expect(ofKind(evs, "version")[0]).toMatchObject({ version: "2.21.5", cuda: "12.4" });
     expect(ofKind(evs, "version")[0]?.host).toBeUndefined();
-    expect(nets(evs, "using").flatMap((e) => (e.kind === "net" ? e.devices ?? [] : [])).map((d) => `${d.name}/${d.linkLayer}`)).toEqual(
-      ["irdma0/RoCE", "irdma3/RoCE", "irdma0/RoCE", "irdma3/RoCE"],
-    );
+    expect(
+      nets(evs, "using")
+        .flatMap((e) => (e.kind === "net" ? (e.devices ?? []) : []))
+        .map((d) => `${d.name}/${d.linkLayer}`),
+    ).toEqual(["irdma0/RoCE", "irdma3/RoCE", "irdma0/RoCE", "irdma3/RoCE"]);
   },
   "29": (evs) => {
     const ib = nets(evs, "using");
@@ -213,7 +246,8 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "32": (evs) => {
     expect(ofKind(evs, "version").map((e) => [e.version, e.cuda, e.host])).toEqual([
-      ["2.27.6", "13.0", "cl4-gpu03-vm"], ["2.27.6", "13.0", "cl4-gpu04-vm"],
+      ["2.27.6", "13.0", "cl4-gpu03-vm"],
+      ["2.27.6", "13.0", "cl4-gpu04-vm"],
     ]);
     expect(nets(evs, "bootstrap").map((e) => e.kind === "net" && e.devices?.[0]?.addr)).toEqual(["10.99.0.2", "10.99.0.12"]);
   },
@@ -232,7 +266,9 @@ export const INIT_CASES: Record<string, Check> = {
   "37": (evs) => {
     const ch = ofKind(evs, "channel");
     expect(ch.map((c) => [c.transport, c.from, c.to, c.dir])).toEqual([
-      ["SHM", 2, 3, undefined], ["SHM", 1, 2, undefined], ["NET", 15, 0, "receive"],
+      ["SHM", 2, 3, undefined],
+      ["SHM", 1, 2, undefined],
+      ["NET", 15, 0, "receive"],
     ]);
     expect(ch[2]).toMatchObject({ net: "Socket", netDev: 0 });
     expect(ch[2]?.fromDev).toBeUndefined(); // 2.4-2.6 print bare ranks on NET rings
@@ -242,7 +278,11 @@ export const INIT_CASES: Record<string, Check> = {
   "38": (evs) => {
     expect(ofKind(evs, "version")[0]).toMatchObject({ version: "2.7.8", cuda: "11.1" });
     expect(nets(evs, "using")[0]).toMatchObject({
-      net: "Socket", devices: [{ name: "ens5", addr: "172.31.0.137" }, { name: "veth75fa783", addr: "fe80::14ad:64ff:fe64:b31e%veth75fa783" }],
+      net: "Socket",
+      devices: [
+        { name: "ens5", addr: "172.31.0.137" },
+        { name: "veth75fa783", addr: "fe80::14ad:64ff:fe64:b31e%veth75fa783" },
+      ],
     });
     expect(ofKind(evs, "warn")[0]?.warnKind).toBe("system_error");
     expect(ofKind(evs, "channel")[0]).toMatchObject({ via: "NET/Socket/0", dir: "receive", fromDev: "1e0" });
@@ -255,7 +295,11 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "41": (evs) => {
     expect(evs.map((e) => e.launcherRank)).toEqual([0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 3, 0]);
-    expect(ofKind(evs, "channel").filter((c) => c.transport === "SHM").map((c) => c.host)).toEqual(["node0", "node0"]);
+    expect(
+      ofKind(evs, "channel")
+        .filter((c) => c.transport === "SHM")
+        .map((c) => c.host),
+    ).toEqual(["node0", "node0"]);
   },
   "43": (evs) => {
     expect(nets(evs, "no_device")[0]).toMatchObject({ net: "IB", reason: "libibverbs missing", tid: 4667 });
@@ -264,7 +308,12 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "44": (evs) => {
     expect(ofKind(evs, "teardown")[0]).toMatchObject({
-      what: "abort", phase: "complete", comm: "0x55d35c3a9ec0", rank: 0, nranks: 16, busId: "4000",
+      what: "abort",
+      phase: "complete",
+      comm: "0x55d35c3a9ec0",
+      rank: 0,
+      nranks: 16,
+      busId: "4000",
     });
     expect(nets(evs, "no_device")).toHaveLength(1);
     expect(nets(evs, "using")[0]?.kind === "net" && (nets(evs, "using")[0] as { devices?: unknown[] }).devices).toHaveLength(8);
@@ -282,7 +331,8 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "49": (evs) => {
     expect(ofKind(evs, "gdr").map((g) => [g.enabled, g.scope, g.hca, g.hcaName])).toEqual([
-      [false, "hca", 0, "mlx5_0"], [false, "hca", 1, "mlx5_1"],
+      [false, "hca", 0, "mlx5_0"],
+      [false, "hca", 1, "mlx5_1"],
     ]);
     expect(ofKind(evs, "init")[0]).toMatchObject({ phase: "start", rank: 0, nranks: 16, commId: "0x65e0bd6ee7449db4" });
     expect(nets(evs, "using")[0]).toMatchObject({ oob: "primaryip:10.10.10.10<0>" });

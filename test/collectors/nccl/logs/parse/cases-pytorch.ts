@@ -15,7 +15,12 @@ export const PYTORCH_CASES: Record<string, Check> = {
     expect(evs.map((e) => e.kind)).toEqual(["pt_watchdog_timeout", "pt_error", "pt_error"]);
     expect(evs.every((e) => e.launcherRank === 1)).toBe(true);
     expect(ofKind(evs, "pt_watchdog_timeout")[0]).toMatchObject({
-      seq: 44, opType: "ALLREDUCE", numelIn: 6832129, numelOut: 6832129, timeoutMs: 1800000, ranForMs: 1800772,
+      seq: 44,
+      opType: "ALLREDUCE",
+      numelIn: 6832129,
+      numelOut: 6832129,
+      timeoutMs: 1800000,
+      ranForMs: 1800772,
     });
     expect(evs[0]?.ts).toBeUndefined(); // `[E ProcessGroupNCCL.cpp:523]` carries no time
     expect(ofKind(evs, "pt_error").map((e) => e.what)).toEqual(["ops_failed", "taking_down"]);
@@ -28,7 +33,10 @@ export const PYTORCH_CASES: Record<string, Check> = {
   "79": (evs) => {
     const hb = ofKind(evs, "pt_heartbeat").filter((e) => e.what === "monitor_timeout");
     // [rank4] is rank 0 of sub-group PG 5.
-    expect(hb.map((e) => [e.launcherRank, e.pgId, e.pgRank, e.workMetaListSize])).toEqual([[0, 5, 0, 3], [4, 5, 0, 2]]);
+    expect(hb.map((e) => [e.launcherRank, e.pgId, e.pgRank, e.workMetaListSize])).toEqual([
+      [0, 5, 0, 3],
+      [4, 5, 0, 2],
+    ]);
     expect(ofKind(evs, "pt_dump")).toHaveLength(2);
   },
   "80": (evs) => {
@@ -36,20 +44,29 @@ export const PYTORCH_CASES: Record<string, Check> = {
     expect(evs.map((e) => e.launcherRank)).toEqual([0, 4, 0, 3]);
     const ws = ofKind(evs, "pt_work_status");
     expect(ws.map((e) => [e.pgId, e.pgRank, e.failedSeq, e.lastEnqueued, e.lastCompleted])).toEqual([
-      [1, 0, 1580, 1582, 1579], [1, 3, 1580, 1582, 1579],
+      [1, 0, 1580, 1582, 1579],
+      [1, 3, 1580, 1582, 1579],
     ]);
     expect(ofKind(evs, "pt_watchdog_timeout")[0]).toMatchObject({ seq: 1580, numelIn: 466119168, ts: "321 02:07:08.408271257" });
   },
   "82": (evs) => {
     const ws = ofKind(evs, "pt_work_status");
     expect(ws.every((e) => e.pgId === 0 && e.pgGuid === "0" && e.pgName === "default_pg")).toBe(true);
-    expect(ws.map((e) => [e.launcherRank, e.failedSeq, e.lastEnqueued, e.lastCompleted])).toEqual([[1, 808, 811, 807], [0, 808, 811, 807]]);
+    expect(ws.map((e) => [e.launcherRank, e.failedSeq, e.lastEnqueued, e.lastCompleted])).toEqual([
+      [1, 808, 811, 807],
+      [0, 808, 811, 807],
+    ]);
     expect(ofKind(evs, "pt_watchdog_timeout").map((e) => e.launcherRank)).toEqual([1, 0, 2]);
   },
   "83": (evs) => {
     expect(ofKind(evs, "pt_heartbeat")[0]).toMatchObject({ what: "watchdog_stuck", stuckSeconds: 480, launcherRank: 7, pgName: "default_pg" });
     expect(ofKind(evs, "pt_watchdog_timeout")[0]).toMatchObject({
-      launcherRank: 2, seq: 120049, opType: "_ALLGATHER_BASE", numelIn: 16384000, numelOut: 131072000, timeoutMs: 1800000,
+      launcherRank: 2,
+      seq: 120049,
+      opType: "_ALLGATHER_BASE",
+      numelIn: 16384000,
+      numelOut: 131072000,
+      timeoutMs: 1800000,
     });
   },
   "85": (evs) => {
@@ -61,8 +78,12 @@ export const PYTORCH_CASES: Record<string, Check> = {
   "86": (evs) => {
     const d = ofKind(evs, "pt_dump");
     expect(d.map((e) => [e.what, e.launcherRank])).toEqual([
-      ["preparing_dump", 1], ["dump_signal", 7], ["dump_signal", undefined],
-      ["preparing_dump", 7], ["dump_signal", 6], ["dump_signal", undefined],
+      ["preparing_dump", 1],
+      ["dump_signal", 7],
+      ["dump_signal", undefined],
+      ["preparing_dump", 7],
+      ["dump_signal", 6],
+      ["dump_signal", undefined],
     ]);
     // Hard-wrapped: the work numbers are on the continuation line, which has no rank.
     expect(d[2]).toMatchObject({ headerless: true, lastEnqueued: 9387, lastCompleted: 9386 });
@@ -72,7 +93,11 @@ export const PYTORCH_CASES: Record<string, Check> = {
   "88": (evs) => {
     const t = ofKind(evs, "pt_watchdog_timeout");
     expect(t.map((e) => [e.launcherRank, e.via])).toEqual([
-      [1, "watchdog"], [1, "blocking_wait"], [7, "watchdog"], [7, "blocking_wait"], [5, "watchdog"],
+      [1, "watchdog"],
+      [1, "blocking_wait"],
+      [7, "watchdog"],
+      [7, "blocking_wait"],
+      [5, "watchdog"],
     ]);
     expect(t.every((e) => e.seq === 2521 && e.numelIn === 160672064 && e.timeoutMs === 600000)).toBe(true);
     expect(t[1]?.ranForMs).toBeUndefined();
@@ -85,31 +110,51 @@ export const PYTORCH_CASES: Record<string, Check> = {
   "91": (evs) => {
     const coll = ofKind(evs, "coll");
     expect(coll.map((c) => `${c.pid}:${c.op}:${c.opCount}`)).toEqual([
-      "45006:AllReduce:28c", "45006:AllReduce:28d", "45012:AllGather:28c", "45012:AllGather:28d",
+      "45006:AllReduce:28c",
+      "45006:AllReduce:28d",
+      "45012:AllGather:28c",
+      "45012:AllGather:28d",
     ]);
     expect(coll[2]).toMatchObject({ stream: "0x559c248a3630", comm: "0x559c24b55610", datatype: 0, nranks: 4 });
   },
   "93": (evs) => {
     const t = ofKind(evs, "pt_watchdog_timeout");
     expect(t.map((e) => [e.launcherRank, e.seq, e.opType])).toEqual([
-      [2, 532339, "BROADCAST"], [1, 532339, "BROADCAST"], [0, 532341, "_ALLGATHER_BASE"],
+      [2, 532339, "BROADCAST"],
+      [1, 532339, "BROADCAST"],
+      [0, 532341, "_ALLGATHER_BASE"],
     ]);
     // The terminal cut "NumelOut=5|164000": a number cut by the wrap is not reported.
     expect(t.map((e) => [e.numelIn, e.numelOut, e.timeoutMs])).toEqual([
-      [5164000, undefined, undefined], [5164000, undefined, undefined], [513, undefined, undefined],
+      [5164000, undefined, undefined],
+      [5164000, undefined, undefined],
+      [513, undefined, undefined],
     ]);
   },
   "95": (evs) => {
     const d = ofKind(evs, "pt_desync");
     expect(d.map((e) => e.what)).toEqual([
-      "report", "timeout_at", "finished_not_joined", "snapshot_seq", "snapshot_ranks", "snapshot_seq", "snapshot_ranks",
-      "snapshot_seq", "snapshot_ranks",
+      "report",
+      "timeout_at",
+      "finished_not_joined",
+      "snapshot_seq",
+      "snapshot_ranks",
+      "snapshot_seq",
+      "snapshot_ranks",
+      "snapshot_seq",
+      "snapshot_ranks",
     ]);
     expect(d[1]).toMatchObject({ ranks: [0], collective: "ALLREDUCE", seq: 315 });
     expect(d[2]).toMatchObject({ ranks: [7], seq: 182, nextSeq: 183 });
-    expect(d.filter((e) => e.what === "snapshot_seq").map((e) => [e.seq, e.state])).toEqual([[182, "finished"], [315, "started"], [317, "started"]]);
+    expect(d.filter((e) => e.what === "snapshot_seq").map((e) => [e.seq, e.state])).toEqual([
+      [182, "finished"],
+      [315, "started"],
+      [317, "started"],
+    ]);
     expect(d.filter((e) => e.what === "snapshot_ranks").map((e) => [e.ranks, e.collective])).toEqual([
-      [[7], "ALLREDUCE"], [[0, 1, 2], "ALLREDUCE"], [[3, 4, 5, 6], "_ALLGATHER_BASE"],
+      [[7], "ALLREDUCE"],
+      [[0, 1, 2], "ALLREDUCE"],
+      [[3, 4, 5, 6], "_ALLGATHER_BASE"],
     ]);
     expect(ofKind(evs, "pt_work_status")[0]).toMatchObject({ failedSeq: 241, lastEnqueued: 315, lastCompleted: 183, pgName: "default_pg" });
   },

@@ -13,30 +13,49 @@ describe("GPU Direct RDMA Disabled", () => {
     ["GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)", { scope: "gpu", gpu: "ca000", hca: 0, distance: 7, limit: 4 }],
     ["GPU Direct RDMA Disabled for GPU 3 / HCA 1a (distance 5 > 4)", { scope: "gpu", gpu: "3", distance: 5, limit: 4 }],
     ["GPU Direct RDMA Disabled for GPU/0-18000 (rank 3) - NET/0-0 (distance 7 > 4)", { scope: "gpu", gpu: "0-18000", rank: 3, distance: 7, limit: 4 }],
-    ["GPU Direct RDMA Disabled for GPU/0-18000 (rank 3) - NET/0-2 ( using PXN via GPU/0-1b000, distance 6 > 4)", { scope: "gpu", rank: 3, distance: 6, limit: 4 }],
-    ["NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR", { scope: "net", reason: "NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR" }],
+    [
+      "GPU Direct RDMA Disabled for GPU/0-18000 (rank 3) - NET/0-2 ( using PXN via GPU/0-1b000, distance 6 > 4)",
+      { scope: "gpu", rank: 3, distance: 6, limit: 4 },
+    ],
+    [
+      "NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR",
+      { scope: "net", reason: "NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR" },
+    ],
   ])("%s", (msg, fields) => {
     expect(parseLine(`${H}${msg}`)).toMatchObject({ kind: "gdr", enabled: false, host: "n1", pid: 10, ...fields });
   });
 
   it("2.29+ enabled form keeps distance and read", () => {
-    expect(parseLine(`${H}GPU Direct RDMA Enabled for GPU/0-18000 (rank 1) - NET/0-0 (distance 3 <= 4, read 1, mode Default)`))
-      .toMatchObject({ kind: "gdr", enabled: true, rank: 1, distance: 3, limit: 4, read: true });
+    expect(parseLine(`${H}GPU Direct RDMA Enabled for GPU/0-18000 (rank 1) - NET/0-0 (distance 3 <= 4, read 1, mode Default)`)).toMatchObject({
+      kind: "gdr",
+      enabled: true,
+      rank: 1,
+      distance: 3,
+      limit: 4,
+      read: true,
+    });
   });
 
   it("the plugin's WARN that GDR is off stays a WARN, marked gdrDisabled", () => {
-    expect(parseLine("ip-10-36-29-253:84:2553 [0] platform_config_endpoint:626 NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"))
-      .toMatchObject({ kind: "warn", warnKind: "other", gdrDisabled: true, host: "ip-10-36-29-253", pid: 84 });
+    expect(
+      parseLine("ip-10-36-29-253:84:2553 [0] platform_config_endpoint:626 NCCL WARN NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge"),
+    ).toMatchObject({ kind: "warn", warnKind: "other", gdrDisabled: true, host: "ip-10-36-29-253", pid: 84 });
     expect(parseLine("h:1:2 [0] net.cc:1 NCCL WARN NET/OFI Initializing plugin failed")).not.toHaveProperty("gdrDisabled");
   });
 
   it("quoted alone from `NCCL INFO`, or with the device tag only: headerless, the tag's device kept", () => {
-    expect(parseLine("NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)"))
-      .toMatchObject({ kind: "gdr", enabled: false, headerless: true, gpu: "ca000", distance: 7, limit: 4 });
+    expect(parseLine("NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)")).toMatchObject({
+      kind: "gdr",
+      enabled: false,
+      headerless: true,
+      gpu: "ca000",
+      distance: 7,
+      limit: 4,
+    });
     const ev = parseLine(" [1] NCCL INFO NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR");
     expect(ev).toMatchObject({ kind: "gdr", enabled: false, scope: "net", headerless: true, cudaDev: 1 });
     expect(ev).not.toHaveProperty("host");
-    expect(parseLine("[0] NCCL INFO NET/OFI Setting NCCL_PROTO to \"simple\"")).toBeUndefined();
+    expect(parseLine('[0] NCCL INFO NET/OFI Setting NCCL_PROTO to "simple"')).toBeUndefined();
     expect(parseLine("we saw NCCL INFO GPU Direct RDMA Disabled for GPU ca000 in the log")).toBeUndefined();
   });
 });

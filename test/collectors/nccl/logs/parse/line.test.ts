@@ -22,9 +22,13 @@ describe("Init COMPLETE / START in every historical form", () => {
   });
 
   it("split communicators: parent, splitCount (<= 2.27) or childCount (2.28+), color, key; `key 1- Init START` has no blank", () => {
-    const start = parseLine(`${H}ncclCommSplit comm 0x55aa rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId 1b000 parent 0x55bb splitCount 3 color 7 key 1- Init START`);
+    const start = parseLine(
+      `${H}ncclCommSplit comm 0x55aa rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId 1b000 parent 0x55bb splitCount 3 color 7 key 1- Init START`,
+    );
     expect(start).toMatchObject({ kind: "init", phase: "start", func: "ncclCommSplit", parent: "0x55bb", splitCount: 3, color: 7, key: 1 });
-    const done = parseLine(`${H}ncclCommSplit comm 0x55aa rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId 1b000 parent 0x55bb childCount 2 color -1 key 0 - Init COMPLETE`);
+    const done = parseLine(
+      `${H}ncclCommSplit comm 0x55aa rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId 1b000 parent 0x55bb childCount 2 color -1 key 0 - Init COMPLETE`,
+    );
     expect(done).toMatchObject({ phase: "complete", splitCount: 2, color: -1, key: 0 });
     expect(done?.kind === "init" && done.commId).toBeUndefined();
   });
@@ -35,24 +39,42 @@ describe("Init COMPLETE / START in every historical form", () => {
   });
 
   it("2.29 `[Rank 0] ` message prefix", () => {
-    expect(parseLine(`${H}[Rank 0] ncclCommInitRank comm 0x55 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 80 commId 0x2ef1 - Init START`))
-      .toMatchObject({ kind: "init", phase: "start", rank: 0, commId: "0x2ef1" });
+    expect(parseLine(`${H}[Rank 0] ncclCommInitRank comm 0x55 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 80 commId 0x2ef1 - Init START`)).toMatchObject({
+      kind: "init",
+      phase: "start",
+      rank: 0,
+      commId: "0x2ef1",
+    });
   });
 
   it("an init line cut before its suffix is not mistaken for a comm summary", () => {
     expect(parseLine(`${H}comm 0x55 rank 5 nranks 16 cudaDev 5 nvmlDev 5 busId d1000 commId 0x9ad9 -`)).toBeUndefined();
-    expect(parseLine(`${H}comm 0x5aae1d0 rank 0 nRanks 8 nNodes 4 localRanks 2 localRank 0 MNNVL 0`))
-      .toMatchObject({ kind: "comm_info", nranks: 8, nNodes: 4, localRanks: 2 });
+    expect(parseLine(`${H}comm 0x5aae1d0 rank 0 nRanks 8 nNodes 4 localRanks 2 localRank 0 MNNVL 0`)).toMatchObject({
+      kind: "comm_info",
+      nranks: 8,
+      nNodes: 4,
+      localRanks: 2,
+    });
   });
 });
 
 describe("teardown", () => {
   it.each([
-    ["Abort START", "abort", "start"], ["Abort COMPLETE", "abort", "complete"],
-    ["Destroy START", "destroy", "start"], ["Destroy COMPLETE", "destroy", "complete"],
+    ["Abort START", "abort", "start"],
+    ["Abort COMPLETE", "abort", "complete"],
+    ["Destroy START", "destroy", "start"],
+    ["Destroy COMPLETE", "destroy", "complete"],
   ])("%s", (suffix, what, phase) => {
-    expect(parseLine(`${H}comm 0x7f00 rank 3 nranks 8 cudaDev 2 busId 1000 - ${suffix}`))
-      .toMatchObject({ kind: "teardown", what, phase, comm: "0x7f00", rank: 3, nranks: 8, commCudaDev: 2, busId: "1000" });
+    expect(parseLine(`${H}comm 0x7f00 rank 3 nranks 8 cudaDev 2 busId 1000 - ${suffix}`)).toMatchObject({
+      kind: "teardown",
+      what,
+      phase,
+      comm: "0x7f00",
+      rank: 3,
+      nranks: 8,
+      commCudaDev: 2,
+      busId: "1000",
+    });
   });
 });
 
@@ -62,8 +84,22 @@ describe("COLL lines", () => {
 
   it.each(["AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Send", "Recv", "AlltoAll", "Gather", "Scatter"])("%s", (op) => {
     expect(parseLine(line(op))).toMatchObject({
-      kind: "coll", op, opCount: "2a", sendbuff: "0x10", recvbuff: null, count: 1024, datatype: 9, redOp: 2, root: 3,
-      comm: "0xabc", nranks: 16, stream: "0xdef", host: "n1", pid: 10, tid: 11, cudaDev: 2,
+      kind: "coll",
+      op,
+      opCount: "2a",
+      sendbuff: "0x10",
+      recvbuff: null,
+      count: 1024,
+      datatype: 9,
+      redOp: 2,
+      root: 3,
+      comm: "0xabc",
+      nranks: 16,
+      stream: "0xdef",
+      host: "n1",
+      pid: 10,
+      tid: 11,
+      cudaDev: 2,
     });
   });
 
@@ -76,7 +112,9 @@ describe("COLL lines", () => {
   });
 
   it("numbers beyond 2^53 stay strings or are left out, never NaN or rounded", () => {
-    const ev = parseLine(`${H}AllReduce: opCount ffffffffffffffffff sendbuff 0x1 recvbuff 0x2 count 123456789012345678 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4`);
+    const ev = parseLine(
+      `${H}AllReduce: opCount ffffffffffffffffff sendbuff 0x1 recvbuff 0x2 count 123456789012345678 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4`,
+    );
     expect(ev).toMatchObject({ opCount: "ffffffffffffffffff", comm: "0x3", nranks: 2 });
     expect(ev?.kind === "coll" && ev.count).toBeUndefined();
     expect(JSON.stringify(ev)).not.toContain("NaN");
@@ -97,18 +135,42 @@ describe("COLL lines", () => {
 describe("transport, GDR and topology", () => {
   it("NET/IB device list with RoCE, SHARP and relaxed ordering; OOB interface", () => {
     expect(parseLine(`${H}NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [2]mlx5_2:1/IB/SHARP [RO]; OOB ib0:10.0.0.1<0>`)).toMatchObject({
-      kind: "net", net: "IB", what: "using", relaxedOrdering: true, oob: "ib0:10.0.0.1<0>",
-      devices: [{ name: "mlx5_0", port: 1, linkLayer: "IB" }, { name: "mlx5_1", linkLayer: "RoCE" }, { name: "mlx5_2", sharp: true }],
+      kind: "net",
+      net: "IB",
+      what: "using",
+      relaxedOrdering: true,
+      oob: "ib0:10.0.0.1<0>",
+      devices: [
+        { name: "mlx5_0", port: 1, linkLayer: "IB" },
+        { name: "mlx5_1", linkLayer: "RoCE" },
+        { name: "mlx5_2", sharp: true },
+      ],
     });
   });
 
   it("GDR forms: per GPU (busId, cudaDev[nvmlDev], mode suffix) and per HCA with reason", () => {
-    expect(parseLine(`${H}GPU Direct RDMA Enabled for GPU 0[0] / HCA 0 (distance 4 <= 5), read 1 mode Default`))
-      .toMatchObject({ kind: "gdr", enabled: true, scope: "gpu", gpu: "0[0]", hca: 0, distance: 4, limit: 5, read: true });
-    expect(parseLine(`${H}GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)`))
-      .toMatchObject({ enabled: false, gpu: "ca000", distance: 7, limit: 4 });
-    expect(parseLine(`${H}NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)`))
-      .toMatchObject({ enabled: false, scope: "hca", hcaName: "mlx5_0", reason: "no module" });
+    expect(parseLine(`${H}GPU Direct RDMA Enabled for GPU 0[0] / HCA 0 (distance 4 <= 5), read 1 mode Default`)).toMatchObject({
+      kind: "gdr",
+      enabled: true,
+      scope: "gpu",
+      gpu: "0[0]",
+      hca: 0,
+      distance: 4,
+      limit: 5,
+      read: true,
+    });
+    expect(parseLine(`${H}GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)`)).toMatchObject({
+      enabled: false,
+      gpu: "ca000",
+      distance: 7,
+      limit: 4,
+    });
+    expect(parseLine(`${H}NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)`)).toMatchObject({
+      enabled: false,
+      scope: "hca",
+      hcaName: "mlx5_0",
+      reason: "no module",
+    });
   });
 
   it("2.28 `Connected all rings, use ring PXN 0 GDR 1`", () => {
@@ -118,7 +180,11 @@ describe("transport, GDR and topology", () => {
   it("ring order and trees", () => {
     expect(parseLine(`${H}Channel 01/02 :    0   1   3   2`)).toMatchObject({ kind: "ring", channel: 1, nChannels: 2, order: [0, 1, 3, 2] });
     expect(parseLine(`${H}Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`)).toMatchObject({
-      kind: "tree", trees: [{ channel: 0, rank: 0, up: -1, down: [1] }, { channel: 1, rank: 0, up: 1, down: [] }],
+      kind: "tree",
+      trees: [
+        { channel: 0, rank: 0, up: -1, down: [1] },
+        { channel: 1, rank: 0, up: 1, down: [] },
+      ],
     });
   });
 });
@@ -142,7 +208,10 @@ describe("robustness", () => {
     expect(ev).toMatchObject({ kind: "warn", warnKind: "collective_mismatch", mismatchRank: 3 });
     expect(ev?.pid).toBeUndefined();
     expect(parseLine("node-a [0] NCCL WARN Cuda failure 'out of memory'")).toMatchObject({ kind: "warn", warnKind: "cuda_error", error: "out of memory" });
-    expect(parseLine("init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.")).toMatchObject({ warnKind: "collective_mismatch", mismatchRank: 39 });
+    expect(parseLine("init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.")).toMatchObject({
+      warnKind: "collective_mismatch",
+      mismatchRank: 39,
+    });
     expect(parseLine("the NCCL WARN lines were many")).toBeUndefined();
   });
 
@@ -154,11 +223,26 @@ describe("robustness", () => {
 describe("NCCL 2.1/2.2: the level without `NCCL`", () => {
   it("WARN and INFO lines keep host:pid:tid, device and the launcher's rank", () => {
     expect(parseLine("[1,1]<stdout>:g2-nasp:5224:5292 [1] misc/enqueue.cu:150 WARN Cuda failure 'invalid device function'")).toMatchObject({
-      kind: "warn", warnKind: "cuda_error", error: "invalid device function", host: "g2-nasp", pid: 5224, tid: 5292, cudaDev: 1,
-      file: "misc/enqueue.cu", line: 150, launcherRank: 1,
+      kind: "warn",
+      warnKind: "cuda_error",
+      error: "invalid device function",
+      host: "g2-nasp",
+      pid: 5224,
+      tid: 5292,
+      cudaDev: 1,
+      file: "misc/enqueue.cu",
+      line: 150,
+      launcherRank: 1,
     });
-    expect(parseLine("[1,1]<stdout>:g2-nasp:5224:5292 [1] INFO misc/enqueue.cu:205 -> 1"))
-      .toMatchObject({ kind: "retcode", file: "misc/enqueue.cu", line: 205, code: 1, host: "g2-nasp", pid: 5224, cudaDev: 1 });
+    expect(parseLine("[1,1]<stdout>:g2-nasp:5224:5292 [1] INFO misc/enqueue.cu:205 -> 1")).toMatchObject({
+      kind: "retcode",
+      file: "misc/enqueue.cu",
+      line: 205,
+      code: 1,
+      host: "g2-nasp",
+      pid: 5224,
+      cudaDev: 1,
+    });
     expect(parseLine("g2-nasp:5223:5289 [0] INFO Ring 01 :    0   1")).toMatchObject({ kind: "ring", channel: 1, host: "g2-nasp", pid: 5223 });
   });
 

@@ -113,7 +113,8 @@ describe("line endings and torn lines", () => {
 
 describe("torn lines: what is kept of the first writer", () => {
   it("a COLL line validated up to the tear is kept when the second writer's text is uninteresting", () => {
-    const line = "hostA:1:2 [0] NCCL INFO AllReduce: opCount 5 sendbuff 0x1 recvbuff 0x2 count 3 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4" +
+    const line =
+      "hostA:1:2 [0] NCCL INFO AllReduce: opCount 5 sendbuff 0x1 recvbuff 0x2 count 3 datatype 7 op 0 root 0 comm 0x3 [nranks=2] stream 0x4" +
       "hostB:3:4 [1] NCCL INFO P2P Chunksize set to 131072";
     const ev = parseLine(line);
     expect(ev).toMatchObject({ kind: "coll", host: "hostA", pid: 1, comm: "0x3", nranks: 2 });
@@ -127,7 +128,8 @@ describe("torn lines: what is kept of the first writer", () => {
 });
 
 describe("what log collectors and runners put before a line (pasted corpus 03, 07, 43)", () => {
-  const WD = "[rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.";
+  const WD =
+    "[rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.";
 
   it("a collector's wall clock `2025-02-18 12:54 ` and RFC 3339 times do not hide the [rankN]: after them", () => {
     for (const ts of [" 2025-02-18 12:54 ", "2025-05-16T16:39:55.216-07:00 ", "2024-01-02T03:04:05.123456789Z ", "2024-04-16 00:03:25,080 "]) {
@@ -148,7 +150,8 @@ describe("what log collectors and runners put before a line (pasted corpus 03, 0
 
   it("a runner's `name [stderr] ` gives the name and the stream", () => {
     expect(parseLine(`dinov2-giant-nodes.cn-d004 [stderr] ${WD}`)).toMatchObject({
-      launcherRank: 13, launcher: { kind: "rank", rank: 13, host: "dinov2-giant-nodes.cn-d004", stream: "stderr" },
+      launcherRank: 13,
+      launcher: { kind: "rank", rank: 13, host: "dinov2-giant-nodes.cn-d004", stream: "stderr" },
     });
   });
 });

@@ -18,7 +18,10 @@ describe("glued lines", () => {
   it("12: a watchdog line glued to a tqdm bar starts a line of its own, at the same line number", () => {
     const bar = "[1763]   1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it]";
     const err = "[rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati";
-    expect(unwrap([bar + err])).toEqual([[bar, 1], [err, 1]]);
+    expect(unwrap([bar + err])).toEqual([
+      [bar, 1],
+      [err, 1],
+    ]);
   });
 
   it("22: a c10 log header without a rank tag ([E ProcessGroupGloo.cpp:138]) too", () => {
@@ -32,7 +35,8 @@ describe("glued lines", () => {
       "[1,0]<stdout>:[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout.",
       " 2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] done.",
       "[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] x.",
-    ]) expect(unwrap([l])).toEqual([[l, 1]]);
+    ])
+      expect(unwrap([l])).toEqual([[l, 1]]);
   });
 
   it("a [ that starts no line (a list, [Rank 5] inside a message, a bracketed time) splits nothing", () => {
@@ -119,8 +123,13 @@ describe("wrapped lines", () => {
 
 describe("a NCCL WARN broken after a colon (28)", () => {
   it("is joined to the next bare row; one that ends otherwise, or a NCCL line after it, is not", () => {
-    const rows = ["transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :", "receiving 1048576 bytes instead of 65536"];
-    expect(unwrap(rows)).toEqual([["transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated : receiving 1048576 bytes instead of 65536", 1]]);
+    const rows = [
+      "transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :",
+      "receiving 1048576 bytes instead of 65536",
+    ];
+    expect(unwrap(rows)).toEqual([
+      ["transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated : receiving 1048576 bytes instead of 65536", 1],
+    ]);
     const whole = ["h:1:2 [0] misc/socket.cc:1 NCCL WARN Net : Connection closed by remote peer", "Epoch 1 done"];
     expect(unwrap(whole).map(([t]) => t)).toEqual(whole);
     const next = ["h:1:2 [0] net.cc:1 NCCL WARN Call to connect returned:", "h:1:2 [0] NCCL INFO init.cc:1 -> 2"];
@@ -130,7 +139,11 @@ describe("a NCCL WARN broken after a colon (28)", () => {
 
 describe("Last error:", () => {
   it("30: `[rank3]: Last error:` joins the next row with the same prefix", () => {
-    const rows = ["[rank3]: Last error:", "[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0", "[rank2]: Traceback (most recent call last):"];
+    const rows = [
+      "[rank3]: Last error:",
+      "[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0",
+      "[rank2]: Traceback (most recent call last):",
+    ];
     expect(unwrap(rows)).toEqual([
       ["[rank3]: Last error: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0", 1],
       ["[rank2]: Traceback (most recent call last):", 3],
@@ -139,6 +152,9 @@ describe("Last error:", () => {
 
   it("not a row of another rank's", () => {
     const rows = ["[rank3]: Last error:", "[rank2]: Traceback (most recent call last):"];
-    expect(unwrap(rows)).toEqual([[rows[0], 1], [rows[1], 2]]);
+    expect(unwrap(rows)).toEqual([
+      [rows[0], 1],
+      [rows[1], 2],
+    ]);
   });
 });

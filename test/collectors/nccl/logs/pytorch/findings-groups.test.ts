@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
 import type { Finding } from "../../../../../collectors/nccl/verdict/report.js";
 
-const H = (rank: number, pg = "[PG ID 0 PG GUID 0(default_pg) Rank"): string => `[rank${rank}]:[E909 09:55:29.313379098 ProcessGroupNCCL.cpp:1664] ${pg} ${rank}]`;
+const H = (rank: number, pg = "[PG ID 0 PG GUID 0(default_pg) Rank"): string =>
+  `[rank${rank}]:[E909 09:55:29.313379098 ProcessGroupNCCL.cpp:1664] ${pg} ${rank}]`;
 /** The watchdog's status line of a rank whose work `failed` timed out. */
 const status = (rank: number, failed: number, enq: number, done: number): string =>
   `${H(rank)} Exception (either an error or timeout) detected by watchdog at work: ${failed}, last enqueued NCCL work: ${enq}, last completed NCCL work: ${done}.`;
@@ -24,7 +25,9 @@ describe("who is behind in a process group", () => {
     const fs = run([status(1, 11, 15, 10), dumped(0, 1, 10, 10)]);
     const behind = fs.find((f) => f.kind === "rank_behind");
     expect(behind).toMatchObject({ ranks: [0], seq: 11, process_group: "PG 0 (default_pg)" });
-    expect(behind?.summary).toContain("rank 0 enqueued NCCL work only up to #10 and completed all of it while others reached #15: it never enqueued #11, which rank 1 waits in");
+    expect(behind?.summary).toContain(
+      "rank 0 enqueued NCCL work only up to #10 and completed all of it while others reached #15: it never enqueued #11, which rank 1 waits in",
+    );
   });
 
   it("a rank that enqueued the work but did not complete it, while others did, is behind below Python", () => {
@@ -62,7 +65,12 @@ describe("the group of a watchdog line that names none (03)", () => {
   it("is the group of the same rank's status line about the same work; two groups are not compared", () => {
     const fs = run([wd(13, 216, "ALLTOALL_BASE"), st(13, 119, 216, 220, 215), wd(15, 57, "ALLREDUCE"), st(15, 112, 57, 57, 56)]);
     const wds = fs.filter((f) => f.kind === "watchdog_timeout").map((f) => [f.ranks, f.process_group, f.seq]);
-    expect(wds).toEqual(expect.arrayContaining([[[13], "PG 119", 216], [[15], "PG 112", 57]]));
+    expect(wds).toEqual(
+      expect.arrayContaining([
+        [[13], "PG 119", 216],
+        [[15], "PG 112", 57],
+      ]),
+    );
     expect(kinds(fs)).not.toContain("rank_behind");
   });
 
@@ -74,10 +82,14 @@ describe("the group of a watchdog line that names none (03)", () => {
 
 describe("PyTorch's error lines", () => {
   it("38: a watchdog that died on a CUDA error is a GPU fault on that rank, said first", () => {
-    const f = run(["[rank0]:[E219 12:14:43.351647859 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"]);
+    const f = run([
+      "[rank0]:[E219 12:14:43.351647859 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+    ]);
     expect(f).toHaveLength(1);
     expect(f[0]).toMatchObject({ kind: "nccl_error", ranks: [0], process_group: "PG 3" });
-    expect(f[0]?.summary).toMatch(/^A CUDA error stopped PyTorch's NCCL watchdog on rank 0 \(PG 3\): CUDA error: an illegal memory access was encountered\. The fault is on that rank's GPU/);
+    expect(f[0]?.summary).toMatch(
+      /^A CUDA error stopped PyTorch's NCCL watchdog on rank 0 \(PG 3\): CUDA error: an illegal memory access was encountered\. The fault is on that rank's GPU/,
+    );
   });
 
   it("30: ncclRemoteError with its last error on the next row is a network error naming the rank and the error", () => {
@@ -106,7 +118,9 @@ describe("DETAIL and monitoredBarrier", () => {
   });
 
   it("22: gloo's barrier errors: the rank it waited for failed, the job stops there", () => {
-    const f = run(["[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank."]);
+    const f = run([
+      "[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    ]);
     expect(f.map((x) => [x.kind, x.ranks])).toEqual([["hang_suspected", [0, 3]]]);
     expect(f[0]?.summary).toMatch(/^Rank 0 failed or died: rank 3 reached monitoredBarrier/);
   });

@@ -15,7 +15,13 @@ const events = (prefix: string): ReturnType<typeof parseText> => {
 
 describe("PyTorch DETAIL mismatches and monitoredBarrier", () => {
   it("16: the same ALLREDUCE #3104 with different shapes on ranks 1 and 0", () => {
-    expect(events("16-")[0]).toMatchObject({ kind: "pt_mismatch", rankA: 1, a: { seq: 3104, op: "ALLREDUCE", shape: "195812480", dtype: "BFloat16" }, rankB: 0, b: { seq: 3104, op: "ALLREDUCE", shape: "51123456" } });
+    expect(events("16-")[0]).toMatchObject({
+      kind: "pt_mismatch",
+      rankA: 1,
+      a: { seq: 3104, op: "ALLREDUCE", shape: "195812480", dtype: "BFloat16" },
+      rankB: 0,
+      b: { seq: 3104, op: "ALLREDUCE", shape: "51123456" },
+    });
   });
 
   it("19: the older form without separators, BARRIER #1 on rank 1 vs #0 on rank 2", () => {
@@ -23,7 +29,12 @@ describe("PyTorch DETAIL mismatches and monitoredBarrier", () => {
   });
 
   it("20: ALLREDUCE vs BROADCAST at #485", () => {
-    expect(events("20-")[0]).toMatchObject({ rankA: 1, a: { seq: 485, op: "ALLREDUCE", shape: "25", dtype: "Float" }, rankB: 0, b: { seq: 485, op: "BROADCAST" } });
+    expect(events("20-")[0]).toMatchObject({
+      rankA: 1,
+      a: { seq: 485, op: "ALLREDUCE", shape: "25", dtype: "Float" },
+      rankB: 0,
+      b: { seq: 485, op: "BROADCAST" },
+    });
   });
 
   it("21: ranks 6 failed to pass monitoredBarrier, reported by rank 0 after its timeout", () => {

@@ -22,7 +22,13 @@ function feed(t: Tracker, name: string): void {
 describe("PyTorch hang signs, counted live", () => {
   it("77, 79, 85 and 93: every sign by rank, every watchdog timeout by rank and op type", async () => {
     const t = new Tracker();
-    for (const f of ["77-watchdog-heartbeat-monitor-timed-out-rank144.log", "79-watchdog-heartbeat-subgroup-pg5.log", "85-watchdog-dump-signal-from-remote-rank.log", "93-hang-watchdog-rank0-ahead-allgather-vs-broadcast.log"]) feed(t, f);
+    for (const f of [
+      "77-watchdog-heartbeat-monitor-timed-out-rank144.log",
+      "79-watchdog-heartbeat-subgroup-pg5.log",
+      "85-watchdog-dump-signal-from-remote-rank.log",
+      "93-hang-watchdog-rank0-ahead-allgather-vs-broadcast.log",
+    ])
+      feed(t, f);
     const registry = new Registry();
     const m = new NcclMetrics(registry, () => undefined);
     m.publish(t, [], undefined);

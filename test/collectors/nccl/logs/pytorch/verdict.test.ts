@@ -52,7 +52,9 @@ describe("live PyTorch verdicts", () => {
   it("each verdict is logged once, however often it is evaluated", () => {
     const { t, v, lines } = setup(1_000_000);
     for (let i = 0; i < 5; i++) v.evaluate(t.pt, () => new Set());
-    const warns = lines().filter((l) => typeof l.msg === "string" && l.msg.startsWith("nccl: PyTorch's lines: In PG 1, rank 0 enqueued NCCL work only up to #10"));
+    const warns = lines().filter(
+      (l) => typeof l.msg === "string" && l.msg.startsWith("nccl: PyTorch's lines: In PG 1, rank 0 enqueued NCCL work only up to #10"),
+    );
     expect(warns).toHaveLength(1);
     expect(warns[0]).toMatchObject({ level: 40, kind: "rank_behind", process_group: "PG 1", ranks: [0], seq: 11 });
   });

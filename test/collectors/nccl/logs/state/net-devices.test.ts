@@ -51,7 +51,9 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
   });
 
   it("04 (2.16.5): [0]mlx5_0 RoCE and [1]mlx5_2 IB are listed, the channels use /1: only mlx5_2", async () => {
-    expect(await netDevices(fed("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log"))).toEqual(['{comm_id="0xb2f794396f6d0bd1",rank="0",device="mlx5_2",port="1"} 1']);
+    expect(await netDevices(fed("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log"))).toEqual([
+      '{comm_id="0xb2f794396f6d0bd1",rank="0",device="mlx5_2",port="1"} 1',
+    ]);
   });
 
   it("05 (2.29.2): NET/IB lists no device and the data goes over sockets: no series", async () => {
