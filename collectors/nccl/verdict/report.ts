@@ -127,12 +127,12 @@ export function sortFindings(f: Finding[]): Finding[] {
   return f.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
 }
 
-/** `0-6,9` */
 /** The distinct items, in first-seen order. */
 export function uniq<T>(xs: Iterable<T>): T[] {
   return [...new Set(xs)];
 }
 
+/** `0-6,9` */
 export function rankList(ranks: readonly number[]): string {
   const s = [...new Set(ranks)].sort((a, b) => a - b);
   const parts: string[] = [];

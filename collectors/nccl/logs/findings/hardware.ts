@@ -11,7 +11,9 @@ import type { TrackedState } from "../detect/verdict.js";
 import { ncclBusIdToPci } from "../parse/bus-id.js";
 import type { ProcessState } from "../state/model.js";
 import { ranksOf } from "./procs.js";
-import { rankList, uniq, type Finding, type Severity } from "../../verdict/report.js";
+import { uniq, type Finding, type Severity } from "../../verdict/report.js";
+import { hardwareEvent, kernelLogTruncated } from "../../verdict/finding.js";
+import { hardwareWords, kernelLogTruncatedWords } from "../../verdict/words.js";
 
 export type HardwareKind = "gpu_xid" | "nvswitch_sxid" | "hca_error" | "gpu_pcie_error";
 
@@ -107,16 +109,16 @@ export function hardwareFindings(state: TrackedState, tally: HardwareTally): Fin
   const ctx = context(state);
   const out = [...tally.groups.values()].map((g) => finding(state, ctx, g));
   if (tally.dropped > 0) {
-    out.push({
-      kind: "kernel_log_truncated",
-      severity: "info",
-      summary: `${tally.dropped} more kernel events are not shown: the report keeps ${MAX_GROUPS} devices and codes, the most severe first. Give analyze fewer nodes' kernel logs at a time to see them.`,
-      ranks: [],
-      processes: [],
-      comm_id: null,
-      evidence: [],
-      count: tally.dropped,
-    });
+    out.push(
+      kernelLogTruncated({
+        summary: kernelLogTruncatedWords.dropped({ dropped: tally.dropped, kept: MAX_GROUPS }),
+        ranks: [],
+        processes: [],
+        comm_id: null,
+        evidence: [],
+        count: tally.dropped,
+      }),
+    );
   }
   return out;
 }
@@ -149,8 +151,6 @@ function context(state: TrackedState): Context {
 function finding(state: TrackedState, ctx: Context, g: HardwareGroup): Finding {
   const e = g.first;
   const on = onHost(ctx.procs, e.host);
-  const pids = [...g.pids];
-  const names = [...g.names];
   const byPid = on.procs.filter((p) => g.pids.has(p.pid));
   const byDevice = deviceUsers(ctx, on.procs, e);
   const matched = uniq([...byPid, ...byDevice]);
@@ -158,45 +158,44 @@ function finding(state: TrackedState, ctx: Context, g: HardwareGroup): Finding {
   const mine = (on.known || oneHost ? matched : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const ranks = ranksOf(state, mine);
   const severity = mine.length > 0 && e.severityOnRank !== undefined ? e.severityOnRank : e.severity;
-  const where = e.host !== undefined ? ` on ${e.host}` : "";
-  const times = g.count === 1 ? "" : `, ${g.count} times`;
-  let text = `${e.subject}${where} reported ${e.title}${times} (first at ${e.where}). ${e.advice}`;
-  if (pids.length > 0) text += ` The driver named pid ${pids.slice(0, 4).join(", ")}${names.length > 0 ? ` (${names.slice(0, 3).join(", ")})` : ""}.`;
-  if (mine.length > 0) {
-    const who = mine.slice(0, 4).map((p) => p.key).join(", ") + (mine.length > 4 ? ` and ${mine.length - 4} more` : "");
-    const one = ranks.length === 1 || (ranks.length === 0 && mine.length === 1);
-    const how = byPid.some((p) => mine.includes(p)) && byDevice.length === 0 ? `${one ? "is" : "are"} the process the driver named` : use(e.kind, one, true);
-    const hedge = oneHost ? ` (if the kernel lines are from ${mine[0]?.host ?? "that host"}: they name no host)` : "";
-    const cause = severity === "info" ? "" : ": a hang or a rank behind in these logs may start here";
-    text += ranks.length > 0 ? ` Rank${one ? "" : "s"} ${rankList(ranks)} (${who}) ${how}${hedge}${cause}.` : ` ${who} ${how}${hedge}.`;
-  } else if (matched.length > 0) {
-    const theirs = ranksOf(state, matched);
-    const one = theirs.length === 1;
-    text += ` The kernel lines name no host, and the logs have ${ctx.hosts}: rank${one ? "" : "s"} ${rankList(theirs)} on ${uniq(matched.map((p) => p.host)).slice(0, 4).join(", ")} ${use(e.kind, one, false)} or ${one ? "has" : "have"} the pid the driver named. Give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
-  }
-  const f: Finding = {
+  const summary = hardwareWords.event({
     kind: e.kind,
+    subject: e.subject,
+    host: e.host,
+    title: e.title,
+    count: g.count,
+    firstAt: e.where,
+    advice: e.advice,
+    pids: [...g.pids],
+    names: [...g.names],
+    on:
+      mine.length > 0
+        ? {
+            ranks,
+            processes: mine.map((p) => p.key),
+            byPid: byPid.some((p) => mine.includes(p)) && byDevice.length === 0,
+            assumed: oneHost,
+            assumedHost: mine[0]?.host,
+            cause: severity !== "info",
+          }
+        : undefined,
+    maybe:
+      mine.length === 0 && matched.length > 0 ? { ranks: ranksOf(state, matched), hosts: uniq(matched.map((p) => p.host)), logHosts: ctx.hosts } : undefined,
+  });
+  return hardwareEvent(e.kind, {
     severity,
-    summary: text,
+    summary,
     ranks,
     processes: mine.map((p) => p.key),
     comm_id: null,
     evidence: g.where,
     count: g.count,
     device: e.device,
-  };
-  if (e.host !== undefined) f.host = e.host;
-  if (e.code !== undefined) f.code = e.code;
-  if (e.event !== undefined) f.event = e.event;
-  if (e.action !== undefined) f.action = e.action;
-  return f;
-}
-
-/** How the processes found by device relate to it: on its host (`sure`), or on some host with a device at that address. */
-function use(kind: HardwareKind, one: boolean, sure: boolean): string {
-  if (kind === "hca_error") return `${one ? "uses" : "use"} ${sure ? "this HCA" : "an HCA of this name"} for NCCL's network`;
-  if (kind === "nvswitch_sxid") return `${one ? "runs" : "run"} on ${sure ? "this NVSwitch's node" : "a node with NVSwitches"}`;
-  return `${one ? "runs" : "run"} on ${sure ? "this GPU" : "a GPU at this address"}`;
+    ...(e.host !== undefined ? { host: e.host } : {}),
+    ...(e.code !== undefined ? { code: e.code } : {}),
+    ...(e.event !== undefined ? { event: e.event } : {}),
+    ...(e.action !== undefined ? { action: e.action } : {}),
+  });
 }
 
 /** NCCL prints the host name up to its first dot; syslog may print it whole. An IPv4 address stays whole. */

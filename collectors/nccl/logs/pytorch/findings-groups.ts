@@ -12,10 +12,9 @@
  * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
  */
 import type { HangSignRecord, PytorchLog, WatchdogRecord, WorkStatusRecord } from "./log.js";
-import { rankList, uniq, type Finding } from "../../verdict/report.js";
-
-/** A rank this many collectives behind is in another phase of the job, not one collective late. */
-const FAR_BEHIND = 1000;
+import { uniq, type Finding } from "../../verdict/report.js";
+import { collectiveMismatch, hangSuspected, rankBehind, watchdogTimeout } from "../../verdict/finding.js";
+import { collectiveMismatchWords, hangSuspectedWords, rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
 
 interface RankView {
   rank: number;
@@ -38,8 +37,6 @@ interface Group {
   timedOut: Set<number | undefined>;
   signs: HangSignRecord[];
 }
-
-const who = (ranks: readonly number[]): string => `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
 
 /**
  * A watchdog timeout line that names no group (`[Rank 1] Watchdog caught ...`, PyTorch 2.4-2.6)
@@ -142,21 +139,19 @@ function watchdogFindings(g: Group, out: Finding[]): void {
     const ranks = uniq(ws.map((w) => w.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
     const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
     const timeoutMs = ws.find((w) => w.timeoutMs !== undefined)?.timeoutMs;
-    out.push({
-      kind: "watchdog_timeout",
-      severity: "critical",
-      summary:
-        `PyTorch watchdog timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label} ${w0.seq !== undefined ? `in work SeqNum=${w0.seq} (${w0.opType ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
-        `${ran ? ` after ${ran} ms` : ""}${timeoutMs ? ` (timeout ${timeoutMs} ms)` : ""}.`,
-      ranks,
-      processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
-      comm_id: null,
-      evidence: ws.map((w) => w.where).slice(0, 5),
-      process_group: g.label,
-      ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
-      ...(w0.opType ? { op: w0.opType } : {}),
-      ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
-    });
+    out.push(
+      watchdogTimeout({
+        summary: watchdogTimeoutWords.timedOut({ group: g.label, ranks, seq: w0.seq, op: w0.opType, ranForMs: ran, timeoutMs }),
+        ranks,
+        processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
+        comm_id: null,
+        evidence: ws.map((w) => w.where).slice(0, 5),
+        process_group: g.label,
+        ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
+        ...(w0.opType ? { op: w0.opType } : {}),
+        ...(timeoutMs !== undefined ? { timeout_ms: timeoutMs } : {}),
+      }),
+    );
   }
   // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
   const bySeq0 = new Map<number, RankView[]>();
@@ -167,15 +162,19 @@ function watchdogFindings(g: Group, out: Finding[]): void {
   for (const [seq, vs] of bySeq0) {
     const ranks = vs.map((v) => v.rank).sort((a, b) => a - b);
     const v0 = vs[0];
-    const status = v0?.enq !== undefined ? ` (${ranks.length === 1 ? "it" : `rank ${v0.rank}`} enqueued up to #${v0.enq}${v0.done !== undefined ? `, completed up to #${v0.done}` : ""})` : "";
-    out.push({
-      kind: "watchdog_timeout",
-      severity: "critical",
-      summary: `PyTorch's watchdog detected a failure (an error or a timeout) on ${who(ranks)} of ${g.label} at work #${seq}${status}.`,
-      ranks,
-      ...base(g, vs),
-      seq,
-    });
+    out.push(
+      watchdogTimeout({
+        summary: watchdogTimeoutWords.failureDetected({
+          group: g.label,
+          ranks,
+          seq,
+          first: v0?.enq !== undefined ? { rank: v0.rank, enqueued: v0.enq, completed: v0.done } : undefined,
+        }),
+        ranks,
+        ...base(g, vs),
+        seq,
+      }),
+    );
   }
   // The same work, different collectives: the ranks' code diverged.
   const bySeq = new Map<number, Map<string, number[]>>();
@@ -187,19 +186,22 @@ function watchdogFindings(g: Group, out: Finding[]): void {
   }
   for (const [seq, ops] of bySeq) {
     if (ops.size < 2) continue;
-    const parts = [...ops].map(([op, ranks]) => `${who(ranks.sort((a, b) => a - b))} in ${op}`);
+    const byOp = [...ops].map(([op, ranks]) => ({ op, ranks: ranks.sort((a, b) => a - b) }));
     const ranks = [...ops.values()].flat().sort((a, b) => a - b);
     const [first, second] = [...ops.keys()];
-    out.push({
-      kind: "collective_mismatch",
-      severity: "critical",
-      summary: `The ranks of ${g.label} wait in the same work SeqNum=${seq} but in different collectives: ${parts.join(", ")}. Their code issued different collectives (one in a data-dependent branch, or a rank that skipped one); the job cannot go on.`,
-      ranks,
-      ...base(g, ranks.map((r) => g.ranks.get(r)).filter((v): v is RankView => v !== undefined)),
-      seq,
-      ...(first !== undefined ? { op: first } : {}),
-      ...(second !== undefined ? { other_op: second } : {}),
-    });
+    out.push(
+      collectiveMismatch({
+        summary: collectiveMismatchWords.pytorch({ group: g.label, seq, ops: byOp }),
+        ranks,
+        ...base(
+          g,
+          ranks.map((r) => g.ranks.get(r)).filter((v): v is RankView => v !== undefined),
+        ),
+        seq,
+        ...(first !== undefined ? { op: first } : {}),
+        ...(second !== undefined ? { other_op: second } : {}),
+      }),
+    );
   }
 }
 
@@ -214,12 +216,8 @@ function silentFinding(g: Group, known: ReadonlySet<number>): Finding | undefine
   const reported = new Set(g.watchdogs.map((w) => w.rank).filter((r): r is number => r !== undefined));
   const silent = [...known].filter((r) => !reported.has(r)).sort((a, b) => a - b);
   if (reported.size === 0 || silent.length === 0 || silent.length > Math.max(1, Math.floor(known.size / 4))) return undefined;
-  return {
-    kind: "rank_behind",
-    severity: "critical",
-    summary:
-      `Rank ${rankList(silent)} printed no watchdog timeout while ${who([...reported].sort((a, b) => a - b))} of ${g.label} timed out in work SeqNum=${w0.seq ?? "?"} (${w0.opType ?? "?"}): ` +
-      `it never enqueued that collective. Look at what rank ${rankList(silent)} was doing (py-spy dump of its process).`,
+  return rankBehind({
+    summary: rankBehindWords.pytorchSilent({ group: g.label, silent, reported: [...reported].sort((a, b) => a - b), seq: w0.seq, op: w0.opType }),
     ranks: silent,
     processes: [],
     comm_id: null,
@@ -227,7 +225,7 @@ function silentFinding(g: Group, known: ReadonlySet<number>): Finding | undefine
     process_group: g.label,
     ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
     ...(w0.opType ? { op: w0.opType } : {}),
-  };
+  });
 }
 
 /**
@@ -257,41 +255,41 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
     const behindRanks = idle.map((v) => v.rank);
     const waiting = withEnq.filter((v) => enq(v) > done(v));
     const waits = uniq(waiting.map((v) => done(v) + 1)).sort((a, b) => a - b);
-    const far = maxEnq - (S - 1) >= FAR_BEHIND ? ` That is ${maxEnq - (S - 1)} collectives: ${behindRanks.length === 1 ? "it" : "they"} stopped long before the others, or ${behindRanks.length === 1 ? "is" : "are"} in another phase of the job.` : "";
-    const waitText = waiting.length > 0 ? `, which ${who(waiting.map((v) => v.rank))} ${waits.length === 1 && waits[0] === S ? (waiting.length === 1 ? "waits in" : "wait in") : `got to (${waiting.length === 1 ? "it waits" : "they wait"} in #${rankList(waits)})`}` : "";
-    out.push({
-      kind: "rank_behind",
-      severity: "critical",
-      summary:
-        `In ${g.label}, ${who(behindRanks)} enqueued NCCL work only up to #${S - 1} and completed all of it while others reached #${maxEnq}: ${behindRanks.length === 1 ? "it" : "they"} never enqueued #${S}${waitText}. ` +
-        `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`,
-      ranks: behindRanks,
-      ...base(g, idle),
-      seq: S,
-    });
+    out.push(
+      rankBehind({
+        summary: rankBehindWords.pytorchNotEnqueued({
+          group: g.label,
+          behind: behindRanks,
+          seq: S,
+          reached: maxEnq,
+          waiting: waiting.map((v) => v.rank),
+          waits,
+        }),
+        ranks: behindRanks,
+        ...base(g, idle),
+        seq: S,
+      }),
+    );
     return;
   }
   const past = withEnq.filter((v) => done(v) >= S);
   if (past.length > 0) {
     const behindRanks = stuck.map((v) => v.rank);
     const aheadRanks = past.map((v) => v.rank);
-    const dmax = Math.max(...past.map(done));
-    let summary: string;
-    // The first work the ranks behind are not known to have enqueued: S + 1 when only their watchdog spoke.
-    let seq = S;
-    if (stuck.every((v) => v.enq === undefined && v.pending !== undefined)) {
-      seq = S + 1;
-      // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past.
-      const op = stuck[0]?.pending?.op;
-      const aheadOp = past.find((v) => v.pending !== undefined)?.pending;
-      const differ = op !== undefined && aheadOp?.op !== undefined && op !== aheadOp.op ? ` The ranks wait in different collectives (${op} vs ${aheadOp.op}): the ones behind never reached the others' collective.` : "";
-      summary =
-        `In ${g.label}, ${who(behindRanks)} still ${behindRanks.length === 1 ? "waits" : "wait"} in work SeqNum=${S}${op ? ` (${op})` : ""}, which ${who(aheadRanks)} got past${aheadOp ? `: ${aheadRanks.length === 1 ? "it waits" : "they wait"} in SeqNum=${aheadOp.seq}${aheadOp.op ? ` (${aheadOp.op})` : ""}` : ""}. ` +
-        `${behindRanks.length === 1 ? "Rank" : "Ranks"} ${rankList(behindRanks)} ${behindRanks.length === 1 ? "is" : "are"} behind.${differ}`;
-    } else {
-      summary = `In ${g.label}, ${who(behindRanks)} enqueued work #${S} but completed only up to #${S - 1} while ${who(aheadRanks)} completed up to #${dmax}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`;
-    }
-    out.push({ kind: "rank_behind", severity: "critical", summary, ranks: behindRanks, ...base(g, stuck), seq });
+    // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past;
+    // the first work they are not known to have enqueued is S + 1.
+    const watchdogOnly = stuck.every((v) => v.enq === undefined && v.pending !== undefined);
+    const summary = watchdogOnly
+      ? rankBehindWords.pytorchStillWaits({
+          group: g.label,
+          behind: behindRanks,
+          seq: S,
+          op: stuck[0]?.pending?.op,
+          ahead: aheadRanks,
+          aheadWait: past.find((v) => v.pending !== undefined)?.pending,
+        })
+      : rankBehindWords.pytorchNotCompleted({ group: g.label, behind: behindRanks, seq: S, ahead: aheadRanks, completed: Math.max(...past.map(done)) });
+    out.push(rankBehind({ summary, ranks: behindRanks, ...base(g, stuck), seq: watchdogOnly ? S + 1 : S }));
     return;
   }
   // Every rank enqueued S and none completed it. Not the collective's fault when a rank stayed silent.
@@ -300,14 +298,14 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
     out.push(silent);
     return;
   }
-  out.push({
-    kind: "hang_suspected",
-    severity: "critical",
-    summary: `In ${g.label}, ${who(stuck.map((v) => v.rank))} entered work #${S} and none completed it (enqueued up to #${maxEnq}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
-    ranks: stuck.map((v) => v.rank),
-    ...base(g, stuck),
-    seq: S,
-  });
+  out.push(
+    hangSuspected({
+      summary: hangSuspectedWords.pytorch({ group: g.label, ranks: stuck.map((v) => v.rank), seq: S, enqueued: maxEnq }),
+      ranks: stuck.map((v) => v.rank),
+      ...base(g, stuck),
+      seq: S,
+    }),
+  );
 }
 
 function signFindings(g: Group, out: Finding[]): void {
@@ -316,19 +314,16 @@ function signFindings(g: Group, out: Finding[]): void {
     const ranks = uniq(stuck.map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
     const seconds = Math.max(0, ...stuck.map((s) => s.stuckSeconds ?? 0));
     const pending = Math.max(0, ...stuck.map((s) => s.workMetaListSize ?? 0));
-    out.push({
-      kind: "hang_suspected",
-      severity: "critical",
-      summary:
-        `PyTorch's heartbeat monitor timed out on ${ranks.length ? who(ranks) : "a rank"} of ${g.label}${seconds ? `: its watchdog got stuck for ${seconds} s` : ""}${pending ? ` with ${pending} collective${pending === 1 ? "" : "s"} pending` : ""}. ` +
-        "A NCCL or CUDA call blocks the watchdog: a collective that never completes (a rank that never joined it, a dead peer, the network) or a GPU fault. " +
-        "The process is killed after it dumps its Flight Recorder: give the dumps to ringwatch analyze.",
-      ranks,
-      processes: uniq(stuck.map((s) => s.processKey).filter((p): p is string => p !== undefined)),
-      comm_id: null,
-      evidence: stuck.map((s) => s.where).slice(0, 5),
-      process_group: g.label,
-    });
+    out.push(
+      hangSuspected({
+        summary: hangSuspectedWords.heartbeat({ group: g.label, ranks, seconds, pending }),
+        ranks,
+        processes: uniq(stuck.map((s) => s.processKey).filter((p): p is string => p !== undefined)),
+        comm_id: null,
+        evidence: stuck.map((s) => s.where).slice(0, 5),
+        process_group: g.label,
+      }),
+    );
   }
   // A rank whose own timeout raised the dump, and that printed no watchdog line here: its status says where.
   const timedOutHere = new Set(g.timedOut);
@@ -337,30 +332,38 @@ function signFindings(g: Group, out: Finding[]): void {
     const v = g.ranks.get(s.rank);
     if (v?.enq === undefined || v.done === undefined || v.done >= v.enq) continue;
     timedOutHere.add(s.rank);
-    out.push({
-      kind: "watchdog_timeout",
-      severity: "critical",
-      summary: `Rank ${s.rank}'s watchdog timed out in ${g.label}: it enqueued NCCL work up to #${v.enq} and completed only up to #${v.done}, so work #${v.done + 1} never finished. The other ranks' logs say whether they enqueued it.`,
-      ranks: [s.rank],
-      ...base(g, [v]),
-      seq: v.done + 1,
-    });
+    out.push(
+      watchdogTimeout({
+        summary: watchdogTimeoutWords.ownSignal({ group: g.label, rank: s.rank, enqueued: v.enq, completed: v.done }),
+        ranks: [s.rank],
+        ...base(g, [v]),
+        seq: v.done + 1,
+      }),
+    );
   }
   // Ranks that dumped on another rank's signal: that rank's watchdog fired first.
   const signals = g.signs.filter((s) => s.what === "dump_signal" && s.fromRank !== undefined && s.fromRank !== s.rank);
   for (const from of uniq(signals.map((s) => s.fromRank as number))) {
     if (g.timedOut.has(from)) continue;
-    const receivers = uniq(signals.filter((s) => s.fromRank === from).map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
-    out.push({
-      kind: "watchdog_timeout",
-      severity: "critical",
-      summary: `Rank ${from}'s watchdog timed out first in ${g.label}: ${receivers.length ? who(receivers) : "other ranks"} dumped on its signal. Rank ${from}'s own log says in which collective; the ranks with nothing pending did not enqueue it.`,
-      ranks: [from],
-      processes: [],
-      comm_id: null,
-      evidence: signals.filter((s) => s.fromRank === from).map((s) => s.where).slice(0, 5),
-      process_group: g.label,
-    });
+    const receivers = uniq(
+      signals
+        .filter((s) => s.fromRank === from)
+        .map((s) => s.rank)
+        .filter((r): r is number => r !== undefined),
+    ).sort((a, b) => a - b);
+    out.push(
+      watchdogTimeout({
+        summary: watchdogTimeoutWords.firstSignal({ group: g.label, rank: from, receivers }),
+        ranks: [from],
+        processes: [],
+        comm_id: null,
+        evidence: signals
+          .filter((s) => s.fromRank === from)
+          .map((s) => s.where)
+          .slice(0, 5),
+        process_group: g.label,
+      }),
+    );
   }
 }
 

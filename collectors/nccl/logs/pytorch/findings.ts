@@ -2,7 +2,9 @@
 import type { Tracker } from "../state/tracker.js";
 import { pytorchErrorFindings } from "./findings-errors.js";
 import { processGroupFindings } from "./findings-groups.js";
-import { rankList, type Finding } from "../../verdict/report.js";
+import type { Finding } from "../../verdict/report.js";
+import { rankBehind } from "../../verdict/finding.js";
+import { rankBehindWords } from "../../verdict/words.js";
 
 /** Every rank the logs' communicators name (for "which rank did not report"). */
 export function knownRanks(t: Tracker): Set<number> {
@@ -18,30 +20,23 @@ export function pytorchFindings(t: Tracker): Finding[] {
   for (const d of t.pt.desync) {
     if (d.what === "not_all_joined") frSeq = d.seq;
     if (d.what === "missing_ranks" && d.seq === undefined && frSeq !== undefined) d.seq = frSeq;
-    if (d.what === "finished_not_joined" && d.ranks && d.ranks.length > 0) {
-      const seq = d.nextSeq ?? (d.seq !== undefined ? d.seq + 1 : undefined);
-      out.push({
-        kind: "rank_behind",
-        severity: "critical",
-        summary: `PyTorch's desync report: rank ${rankList(d.ranks)} finished collective #${d.seq ?? "?"} but never joined #${seq ?? "?"}; the other ranks wait for it. Look at what that rank does after collective #${d.seq ?? "?"}.`,
+    if (!d.ranks || d.ranks.length === 0) continue;
+    const finished = d.what === "finished_not_joined";
+    if (!finished && d.what !== "never_joined" && d.what !== "missing_ranks") continue;
+    // The collective they never joined: the one after the last they finished, or the one named.
+    const seq = finished ? (d.nextSeq ?? (d.seq !== undefined ? d.seq + 1 : undefined)) : d.seq;
+    out.push(
+      rankBehind({
+        summary: finished
+          ? rankBehindWords.desyncFinished({ ranks: d.ranks, seq: d.seq, next: seq })
+          : rankBehindWords.desyncNotJoined({ ranks: d.ranks, seq }),
         ranks: [...d.ranks].sort((a, b) => a - b),
         processes: [],
         comm_id: null,
         evidence: [d.where],
         ...(seq !== undefined ? { seq } : {}),
-      });
-    } else if ((d.what === "never_joined" || d.what === "missing_ranks") && d.ranks && d.ranks.length > 0) {
-      out.push({
-        kind: "rank_behind",
-        severity: "critical",
-        summary: `PyTorch's desync report: rank ${rankList(d.ranks)} did not join collective #${d.seq ?? "?"}; the other ranks wait for it.`,
-        ranks: [...d.ranks].sort((a, b) => a - b),
-        processes: [],
-        comm_id: null,
-        evidence: [d.where],
-        ...(d.seq !== undefined ? { seq: d.seq } : {}),
-      });
-    }
+      }),
+    );
   }
   out.push(...pytorchErrorFindings(t.pt));
   return out;

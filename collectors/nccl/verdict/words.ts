@@ -1,0 +1,747 @@
+/**
+ * The words of the findings, one place for all of them: for each kind, its summaries (what
+ * happened, where) and its advice (what to do), as functions of plain facts (numbers, strings,
+ * rank lists), never of a source's types. `ringwatch analyze` prints them, and the live verdicts
+ * log them (PyTorch's lines, NCCL RAS, Flight Recorder). The sources work out the facts and build
+ * the finding (verdict/finding.ts); to change what a kind says, change it here.
+ *
+ * Grouped by kind, in the order of verdict/report.ts's KIND_ORDER: rank_behind, rank_missing, the
+ * hardware kinds, collective_mismatch, hang_suspected, watchdog_timeout, network_error, nccl_error,
+ * socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind, one
+ * template per source and situation; each ends with its advice where it has one.
+ */
+import { rankList, type FindingKind } from "./report.js";
+
+// ---------------------------------------------------------------------------------------------
+// Phrases the kinds share.
+
+/** `rank 3`, `ranks 0-2,5`. */
+export function theRanks(ranks: readonly number[]): string {
+  return `${ranks.length === 1 ? "rank" : "ranks"} ${rankList(ranks)}`;
+}
+
+/** One word for one rank, another for several. */
+function verb(ranks: readonly unknown[], one: string, many: string): string {
+  return ranks.length === 1 ? one : many;
+}
+
+/** `a, b, c, d and 3 more`: processes (host:pid) named in a summary. */
+function processList(keys: readonly string[]): string {
+  return keys.length > 4 ? `${keys.slice(0, 4).join(", ")} and ${keys.length - 4} more` : keys.join(", ");
+}
+
+/** The process that logged a line, or what to call it when the line names none. */
+function here(process: string | undefined): string {
+  return process ?? "the logging process (no host:pid in the line)";
+}
+
+/** A peer as NCCL's WARNs name it: `10.0.0.7<43210>`. */
+export function peerAddress(peer: string | undefined, port: number | undefined): string {
+  return peer === undefined ? "" : `${peer}${port !== undefined ? `<${port}>` : ""}`;
+}
+
+/** How many bytes, in words: `65536 bytes`. */
+function bytes(n: number | undefined): string {
+  return n === undefined ? "an unknown size" : `${n} bytes`;
+}
+
+/** ` (called from job.py:20)`, or nothing without a frame. */
+function calledFrom(frame: string | undefined): string {
+  return frame !== undefined ? ` (called from ${frame})` : "";
+}
+
+/** A rank as NCCL RAS names it: where its process runs. */
+export interface RankAt {
+  rank: number;
+  pid?: number;
+  node?: string;
+  gpu?: string;
+}
+
+/** `rank 12 (process 323032 on 10.0.0.7, GPU 4), ...`: at most 10, then how many more. */
+export function ranksAt(ranks: readonly RankAt[]): string {
+  const parts = ranks
+    .slice(0, 10)
+    .map((r) => `rank ${r.rank}${r.pid !== undefined ? ` (process ${r.pid} on ${r.node ?? "?"}${r.gpu !== undefined ? `, GPU ${r.gpu}` : ""})` : ""}`);
+  return parts.join(", ") + (ranks.length > 10 ? `, and ${ranks.length - 10} more` : "");
+}
+
+/** A job process as NCCL RAS lists it (dead, or with no data). */
+export interface RasProcessAt {
+  pid: number;
+  node: string;
+  gpus: string;
+}
+
+function rasProcesses(ps: readonly RasProcessAt[]): string {
+  return ps.map((x) => `process ${x.pid} on ${x.node} (GPU ${x.gpus})`).join(", ");
+}
+
+/** RAS's operation counts per collective type: `AllReduce: 1 at #60, 1 at #61; ...`. */
+function rasCounts(ops: readonly { op: string; counts: string }[]): string {
+  return ops.map((o) => `${o.op}: ${o.counts}`).join("; ");
+}
+
+/** ` NCCL returned ncclSystemError (2: ...), passed up ...`: a process's error-return chain, told after a failure. */
+export function ncclReturned(chain: string): string {
+  return ` NCCL returned ${chain}.`;
+}
+
+/** A PyTorch process group's label and the stack frame of user code that called a collective. */
+interface FrCollective {
+  /** `0 (default_pg)`. */
+  group: string;
+  seq: number;
+  op?: string;
+  /** `job.py:20`: the innermost frame outside PyTorch of the ranks that wait in it. */
+  frame?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rank_behind: a rank never entered (or never finished) the collective the others wait in.
+
+/** A rank this many collectives behind is in another phase of the job, not one collective late. */
+const FAR_BEHIND = 1000;
+
+export const rankBehindWords = {
+  /** logs/: the COLL lines of a communicator. */
+  logs: (f: { comm: string; behind: readonly number[]; processes: readonly string[]; ahead: readonly number[]; seq: number; op?: string }): string =>
+    `Rank ${rankList(f.behind)} (${f.processes.join(", ")}) never entered collective #${f.seq}${f.op ? ` (${f.op})` : ""} of communicator ${f.comm}; ` +
+    `rank ${rankList(f.ahead)} entered it and wait there. ` +
+    `Look at what rank ${rankList(f.behind)} was doing instead (py-spy dump of that process): it is stuck or took another code path.`,
+
+  /** PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG, Flight Recorder): finished #seq, never joined #next. */
+  desyncFinished: (f: { ranks: readonly number[]; seq?: number; next?: number }): string =>
+    `PyTorch's desync report: rank ${rankList(f.ranks)} finished collective #${f.seq ?? "?"} but never joined #${f.next ?? "?"}; the other ranks wait for it. Look at what that rank does after collective #${f.seq ?? "?"}.`,
+
+  /** PyTorch's desync report: did not join #seq. */
+  desyncNotJoined: (f: { ranks: readonly number[]; seq?: number }): string =>
+    `PyTorch's desync report: rank ${rankList(f.ranks)} did not join collective #${f.seq ?? "?"}; the other ranks wait for it.`,
+
+  /** PyTorch's lines: every other rank timed out in one work, these printed nothing. */
+  pytorchSilent: (f: { group: string; silent: readonly number[]; reported: readonly number[]; seq?: number; op?: string }): string =>
+    `Rank ${rankList(f.silent)} printed no watchdog timeout while ${theRanks(f.reported)} of ${f.group} timed out in work SeqNum=${f.seq ?? "?"} (${f.op ?? "?"}): ` +
+    `it never enqueued that collective. Look at what rank ${rankList(f.silent)} was doing (py-spy dump of its process).`,
+
+  /**
+   * PyTorch's status lines: the ranks enqueued only up to #seq-1 and completed it while others
+   * reached #reached; `waiting` (and the works `waits` they wait in) where known.
+   */
+  pytorchNotEnqueued: (f: {
+    group: string;
+    behind: readonly number[];
+    seq: number;
+    reached: number;
+    waiting: readonly number[];
+    waits: readonly number[];
+  }): string => {
+    const one = f.behind.length === 1;
+    const by = f.reached - (f.seq - 1);
+    const far =
+      by >= FAR_BEHIND
+        ? ` That is ${by} collectives: ${one ? "it" : "they"} stopped long before the others, or ${one ? "is" : "are"} in another phase of the job.`
+        : "";
+    const inWork = f.waits.length === 1 && f.waits[0] === f.seq;
+    const waitText =
+      f.waiting.length > 0
+        ? `, which ${theRanks(f.waiting)} ${inWork ? verb(f.waiting, "waits in", "wait in") : `got to (${verb(f.waiting, "it waits", "they wait")} in #${rankList(f.waits)})`}`
+        : "";
+    return (
+      `In ${f.group}, ${theRanks(f.behind)} enqueued NCCL work only up to #${f.seq - 1} and completed all of it while others reached #${f.reached}: ${one ? "it" : "they"} never enqueued #${f.seq}${waitText}. ` +
+      `"Not enqueued" means that rank's Python code took another path or is stuck on the CPU (py-spy dump its process).${far}`
+    );
+  },
+
+  /** PyTorch's watchdog lines only: the ranks still wait in SeqNum=seq, which the others got past. */
+  pytorchStillWaits: (f: {
+    group: string;
+    behind: readonly number[];
+    seq: number;
+    op?: string;
+    ahead: readonly number[];
+    aheadWait?: { seq: number; op?: string };
+  }): string => {
+    const a = f.aheadWait;
+    const differ =
+      f.op !== undefined && a?.op !== undefined && f.op !== a.op
+        ? ` The ranks wait in different collectives (${f.op} vs ${a.op}): the ones behind never reached the others' collective.`
+        : "";
+    return (
+      `In ${f.group}, ${theRanks(f.behind)} still ${verb(f.behind, "waits", "wait")} in work SeqNum=${f.seq}${f.op ? ` (${f.op})` : ""}, which ${theRanks(f.ahead)} got past${a ? `: ${verb(f.ahead, "it waits", "they wait")} in SeqNum=${a.seq}${a.op ? ` (${a.op})` : ""}` : ""}. ` +
+      `${verb(f.behind, "Rank", "Ranks")} ${rankList(f.behind)} ${verb(f.behind, "is", "are")} behind.${differ}`
+    );
+  },
+
+  /** PyTorch's status lines: the ranks enqueued #seq and did not complete it while others completed up to #completed. */
+  pytorchNotCompleted: (f: { group: string; behind: readonly number[]; seq: number; ahead: readonly number[]; completed: number }): string =>
+    `In ${f.group}, ${theRanks(f.behind)} enqueued work #${f.seq} but completed only up to #${f.seq - 1} while ${theRanks(f.ahead)} completed up to #${f.completed}: "enqueued but not completed" points below Python, at that rank's GPU or its network.`,
+
+  /** TORCH_DISTRIBUTED_DEBUG=DETAIL: a mismatch of sequence numbers, the lower rank is behind. */
+  detailSeq: (f: { rank: number; seq: number; other: number; otherSeq: number }): string =>
+    `Rank ${f.rank} is at collective #${f.seq} while rank ${f.other} is at #${f.otherSeq}: rank ${f.rank} skipped a collective or has not reached it. Look at rank ${f.rank}'s code path (py-spy dump its process).`,
+
+  /** A monitoredBarrier the ranks did not pass; `reporter` waited `timeoutMs`. */
+  monitoredBarrier: (f: { ranks: readonly number[]; reporter?: number; timeoutMs?: number }): string => {
+    const by = f.reporter !== undefined ? ` (rank ${f.reporter} waited${f.timeoutMs !== undefined ? ` ${f.timeoutMs} ms` : ""})` : "";
+    return `Rank ${rankList(f.ranks)} failed to pass monitoredBarrier${by}: ${verb(f.ranks, "it", "they")} never reached the barrier the others wait at. Look at what ${verb(f.ranks, "that rank does", "those ranks do")} before it (py-spy dump).`;
+  },
+
+  /** DETAIL's `Running collective` lines where the log stops: a guess, if the job hung there. */
+  detailRunning: (f: { behind: readonly number[]; seq: number; ahead: readonly number[]; aheadSeq: number; op?: string }): string =>
+    `Where the log stops, rank ${rankList(f.behind)} last ran collective #${f.seq} while ${verb(f.ahead, "rank", "ranks")} ${rankList(f.ahead)} already ran #${f.aheadSeq}${f.op ? ` (${f.op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +
+    `if the job hung here, rank ${rankList(f.behind)} never reached #${f.seq + 1} and the others wait for it (py-spy dump its process).`,
+
+  /** NCCL RAS: the ranks at a lower count of the types `trails`, which `others` ranks launched. */
+  ras: (f: {
+    comm: string;
+    behind: readonly RankAt[];
+    trails: readonly { op: string; top: number }[];
+    others: number;
+    ops: readonly { op: string; counts: string }[];
+  }): string =>
+    `NCCL RAS: on communicator ${f.comm}, ${ranksAt(f.behind)} never entered ${f.trails.map((o) => `${o.op} #${o.top}`).join(" and ")}, which ${f.others} other rank${f.others === 1 ? "" : "s"} launched and wait in (${rasCounts(f.ops)}). ` +
+    `Look at what those processes do instead (py-spy dump, or the rank's own log).`,
+
+  /**
+   * Flight Recorder: the ranks enqueued only up to #at while others reached #aheadAt; `waiting`
+   * wait in the next one; `last`: what the first of them last enqueued; `missing`: ranks without a dump.
+   */
+  frNotEnqueued: (
+    f: FrCollective & {
+      behind: readonly number[];
+      at: number;
+      ahead: readonly number[];
+      aheadAt: number;
+      waiting?: readonly number[];
+      last?: { rank: number; seq: number; op: string; state?: string; frame?: string };
+      missing: readonly number[];
+    },
+  ): string => {
+    const l = f.last;
+    const lastText = l
+      ? `${f.behind.length === 1 ? "Its" : `Rank ${l.rank}'s`} last collective was #${l.seq} (${l.op}${l.state ? `, ${l.state}` : ""})${l.frame !== undefined ? `, called from ${l.frame}` : ""}. `
+      : "";
+    return (
+      `Flight Recorder, process group ${f.group}: ${theRanks(f.behind)} enqueued collectives only up to #${f.at} while ${theRanks(f.ahead)} reached #${f.aheadAt}: ` +
+      `${theRanks(f.behind)} never enqueued collective #${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}, which ${f.waiting ? `${theRanks(f.waiting)} ${verb(f.waiting, "waits", "wait")} in${calledFrom(f.frame)}` : "the others wait in"}. ` +
+      `${lastText}"Not enqueued" means that rank's Python code never got there: another code path, or stuck on the CPU (py-spy dump its process).${frMissing(f.missing)}`
+    );
+  },
+
+  /** Flight Recorder: every rank enqueued #seq, `ahead` completed it, the ranks behind did not. */
+  frNotCompleted: (f: FrCollective & { behind: readonly number[]; ahead: readonly number[]; missing: readonly number[] }): string =>
+    `Flight Recorder, process group ${f.group}: every rank enqueued collective #${f.seq}${f.op !== undefined ? ` (${f.op})` : ""} and ${theRanks(f.ahead)} completed it, but ${theRanks(f.behind)} did not ` +
+    `(last completed #${f.seq - 1}): ${verb(f.behind, "it", "they")} entered it and did not finish. "Enqueued but not completed" points below Python: that rank's GPU or its network links.${frMissing(f.missing)}`,
+};
+
+/** ` There is no dump from rank 7: it may be behind too.` */
+function frMissing(missing: readonly number[]): string {
+  return missing.length > 0 ? ` There is no dump from ${theRanks(missing)}: ${verb(missing, "it", "they")} may be behind too.` : "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// rank_missing: member ranks of a process group left no Flight Recorder dump.
+
+interface MissingFacts {
+  group: string;
+  /** Ranks in the group, when a dump says. */
+  size?: number;
+  missing: readonly number[];
+  /** Ranks whose dump could not be read. */
+  unreadable: readonly number[];
+  /** Ranks with a dump. */
+  dumped: readonly number[];
+}
+
+function missingHead(f: MissingFacts): string {
+  const unreadable = f.unreadable.length > 0 ? ` (the dump of ${theRanks(f.unreadable)} could not be read)` : "";
+  const size = f.size !== undefined ? ` (${f.size} ranks)` : "";
+  return `Flight Recorder, process group ${f.group}${size}: no dump from ${theRanks(f.missing)}${unreadable}`;
+}
+
+export const rankMissingWords = {
+  /** Every rank with a dump waits in one collective: the ranks without one are the likely culprits. */
+  culprit: (f: MissingFacts & Omit<FrCollective, "group">): string => {
+    const n = f.dumped.length;
+    const present = n === 1 ? `${theRanks(f.dumped)}, the only rank with a dump, waits` : `all ${n} ranks with a dump wait`;
+    return (
+      `${missingHead(f)}, while ${present} in collective #${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}${calledFrom(f.frame)}. ` +
+      `The ranks without a dump most likely never entered it: check that their processes are alive and where they are (py-spy dump).`
+    );
+  },
+
+  /** Ranks without a dump, and nothing to blame on them. */
+  partial: (f: MissingFacts): string => {
+    const n = f.dumped.length;
+    return `${missingHead(f)}: what is said here covers the ${n} rank${n === 1 ? "" : "s"} with one.`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// gpu_xid, nvswitch_sxid, hca_error, gpu_pcie_error: kernel log lines pasted beside the logs.
+
+/** How the processes found by device relate to it: on its host (`sure`), or on some host with a device at that address. */
+function use(kind: FindingKind, one: boolean, sure: boolean): string {
+  if (kind === "hca_error") return `${one ? "uses" : "use"} ${sure ? "this HCA" : "an HCA of this name"} for NCCL's network`;
+  if (kind === "nvswitch_sxid") return `${one ? "runs" : "run"} on ${sure ? "this NVSwitch's node" : "a node with NVSwitches"}`;
+  return `${one ? "runs" : "run"} on ${sure ? "this GPU" : "a GPU at this address"}`;
+}
+
+export const hardwareWords = {
+  /**
+   * One device's events: what the kernel said and what to do (`title`, `advice`: the reader of
+   * kernel lines gives them), the pids the driver named, and the ranks of these logs on it:
+   * `on` (on its host, or the one host of the logs when the lines name none), else `maybe`.
+   */
+  event: (f: {
+    kind: FindingKind;
+    subject: string;
+    host?: string;
+    title: string;
+    count: number;
+    firstAt: string;
+    advice: string;
+    pids: readonly number[];
+    names: readonly string[];
+    on?: {
+      ranks: readonly number[];
+      processes: readonly string[];
+      /** Found by the pid the driver named alone, not by the device. */
+      byPid: boolean;
+      /** The lines name no host: taken to be the logs' one host, this one. */
+      assumedHost?: string;
+      assumed: boolean;
+      /** The event can have broken these ranks (not info only). */
+      cause: boolean;
+    };
+    maybe?: { ranks: readonly number[]; hosts: readonly string[]; logHosts: number };
+  }): string => {
+    const where = f.host !== undefined ? ` on ${f.host}` : "";
+    const times = f.count === 1 ? "" : `, ${f.count} times`;
+    let text = `${f.subject}${where} reported ${f.title}${times} (first at ${f.firstAt}). ${f.advice}`;
+    if (f.pids.length > 0) text += ` The driver named pid ${f.pids.slice(0, 4).join(", ")}${f.names.length > 0 ? ` (${f.names.slice(0, 3).join(", ")})` : ""}.`;
+    const on = f.on;
+    if (on !== undefined) {
+      const who = on.processes.slice(0, 4).join(", ") + (on.processes.length > 4 ? ` and ${on.processes.length - 4} more` : "");
+      const one = on.ranks.length === 1 || (on.ranks.length === 0 && on.processes.length === 1);
+      const how = on.byPid ? `${one ? "is" : "are"} the process the driver named` : use(f.kind, one, true);
+      const hedge = on.assumed ? ` (if the kernel lines are from ${on.assumedHost ?? "that host"}: they name no host)` : "";
+      const cause = on.cause ? ": a hang or a rank behind in these logs may start here" : "";
+      text += on.ranks.length > 0 ? ` Rank${one ? "" : "s"} ${rankList(on.ranks)} (${who}) ${how}${hedge}${cause}.` : ` ${who} ${how}${hedge}.`;
+    } else if (f.maybe !== undefined) {
+      const m = f.maybe;
+      const one = m.ranks.length === 1;
+      text += ` The kernel lines name no host, and the logs have ${m.logHosts}: rank${one ? "" : "s"} ${rankList(m.ranks)} on ${m.hosts.slice(0, 4).join(", ")} ${use(f.kind, one, false)} or ${one ? "has" : "have"} the pid the driver named. Give the kernel log with its host (journalctl -k, or a pdsh prefix) to tell which.`;
+    }
+    return text;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// collective_mismatch: the ranks issued different collectives (or sizes) at one point.
+
+/** A size mismatch on a data connection, as the process that hit it logged it. */
+export interface SizeMismatchFacts {
+  /** `host:pid [dev]`; undefined when the line names no process. */
+  process?: string;
+  /** `10.0.0.7<43210>`, when the line names the peer. */
+  peer?: string;
+  /** `NET/IB`, `NET/Socket`; undefined for another transport. */
+  transport?: string;
+  localSize?: number;
+  remoteSize?: number;
+}
+
+function sizeWords(f: SizeMismatchFacts): { hereText: string; peerText: string; net: string; sizes: string; short: string } {
+  const hereText = here(f.process);
+  const peerText = f.peer !== undefined ? `peer ${f.peer}` : "its peer";
+  const net = f.transport ?? "the network transport";
+  const known = f.localSize !== undefined && f.remoteSize !== undefined;
+  const sizes = !known
+    ? `a message from ${peerText} did not fit what ${hereText} posted`
+    : f.transport === "NET/IB"
+      ? `${hereText} sent ${bytes(f.localSize)} where ${peerText} had posted ${bytes(f.remoteSize)}`
+      : `${peerText} sent ${bytes(f.remoteSize)} where ${hereText} had posted ${bytes(f.localSize)}`;
+  const short = known ? ` (${bytes(f.localSize)} here, ${bytes(f.remoteSize)} from the peer)` : "";
+  return { hereText, peerText, net, sizes, short };
+}
+
+/** A collective as TORCH_DISTRIBUTED_DEBUG=DETAIL prints it. */
+export interface Fingerprint {
+  seq?: number;
+  op?: string;
+  shape?: string;
+  dtype?: string;
+}
+
+/** `#12 ALLREDUCE shape [1024] Float`. */
+export function fingerprintText(f: Fingerprint | undefined): string {
+  return f === undefined
+    ? "?"
+    : [f.seq !== undefined ? `#${f.seq}` : undefined, f.op, f.shape !== undefined ? `shape [${f.shape}]` : undefined, f.dtype]
+        .filter((x) => x !== undefined)
+        .join(" ");
+}
+
+/** torchfrtrace's classes of what differs at one collective. */
+const FR_CLASS = { op: "collective type mismatch", size: "size mismatch", dtype: "dtype mismatch", state: "state mismatch" } as const;
+
+export const collectiveMismatchWords = {
+  /** logs/: two ranks' COLL lines at one sequence index. */
+  logs: (f: { comm: string; seq: number; rankA: number; opA: string; rankB: number; opB: string }): string =>
+    `Collective mismatch on communicator ${f.comm} at collective #${f.seq}: rank ${f.rankA} issued ${f.opA}, rank ${f.rankB} issued ${f.opB}. ` +
+    `The ranks' code took different paths; NCCL will wait forever. Compare what each rank does before collective #${f.seq}.`,
+
+  /** logs/ without Init lines: two processes' COLL lines at one opCount. */
+  unresolved: (f: {
+    opCount: string;
+    nranks: number;
+    a: { process: string; cudaDev?: number; op: string };
+    b: { process: string; cudaDev?: number; op: string };
+  }): string => {
+    const who = (p: { process: string; cudaDev?: number }): string => `${p.process}${p.cudaDev !== undefined ? ` (cudaDev ${p.cudaDev})` : ""}`;
+    return (
+      `Collective mismatch at opCount 0x${f.opCount} of a ${f.nranks}-rank communicator: ${who(f.a)} issued ${f.a.op}, ${who(f.b)} issued ${f.b.op}. ` +
+      `(No Init lines in these logs, so ranks are named by process.)`
+    );
+  },
+
+  /** A size mismatch on a data connection (NET/IB, NET/Socket WARNs). */
+  sizes: (f: SizeMismatchFacts): string => {
+    const w = sizeWords(f);
+    return (
+      `The ranks issued different collectives or sizes: ${w.sizes} (${w.net}). ` +
+      `Compare the collective calls (op, count, datatype) of the two ranks before this point, and check that NCCL_PROTO / NCCL_ALGO and the NCCL version are the same on every rank.`
+    );
+  },
+
+  /** NCCL's own detection (`Mismatched collective detected ... rank 39`). */
+  ncclDetected: (f: { rank?: number; message: string }): string =>
+    `NCCL detected mismatched collectives${f.rank !== undefined ? ` at and around rank ${f.rank}` : ""}: "${f.message}". The ranks' code issued different collectives (or sizes); look at the collective calls of rank ${f.rank ?? "?"} and its neighbours.`,
+
+  /** PyTorch's watchdog lines: the ranks wait in one SeqNum, in different OpTypes. */
+  pytorch: (f: { group: string; seq: number; ops: readonly { op: string; ranks: readonly number[] }[] }): string =>
+    `The ranks of ${f.group} wait in the same work SeqNum=${f.seq} but in different collectives: ${f.ops.map((o) => `${theRanks(o.ranks)} in ${o.op}`).join(", ")}. Their code issued different collectives (one in a data-dependent branch, or a rank that skipped one); the job cannot go on.`,
+
+  /** TORCH_DISTRIBUTED_DEBUG=DETAIL: two ranks' fingerprints differ. */
+  detail: (f: { rankA?: number; a?: Fingerprint; rankB?: number; b?: Fingerprint }): string => {
+    const A = f.a ?? {};
+    const B = f.b ?? {};
+    const diffs: string[] = [];
+    if (A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq) diffs.push(`sequence number ${A.seq} vs ${B.seq}`);
+    if (A.op !== undefined && B.op !== undefined && A.op !== B.op) diffs.push(`op ${A.op} vs ${B.op}`);
+    if (A.shape !== undefined && B.shape !== undefined && A.shape !== B.shape) diffs.push(`tensor shape [${A.shape}] vs [${B.shape}]`);
+    if (A.dtype !== undefined && B.dtype !== undefined && A.dtype !== B.dtype) diffs.push(`dtype ${A.dtype} vs ${B.dtype}`);
+    const what = diffs.length > 0 ? diffs.join(", ") : "the rest of the line was cut";
+    return `PyTorch (TORCH_DISTRIBUTED_DEBUG=DETAIL) found the ranks running different collectives: rank ${f.rankA ?? "?"} runs ${fingerprintText(f.a)}, rank ${f.rankB ?? "?"} runs ${fingerprintText(f.b)} (${what}). Their code diverged: a collective in a data-dependent branch, or tensors of different sizes.`;
+  },
+
+  /** NCCL RAS: ranks launched more of one type and fewer of another. */
+  rasCrossed: (f: { comm: string; crossed: readonly RankAt[]; ops: readonly { op: string; counts: string }[] }): string =>
+    `NCCL RAS: on communicator ${f.comm}, ${ranksAt(f.crossed)} launched more of one collective type and fewer of another than the other ranks (${rasCounts(f.ops)}): the ranks issued different collectives. Compare the stacks of both groups.`,
+
+  /** NCCL RAS: only the ranks ahead are listed (`named`; else `first.atTop` of them). */
+  rasAhead: (f: {
+    comm: string;
+    named: readonly RankAt[];
+    first: { op: string; top: number; atTop: number; below: number };
+    ops: readonly { op: string; counts: string }[];
+  }): string =>
+    `NCCL RAS: on communicator ${f.comm}, ${f.named.length > 0 ? ranksAt(f.named) : `${f.first.atTop} ranks`} launched ${f.first.op} #${f.first.top}, which the other ${f.first.below} ranks have not (${rasCounts(f.ops)}). ` +
+    `Either those ranks took a code path with an extra ${f.first.op}, or the others are stuck before it: compare the stacks of both groups.`,
+
+  /** Flight Recorder: at collective #seq, `found` recorded another value than `expected` (torchfrtrace's class `kind`). */
+  flightRecorder: (f: {
+    group: string;
+    seq: number;
+    kind: keyof typeof FR_CLASS;
+    op: string;
+    found: { ranks: readonly number[]; value: string };
+    expected: { ranks: readonly number[]; value: string };
+  }): string => {
+    const { found: x, expected: e } = f;
+    const tail = ` (${FR_CLASS[f.kind]}).`;
+    let text: string;
+    if (f.kind === "op")
+      text = `${theRanks(x.ranks)} issued ${x.value} where ${theRanks(e.ranks)} issued ${e.value}${tail} The ranks' code took different paths: compare the stacks.`;
+    else if (f.kind === "size")
+      text = `${theRanks(x.ranks)} called ${f.op} with ${x.value} where ${theRanks(e.ranks)} used ${e.value}${tail} The ranks passed tensors of different shapes.`;
+    else if (f.kind === "dtype") text = `${theRanks(x.ranks)} called ${f.op} with dtypes ${x.value} where ${theRanks(e.ranks)} used ${e.value}${tail}`;
+    else {
+      const hint = x.value === "scheduled" ? " Its kernel has not started: that GPU, or the stream the collective waits on, is busy with something else." : "";
+      text = `${theRanks(x.ranks)} ${verb(x.ranks, "is", "are")} ${x.value} in ${f.op} while ${theRanks(e.ranks)} ${verb(e.ranks, "is", "are")} ${e.value}${tail}${hint}`;
+    }
+    return `Flight Recorder, process group ${f.group}, collective #${f.seq}: ${text}`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// hang_suspected: a collective that every rank (seen) is in and none finishes, or a sign of a hang.
+
+export const hangSuspectedWords = {
+  /** logs/: `waiting` of `seen` ranks wait in #seq for the ranks behind. */
+  logs: (f: { comm: string; seq: number; op?: string; waiting: number; seen: number; behind: readonly number[] }): string =>
+    `Communicator ${f.comm} is stuck in collective #${f.seq}${f.op ? ` (${f.op})` : ""}: ${f.waiting} of ${f.seen} ranks seen wait in it for rank ${rankList(f.behind)}.`,
+
+  /** PyTorch's status lines: every rank entered work #seq and none completed it. */
+  pytorch: (f: { group: string; ranks: readonly number[]; seq: number; enqueued: number }): string =>
+    `In ${f.group}, ${theRanks(f.ranks)} entered work #${f.seq} and none completed it (enqueued up to #${f.enqueued}): every rank is in the collective and it does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
+
+  /** PyTorch's heartbeat monitor timed out, or its watchdog got stuck for `seconds` with `pending` collectives. */
+  heartbeat: (f: { group: string; ranks: readonly number[]; seconds: number; pending: number }): string =>
+    `PyTorch's heartbeat monitor timed out on ${f.ranks.length ? theRanks(f.ranks) : "a rank"} of ${f.group}${f.seconds ? `: its watchdog got stuck for ${f.seconds} s` : ""}${f.pending ? ` with ${f.pending} collective${f.pending === 1 ? "" : "s"} pending` : ""}. ` +
+    "A NCCL or CUDA call blocks the watchdog: a collective that never completes (a rank that never joined it, a dead peer, the network) or a GPU fault. " +
+    "The process is killed after it dumps its Flight Recorder: give the dumps to ringwatch analyze.",
+
+  /** monitoredBarrier: `reporter` got errors waiting for the ranks. */
+  barrierErrors: (f: { ranks: readonly number[]; reporter?: number }): string =>
+    `Rank ${rankList(f.ranks)} failed or died: ${f.reporter !== undefined ? `rank ${f.reporter}` : "a rank"} reached monitoredBarrier but got errors waiting for it. ` +
+    `The job stops there; rank ${rankList(f.ranks)}'s own log has the first error.`,
+
+  /** monitoredBarrier: every rank but these reached it. */
+  barrier: (f: { ranks: readonly number[] }): string => `The job hangs at a monitoredBarrier: every rank but ${rankList(f.ranks)} reached it.`,
+
+  /** Flight Recorder: every rank enqueued #seq and none completed it; `states`: how many ranks in each state. */
+  flightRecorder: (f: FrCollective & { states: readonly { state: string; count: number }[] }): string => {
+    const states = f.states.map((s) => `${s.count} ${s.state}`).join(", ");
+    return (
+      `Flight Recorder, process group ${f.group}: every rank enqueued collective #${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}${calledFrom(f.frame)} ` +
+      `and none completed it${states ? ` (${states})` : ""}: all entered it and none finished. "Enqueued but not completed" points at the network or a GPU, not at user code.`
+    );
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// watchdog_timeout: PyTorch's watchdog gave up on a work.
+
+export const watchdogTimeoutWords = {
+  /** Watchdog timeout lines of one work (`seq` undefined: the line was cut before it). */
+  timedOut: (f: { group: string; ranks: readonly number[]; seq?: number; op?: string; ranForMs: number; timeoutMs?: number }): string =>
+    `PyTorch watchdog timed out on ${f.ranks.length ? theRanks(f.ranks) : "a rank"} of ${f.group} ${f.seq !== undefined ? `in work SeqNum=${f.seq} (${f.op ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
+    `${f.ranForMs ? ` after ${f.ranForMs} ms` : ""}${f.timeoutMs ? ` (timeout ${f.timeoutMs} ms)` : ""}.`,
+
+  /** `failure detected by watchdog at work sequence id: N`; `first`: the status of the first rank, where known. */
+  failureDetected: (f: { group: string; ranks: readonly number[]; seq: number; first?: { rank: number; enqueued: number; completed?: number } }): string => {
+    const s = f.first;
+    const status =
+      s !== undefined
+        ? ` (${f.ranks.length === 1 ? "it" : `rank ${s.rank}`} enqueued up to #${s.enqueued}${s.completed !== undefined ? `, completed up to #${s.completed}` : ""})`
+        : "";
+    return `PyTorch's watchdog detected a failure (an error or a timeout) on ${theRanks(f.ranks)} of ${f.group} at work #${f.seq}${status}.`;
+  },
+
+  /** A rank whose own timeout raised the dump: its status says where. */
+  ownSignal: (f: { group: string; rank: number; enqueued: number; completed: number }): string =>
+    `Rank ${f.rank}'s watchdog timed out in ${f.group}: it enqueued NCCL work up to #${f.enqueued} and completed only up to #${f.completed}, so work #${f.completed + 1} never finished. The other ranks' logs say whether they enqueued it.`,
+
+  /** Ranks that dumped on another rank's signal: that rank's watchdog fired first. */
+  firstSignal: (f: { group: string; rank: number; receivers: readonly number[] }): string =>
+    `Rank ${f.rank}'s watchdog timed out first in ${f.group}: ${f.receivers.length ? theRanks(f.receivers) : "other ranks"} dumped on its signal. Rank ${f.rank}'s own log says in which collective; the ranks with nothing pending did not enqueue it.`,
+};
+
+// ---------------------------------------------------------------------------------------------
+// network_error: a connection or a peer failed.
+
+/** IB work-completion status numbers (ibv_wc_status) that come up in NCCL reports. */
+const IB_STATUS: Record<number, string> = {
+  4: "local protection error",
+  5: "work request flushed (the QP went to error state earlier)",
+  10: "remote access error",
+  12: "transport retry counter exceeded: the peer stopped answering (link down, peer crashed, or a fabric problem)",
+  13: "RNR retry counter exceeded",
+};
+
+/** ` on rank 3 (PG 1)`: where a PyTorch error was. */
+function onRank(rank: string | undefined, group: string | undefined): string {
+  return `${rank !== undefined ? ` on rank ${rank}` : ""}${group !== undefined ? ` (${group})` : ""}`;
+}
+
+/** What one of PyTorch's error lines says (`what`: its form; `text`: its words). */
+export function pytorchErrorText(what: string, text: string | undefined): string {
+  return what === "last_error" ? (text !== undefined ? `last error: ${text}` : "") : (text ?? what.replace(/_/g, " "));
+}
+
+export const networkErrorWords = {
+  /**
+   * NCCL's WARNs of failed connections, by the peer they point at: the processes that saw them
+   * (`host:pid [dev]`, or a launcher's rank for a line that names no process), the WARN kinds, IB's completion status, what the system or plugin said, the processes'
+   * return chains (`ncclReturned` texts), and a CUDA failure nearby that likely caused them.
+   */
+  logs: (f: {
+    peer?: string;
+    seenBy: readonly (string | number)[];
+    kinds: readonly string[];
+    lines: number;
+    ib?: { status: number; vendorErr?: number };
+    said?: { byPlugin: boolean; error: string; rc?: number };
+    chains: string;
+    root?: { process: string; key: string; message: string; sameHost: boolean };
+  }): string => {
+    const ibText = f.ib
+      ? ` IB completion status ${f.ib.status}${f.ib.vendorErr !== undefined ? ` vendor err ${f.ib.vendorErr}` : ""}${IB_STATUS[f.ib.status] ? `: ${IB_STATUS[f.ib.status]}` : ""}.`
+      : "";
+    const s = f.said;
+    const errText = s
+      ? ` The ${s.byPlugin ? "net plugin" : "system"} said: ${s.error}${s.rc !== undefined ? ` (RC ${s.rc}${s.rc === 113 ? ", no route to host" : ""})` : ""}.`
+      : "";
+    const r = f.root;
+    const rootText = r
+      ? `Likely fallout of the CUDA failure on ${r.process} ("${r.message}"), ${r.sameHost ? "a process of the same host" : "the peer"}: `
+      : "";
+    const where =
+      f.seenBy.length > 0
+        ? ` on ${f.seenBy
+            .slice(0, 4)
+            .map((x) => (typeof x === "number" ? `rank ${x}` : x))
+            .join(", ")}`
+        : "";
+    const many = f.lines > 1 ? "s" : "";
+    const head = f.peer !== undefined ? `Network error${many} at peer ${f.peer}${where}` : `Network error${many}${where}`;
+    return (
+      `${rootText}${head}: ${f.kinds.join(", ")} (${f.lines} line${many}).${ibText}${errText}${f.chains} ` +
+      (r ? `Fix the GPU failure of ${r.key} first.` : `Check that node's processes, its HCA port (ringwatch_infiniband_*) and the link between.`)
+    );
+  },
+
+  /** PyTorch's error lines of one rank: a remote process or the network failed. */
+  pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; peer?: string }): string =>
+    `NCCL${onRank(f.rank, f.group)} lost a peer: ${f.texts.join("; ")}${f.peer ? ` (the last error points at peer ${f.peer})` : ""}. A remote process died or the network failed; the first rank to fail is the one to look at.`,
+
+  /** NCCL RAS cannot reach `count` job processes. */
+  rasDead: (f: { count: number; processes: readonly RasProcessAt[] }): string => {
+    const procs = rasProcesses(f.processes);
+    return `NCCL RAS cannot reach ${f.count} job process(es)${procs ? `: ${procs}` : ""}. They died or their node is cut off from the network: check those nodes first.`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// nccl_error: NCCL failed in a process (its WARN, its return chain, PyTorch's or RAS's word).
+
+export const ncclErrorWords = {
+  /** The process that hit a size mismatch on a data connection (`message`: its WARN; `chain`: `ncclReturned` or ""). */
+  sizeMismatch: (f: SizeMismatchFacts & { message: string; chain: string }): string => {
+    const w = sizeWords(f);
+    return `NCCL failed on ${w.hereText}: ${w.net} size mismatch with ${w.peerText}${w.short}, "${f.message.slice(0, 160)}".${f.chain} The cause is the collective_mismatch above.`;
+  },
+
+  /** A CUDA call inside NCCL failed. */
+  cuda: (f: { process?: string; message: string; chain: string }): string =>
+    `A CUDA call inside NCCL failed on ${here(f.process)}: "${f.message}". This process's GPU is the root cause (${/memory/i.test(f.message) ? "memory exhausted: another process on the GPU, or the job's own allocations" : "a fault or a wrong build"}); network errors of its peers follow from it.${f.chain}`,
+
+  /** NCCL's bootstrap got a setup message of another size than expected. */
+  bootstrap: (f: { process?: string; localSize?: number; remoteSize?: number; chain: string }): string =>
+    `NCCL's bootstrap failed on ${here(f.process)}: a setup message of ${bytes(f.remoteSize)} arrived where ${bytes(f.localSize)} were expected, so the ranks disagree on the setup exchange (different NCCL versions, mismatched init calls, or two jobs on one NCCL_COMM_ID / port).${f.chain}`,
+
+  /** A net plugin failed to initialize. */
+  netPlugin: (f: { process?: string; message: string; chain: string }): string =>
+    `The net plugin failed to initialize on ${here(f.process)}: "${f.message}".${f.chain} NCCL goes on with another network, often NET/Socket (see socket_transport); check the plugin's libraries and devices (EFA, libfabric) in the job's container.`,
+
+  /** Any other NCCL error WARN (`kind`: the WARN's kind, `internal_error`). */
+  other: (f: { kind: string; process?: string; message: string; chain: string }): string =>
+    `NCCL ${f.kind.replace("_", " ")} on ${here(f.process)}: "${f.message}".${f.chain}`,
+
+  /** An error-return chain that no other finding told; `warn`: the WARN right before it, if any. */
+  chain: (f: { process: string; chain: string; warn?: string }): string =>
+    `NCCL failed on ${f.process}: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : "; no WARN line in the excerpt says why (look earlier in this process's log, or run with NCCL_DEBUG=INFO)"}.`,
+
+  /** A CUDA error stopped PyTorch's watchdog on a rank. */
+  pytorchCuda: (f: { rank?: string; group?: string; error: string }): string =>
+    `A CUDA error stopped PyTorch's NCCL watchdog${onRank(f.rank, f.group)}: ${f.error}. The fault is on that rank's GPU (a kernel's bad memory access, or the GPU itself: look at the kernel log for an Xid), not in the network; ` +
+    "the other ranks then wait for it. Rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel.",
+
+  /** PyTorch's error lines of one rank, no peer named. */
+  pytorch: (f: { rank?: string; group?: string; texts: readonly string[] }): string =>
+    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}: ${f.texts.join("; ")}.`,
+
+  /** NCCL RAS: the ranks of a communicator are in different states; `odd`: those not in the largest group. */
+  rasStates: (f: { comm: string; states: readonly { count: number; status?: string }[]; odd: readonly RankAt[] }): string =>
+    `NCCL RAS: the ranks of communicator ${f.comm} are in different states (${f.states.map((g) => `${g.count} ${g.status ?? "?"}`).join(", ")})${f.odd.length > 0 ? `: ${ranksAt(f.odd)}` : ""}.`,
+
+  /** NCCL RAS has no data from `missing` ranks of a communicator. */
+  rasIncomplete: (f: { comm: string; missing: number; ranks: readonly RankAt[] }): string =>
+    `NCCL RAS has no data for communicator ${f.comm} from ${f.missing} rank(s)${f.ranks.length > 0 ? ` (${ranksAt(f.ranks)})` : ""}: those processes did not answer; they may be stuck outside NCCL or gone.`,
+
+  /** NCCL RAS reports errors on a communicator. */
+  rasErrors: (f: { comm: string; errors: readonly string[]; ranks: readonly RankAt[] }): string =>
+    `NCCL RAS reports errors on communicator ${f.comm}: ${f.errors.join("; ") || "see the report"}${f.ranks.length > 0 ? ` (${ranksAt(f.ranks)})` : ""}.`,
+
+  /** NCCL RAS has no communicator data from `count` job processes. */
+  rasNoData: (f: { count: number; processes: readonly RasProcessAt[] }): string => {
+    const procs = rasProcesses(f.processes);
+    return `NCCL RAS has no communicator data from ${f.count} job process(es)${procs ? `: ${procs}` : ""}.`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// socket_transport: NCCL moves data over TCP sockets.
+
+interface SocketFacts {
+  /** The processes on sockets; none when only an orphan WARN of NET/Socket says so. */
+  processes: readonly string[];
+  /** NET/IB found no device (or was disabled). */
+  noIb: boolean;
+  /** The interfaces NET/Socket uses (`eth0:10.0.0.7<0>`). */
+  interfaces: readonly string[];
+}
+
+function socketsOn(f: SocketFacts): string {
+  const on = f.processes.length > 0 ? processList(f.processes) : "the process that logged the NET/Socket warning";
+  const why = f.noIb ? " (NET/IB : No device found, NCCL_IB_DISABLE set, or libibverbs missing)" : "";
+  return `${on}${why}${f.interfaces.length > 0 ? `, NET/Socket on ${f.interfaces.slice(0, 3).join(", ")}` : ""}`;
+}
+
+export const socketTransportWords = {
+  /** Every process of the logs on one host: the sockets join ranks of that host. */
+  oneHost: (f: SocketFacts & { host: string }): string =>
+    `NCCL moves data between the ranks of ${f.host} over TCP sockets on ${socketsOn(f)}, not over NVLink/PCIe (P2P) or shared memory: P2P and SHM are off (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE) or the ranks share a GPU. ` +
+    "Fine for a test; a real job loses most of its bandwidth this way.",
+
+  /** Between nodes; `loopback`: one of the interfaces is `lo`. */
+  betweenNodes: (f: SocketFacts & { loopback: boolean }): string =>
+    `NCCL moves data between nodes over TCP sockets, not InfiniBand/RoCE, on ${socketsOn(f)}. ` +
+    (f.loopback ? "lo is the loopback interface: other nodes cannot reach it; set NCCL_SOCKET_IFNAME to the interface that joins the nodes. " : "") +
+    `Sockets reach a small fraction of IB bandwidth and load the CPUs. Check that the IB devices and libibverbs are visible to the job (NCCL_IB_HCA, container device mounts).`,
+};
+
+// ---------------------------------------------------------------------------------------------
+// gdr_disabled: GPUDirect RDMA is off.
+
+export const gdrDisabledWords = {
+  /**
+   * `processes`: those with GDR off (none: only lines that name no process say so); `said`: what
+   * NCCL said of it; `sockets`: one of them uses NET/Socket.
+   */
+  off: (f: { processes: readonly string[]; said: readonly string[]; sockets: boolean }): string => {
+    const on = f.processes.length > 0 ? processList(f.processes) : "the process that logged it";
+    const far = f.said.some((x) => x.includes("(distance "));
+    return (
+      `GPUDirect RDMA is off on ${on}${f.said.length > 0 ? `: ${f.said.slice(0, 3).join("; ")}` : ""}${f.processes.length === 0 ? " (no host:pid in the line)" : ""}. Inter-node traffic is staged through host memory (roughly 10-50 % slower on large messages). ` +
+      (f.sockets ? "On the NET/Socket transport GDR cannot work at all: fix the socket transport first. " : "") +
+      (far
+        ? "The GPU and the NIC are further apart in PCIe than NCCL_NET_GDR_LEVEL allows (not under one PCIe switch): place them closer or raise NCCL_NET_GDR_LEVEL if the platform's peer-to-peer path is fast. "
+        : "") +
+      `Check that nvidia_peermem is loaded (ringwatch_gdr_peermem_loaded) and the GPU-NIC distance (NCCL_NET_GDR_LEVEL).`
+    );
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// dump_unreadable: a Flight Recorder dump that could not be used.
+
+export const dumpUnreadableWords = {
+  failed: (f: { source: string; rank?: number; error: string }): string =>
+    `Flight Recorder dump ${f.source}${f.rank !== undefined ? ` (rank ${f.rank})` : ""} could not be read: ${f.error}.`,
+  noRank: (f: { source: string }): string =>
+    `Flight Recorder dump ${f.source} names no rank (no "rank" key, and its file name does not end in one, as in nccl_trace_rank_3): left out.`,
+  duplicate: (f: { rank: number; used: string; source: string }): string =>
+    `Two Flight Recorder dumps of rank ${f.rank}: ${f.used} is used, ${f.source} is left out.`,
+  truncated: (): string => "More process groups or ranks than ringwatch analyzes (1,024 groups, 65,536 ranks per group): some were left out.",
+};
+
+// ---------------------------------------------------------------------------------------------
+// kernel_log_truncated: kernel events left out of the report.
+
+export const kernelLogTruncatedWords = {
+  dropped: (f: { dropped: number; kept: number }): string =>
+    `${f.dropped} more kernel events are not shown: the report keeps ${f.kept} devices and codes, the most severe first. Give analyze fewer nodes' kernel logs at a time to see them.`,
+};
