@@ -54,6 +54,25 @@ export async function collectorError(p: Promise<unknown>): Promise<CollectorErro
 }
 
 /**
+ * The time limit a test gives a fake tool's run that must succeed: a fake is a node script, and on
+ * a machine busy with other work one can take seconds just to start. A run that succeeds ends when
+ * the fake does, so the limit costs nothing.
+ */
+export const FAKE_TOOL_TIMEOUT_MS = 20_000;
+
+/**
+ * `exec` giving the runs that `needsTime` picks at least FAKE_TOOL_TIMEOUT_MS: a fake that must
+ * answer has the time to start, while the run under test keeps the collector's short time limit
+ * (a stuck fake is killed by it whether it had started or not).
+ */
+export function withTimeToStart(exec: Exec, needsTime: (file: string, args: readonly string[]) => boolean): Exec {
+  return {
+    ...exec,
+    run: (file, args, o = {}) => exec.run(file, args, needsTime(file, args) ? { ...o, timeoutMs: Math.max(o.timeoutMs ?? 0, FAKE_TOOL_TIMEOUT_MS) } : o),
+  };
+}
+
+/**
  * Per-test wiring for a collector that runs fake tools: a temp dir, FAKE_CALL_LOG pointing into it
  * (the fakes append each invocation), fresh deps; everything torn down after each test.
  */

@@ -5,7 +5,7 @@ import { CollectorError, type CollectorDeps } from "../../../collectors/collecto
 import { createExec } from "../../../collectors/exec.js";
 import { createInfinibandCollector, type InfinibandOptions } from "../../../collectors/infiniband/collector.js";
 import { expandPathDump, makeTempDir, removeTree } from "../../helpers/ttar.js";
-import { makeDeps } from "../../helpers/collector-deps.js";
+import { FAKE_TOOL_TIMEOUT_MS, makeDeps, withTimeToStart } from "../../helpers/collector-deps.js";
 import { exposed, fixedNow, portsOf, valueOf } from "./helpers.js";
 import * as T from "./tools-env.js";
 
@@ -24,14 +24,15 @@ afterAll(() => exec.killAll());
 
 const IB8 = ["mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9"];
 
-function make(opts: Partial<InfinibandOptions> = {}) {
-  const deps: CollectorDeps = makeDeps({ exec, now: fixedNow });
+/** The collector on the real exec (or `via`, a wrapper of it); every fake is given the time to start unless the test says otherwise. */
+function make(opts: Partial<InfinibandOptions> = {}, via: typeof exec = exec) {
+  const deps: CollectorDeps = makeDeps({ exec: via, now: fixedNow });
   const collector = createInfinibandCollector(deps, {
     sysfsRoot: join(tmp, "no-sys"),
     source: "tools",
     ibstat: T.FAKE_IBSTAT,
     perfquery: T.FAKE_PERFQUERY,
-    timeoutMs: 5000,
+    timeoutMs: FAKE_TOOL_TIMEOUT_MS,
     ...opts,
   });
   return { deps, collector };
@@ -46,7 +47,11 @@ async function failure(p: Promise<void> | undefined): Promise<CollectorError> {
   return err as CollectorError;
 }
 
-describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB port", () => {
+// A test here runs up to 20 fakes, node scripts, a few at a time: on a busy machine that takes
+// tens of seconds, longer than vitest's default limit (these limits are for a test that hangs).
+const MANY_FAKES = { timeout: 120_000 };
+
+describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB port", MANY_FAKES, () => {
   it("H100 node: 8 IB ports with counters, the RoCE bond with state only", async () => {
     const dir = T.linkCaptures(tmp, { "mlx5_0-1.x.txt": T.PQ_01, "mlx5_1-1.x.txt": T.PQ_02, "mlx5_4-1.x.txt": T.PQ_03 });
     for (const ca of IB8.slice(3)) T.linkCaptures(tmp, { [`${ca}-1.x.txt`]: T.PQ_01 });
@@ -57,7 +62,9 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
     expect(portsOf(s)).toEqual([...IB8, "mlx5_bond_0"].map((d) => `${d}/1`));
     const p0 = { device: "mlx5_0", port: "1" };
     expect([valueOf(s, "state_id", p0), valueOf(s, "physical_state_id", p0), valueOf(s, "rate_bytes_per_second", p0)]).toEqual([4, 5, 50e9]);
-    expect(valueOf(s, "info", { ...p0, link_layer: "InfiniBand", firmware_version: "28.41.1000", hca_type: "MT4129", node_guid: "0x58a2e10300a7820e" })).toBe(1);
+    expect(valueOf(s, "info", { ...p0, link_layer: "InfiniBand", firmware_version: "28.41.1000", hca_type: "MT4129", node_guid: "0x58a2e10300a7820e" })).toBe(
+      1,
+    );
     expect(valueOf(s, "port_data_transmitted_bytes_total", p0)).toBe(178791657177235 * 4);
     expect(valueOf(s, "port_data_received_bytes_total", p0)).toBe(178762341961629 * 4);
     expect(valueOf(s, "link_downed_total", p0)).toBe(1);
@@ -74,7 +81,12 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
     expect(s.some((x) => x.name === "ringwatch_infiniband_counters_unreadable")).toBe(false);
     const runs = T.loggedRuns(argsLog);
     expect(runs.filter((r) => r.tool === "ibstat").map((r) => r.args)).toEqual([[]]);
-    expect(runs.filter((r) => r.tool === "perfquery").map((r) => r.args.join(" ")).sort()).toEqual(IB8.map((ca) => `-x -C ${ca} -P 1`));
+    expect(
+      runs
+        .filter((r) => r.tool === "perfquery")
+        .map((r) => r.args.join(" "))
+        .sort(),
+    ).toEqual(IB8.map((ca) => `-x -C ${ca} -P 1`));
     expect(exec.running()).toBe(0);
   });
 
@@ -88,7 +100,11 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
     expect(valueOf(s, "link_downed_total", p0)).toBe(1);
     expect(valueOf(s, "counters_saturated", { ...p0, counter: "link_downed" })).toBe(0);
     expect(valueOf(s, "counters_saturated", { ...p0, counter: "unicast_rcv_packets" })).toBeUndefined();
-    expect(T.loggedRuns(argsLog).filter((r) => r.tool === "perfquery").map((r) => r.args.join(" "))).toEqual(["-x -C mlx5_0 -P 1", "-C mlx5_0 -P 1"]);
+    expect(
+      T.loggedRuns(argsLog)
+        .filter((r) => r.tool === "perfquery")
+        .map((r) => r.args.join(" ")),
+    ).toEqual(["-x -C mlx5_0 -P 1", "-C mlx5_0 -P 1"]);
   });
 
   it("ports that vanish from ibstat's output lose their series", async () => {
@@ -113,7 +129,7 @@ describe("tools source: ibstat once, then perfquery -x -C <ca> -P <port> per IB 
   });
 });
 
-describe("tools source failures", () => {
+describe("tools source failures", MANY_FAKES, () => {
   it("ibpanic after partial output: the 8 CAs stay published AND the panic is reported", async () => {
     T.setFakeEnv({ FAKE_IBSTAT: T.IBSTAT_A100_PANIC, FAKE_PERFQUERY: T.PQ_01 });
     const { deps, collector } = make();
@@ -148,7 +164,11 @@ describe("tools source failures", () => {
 
   it("a hanging perfquery is killed; states stay, counters do not", async () => {
     T.setFakeEnv({ FAKE_IBSTAT: T.IBSTAT_H100_9CA, FAKE_PERFQUERY_MODE: "hang" });
-    const { deps, collector } = make({ timeoutMs: 400 });
+    // ibstat must answer: it has the time to start; perfquery runs keep the 400 ms under test.
+    const { deps, collector } = make(
+      { timeoutMs: 400 },
+      withTimeToStart(exec, (file) => file === T.FAKE_IBSTAT),
+    );
     const err = await failure(collector.update?.());
     expect(err.message).toMatch(/^\S+perfquery -x -C mlx5_\d -P 1: timed out and was killed \(and 7 more\)$/);
     const s = await exposed(deps);

@@ -2,10 +2,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { CollectorDeps } from "../../../collectors/collector.js";
+import type { Exec } from "../../../collectors/exec.js";
 import { createMtuCollector } from "../../../collectors/mtu/collector.js";
 import { fixturesDir } from "../../helpers/fixtures.js";
 import { fakesDir, makeDeps, series, valueOf } from "./deps.js";
-import { byLabel, collectorError, useToolRig } from "../../helpers/collector-deps.js";
+import { byLabel, collectorError, useToolRig, withTimeToStart } from "../../helpers/collector-deps.js";
 const IP = join(fakesDir, "ip");
 const JSON_IFB = "90-local-sandbox-iproute2-6.1-ip-j-d-link-ifb.txt";
 const TEXT_IPOIB = "06-lkml-ip-d-link-mlx5_ib0-ipoib-details-UNATTRIB.txt";
@@ -14,9 +15,13 @@ const rig = useToolRig("ringwatch-mtu-");
 const calls = rig.calls;
 let tmp: string;
 let deps: CollectorDeps;
+/** Whether ip runs get the time to start (withTimeToStart); a test of the timeout turns it off for the run it tests. */
+let timeToStart: boolean;
+const timed = (d: CollectorDeps): CollectorDeps => ({ ...d, exec: withTimeToStart(d.exec, () => timeToStart) });
 
 beforeEach(() => {
-  deps = rig.deps();
+  timeToStart = true;
+  deps = timed(rig.deps());
   tmp = rig.tmp();
 });
 
@@ -46,7 +51,7 @@ describe("mtu collector", () => {
     const byDefault = createMtuCollector(deps, { ip: IP });
     await byDefault.once();
     expect(await mtus()).toEqual({});
-    deps = makeDeps();
+    deps = timed(makeDeps());
     const everything = createMtuCollector(deps, { ip: IP, deviceExclude: /^$/ });
     await everything.once();
     expect(await mtus()).toEqual({ "flannel.1": 1450 });
@@ -65,9 +70,7 @@ describe("mtu collector", () => {
     expect(await series(deps.registry, "ringwatch_network_info")).toEqual([
       { labels: { device: "mlx5_ib0", link_type: "infiniband", operstate: "UP" }, value: 1 },
     ]);
-    expect(await series(deps.registry, "ringwatch_network_link_kind_info")).toEqual([
-      { labels: { device: "mlx5_ib0", kind: "ipoib" }, value: 1 },
-    ]);
+    expect(await series(deps.registry, "ringwatch_network_link_kind_info")).toEqual([{ labels: { device: "mlx5_ib0", kind: "ipoib" }, value: 1 }]);
     expect(await valueOf(deps.registry, "ringwatch_network_source_info", { source: "ip-text" })).toBe(1);
     await c.update?.();
     expect(calls()).toEqual(["ip -j -d link show", "ip -d link show", "ip -d link show"]);
@@ -79,9 +82,7 @@ describe("mtu collector", () => {
     const c = createMtuCollector(deps, { ip: IP });
     await c.update?.();
     expect(await mtus()).toEqual({ lo: 65536, eth0: 1500, enP27815s1: 1500, ibP257s71127: 4092, docker0: 1500 });
-    expect(
-      await valueOf(deps.registry, "ringwatch_network_info", { device: "ibP257s71127", link_type: "infiniband", operstate: "DOWN" }),
-    ).toBe(1);
+    expect(await valueOf(deps.registry, "ringwatch_network_info", { device: "ibP257s71127", link_type: "infiniband", operstate: "DOWN" })).toBe(1);
   });
 
   it("grep'd header lines without link/ lines: empty link_type label", async () => {
@@ -105,9 +106,10 @@ describe("mtu collector", () => {
   it("a hung ip is killed by the timeout; the failure withdraws earlier series", async () => {
     vi.stubEnv("FAKE_IP_JSON", JSON_IFB);
     const c = createMtuCollector(deps, { ip: IP, timeoutMs: 300 });
-    await c.update?.();
+    await c.update?.(); // with the time to start: it must answer
     expect(Object.keys(await mtus())).toHaveLength(4);
     vi.stubEnv("FAKE_IP_MODE", "hang");
+    timeToStart = false; // the collector's 300 ms
     const t0 = Date.now();
     const err = await collectorError(c.update!());
     expect(Date.now() - t0).toBeLessThan(5000);
@@ -121,9 +123,21 @@ describe("mtu collector", () => {
 
   it("a hang is not mistaken for old iproute2 (no text fallback)", async () => {
     vi.stubEnv("FAKE_IP_MODE", "hang");
-    const c = createMtuCollector(deps, { ip: IP, timeoutMs: 300 });
-    await collectorError(c.update!());
-    expect(calls()).toEqual(["ip -j -d link show"]);
+    timeToStart = false; // the collector's 300 ms
+    // The runs as the collector asked for them: one killed at 300 ms may not have started, and so
+    // not logged its call (calls()), on a busy machine; a timeout is a timeout either way.
+    const ran: string[] = [];
+    const exec: Exec = {
+      ...deps.exec,
+      run: (file, args, o) => {
+        ran.push(["ip", ...args].join(" "));
+        return deps.exec.run(file, args, o);
+      },
+    };
+    const c = createMtuCollector({ ...deps, exec }, { ip: IP, timeoutMs: 300 });
+    const err = await collectorError(c.update!());
+    expect(err.message).toMatch(/timed out/);
+    expect(ran).toEqual(["ip -j -d link show"]);
   });
 
   it("a missing ip binary is absent", async () => {

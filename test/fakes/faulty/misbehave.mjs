@@ -27,6 +27,10 @@
  *   flood-noline FAULT_BYTES (default 100 MiB) without a single newline, then exit 0
  *
  *   FAULT_LOG=<file>  append "<pid> <mode> <args>" per run (to count runs and find the pids)
+ *   FAULT_STARTED=<file>  append one JSON line {pid, tool, mode, args} per run once the fault is in
+ *                place (hang-hard: its SIGTERM handler installed): the signal a test waits for, so
+ *                that what it sees is the fault and not a tool killed before it had started. tool
+ *                is FAULT_TOOL (the wrappers next to this file set it), "nvidia-smi dmon" for a dmon.
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
@@ -69,9 +73,11 @@ function randomBytes(n, seed = 0x9e3779b9) {
   const b = Buffer.alloc(n);
   let x = seed >>> 0;
   for (let i = 0; i < n; i++) {
-    x ^= x << 13; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
     x ^= x >>> 17;
-    x ^= x << 5; x >>>= 0;
+    x ^= x << 5;
+    x >>>= 0;
     b[i] = x & 0xff;
   }
   return b;
@@ -147,25 +153,40 @@ switch (mode) {
     const block = Buffer.from(body.repeat(Math.max(1, Math.ceil(65536 / body.length))));
     let left = bytesWanted(100 * 1024 * 1024);
     let first = isDmon ? Buffer.from(lines.filter((l) => l.startsWith("#")).join("\n") + "\n") : undefined;
-    writeAll(() => {
-      if (first) { const f = first; first = undefined; return f; }
-      if (left <= 0) return undefined;
-      left -= block.length;
-      return block;
-    }, () => {});
+    writeAll(
+      () => {
+        if (first) {
+          const f = first;
+          first = undefined;
+          return f;
+        }
+        if (left <= 0) return undefined;
+        left -= block.length;
+        return block;
+      },
+      () => {},
+    );
     break;
   }
   case "flood-noline": {
     const block = Buffer.alloc(65536, "x");
     let left = bytesWanted(100 * 1024 * 1024);
-    writeAll(() => {
-      if (left <= 0) return undefined;
-      left -= block.length;
-      return block;
-    }, () => {});
+    writeAll(
+      () => {
+        if (left <= 0) return undefined;
+        left -= block.length;
+        return block;
+      },
+      () => {},
+    );
     break;
   }
   default:
     process.stderr.write(`misbehave: unknown mode ${mode}\n`);
     process.exit(2);
+}
+
+if (env.FAULT_STARTED) {
+  const tool = isDmon && env.FAULT_TOOL === "nvidia-smi" ? "nvidia-smi dmon" : env.FAULT_TOOL || "?";
+  appendFileSync(env.FAULT_STARTED, JSON.stringify({ pid: process.pid, tool, mode, args }) + "\n");
 }

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { samplesOf, sample, startAgent } from "../../helpers/agent-process.js";
+import { eventually } from "../../helpers/eventually.js";
 import { collLineRate } from "../../sim/index.js";
 import { MiB, percentile, rssBytes } from "./proc.js";
 
@@ -44,8 +45,16 @@ export interface FloodResult {
   linesInFiles: number;
   linesRead: number;
   unresolved: number;
+  /** The agent was still running when the flood and the catch-up were over (it is stopped after). */
+  aliveAtEnd: boolean;
   firstFailure?: string;
 }
+
+/** How long the agent may take to read every line after the flood (a bound for a bug; on a busy machine it trails further). */
+const CATCH_UP_LIMIT_MS = 60_000;
+
+const collectivesCounted = (text: string): number =>
+  samplesOf(text, "ringwatch_nccl_rank_collectives_total").reduce((a, l) => a + Number(l.split(" ").pop()), 0);
 
 /** Newlines in every file of dir (the lines that were written). */
 function countLines(files: string[]): number {
@@ -63,10 +72,25 @@ export async function runScrapeFlood(o: FloodOptions): Promise<FloodResult> {
   const dir = mkdtempSync(join(tmpdir(), "rw-flood-"));
   let agent: Awaited<ReturnType<typeof startAgent>> | undefined;
   try {
-    agent = await startAgent(["--no-collector.gpu", "--no-collector.infiniband", "--no-collector.gdr", "--no-collector.mtu", `--collector.nccl.path=${dir}`, "--collector.nccl.check-pids=false"], {}, 30_000);
+    agent = await startAgent(
+      [
+        "--no-collector.gpu",
+        "--no-collector.infiniband",
+        "--no-collector.gdr",
+        "--no-collector.mtu",
+        `--collector.nccl.path=${dir}`,
+        "--collector.nccl.check-pids=false",
+      ],
+      {},
+      30_000,
+    );
     const a = agent;
     const pid = a.child.pid as number;
-    await new Promise((r) => setTimeout(r, 1500)); // warm: the follower is up
+    // Warm: the nccl follower is up, and the RSS before the flood is the idle agent's.
+    await eventually(async () => sample(await a.scrape(), 'ringwatch_collector_success{collector="nccl"}') === 1, {
+      timeoutMs: 30_000,
+      what: "the nccl collector up",
+    });
     const rssBefore = rssBytes(pid) ?? 0;
     let rssMax = rssBefore;
     const rssTimer = setInterval(() => (rssMax = Math.max(rssMax, rssBytes(pid) ?? 0)), 250);
@@ -131,18 +155,22 @@ export async function runScrapeFlood(o: FloodOptions): Promise<FloodResult> {
     while (inflight > 0) await new Promise((r) => setTimeout(r, 20));
     http.destroy();
 
-    // Every line written must be read: wait for the agent to catch up (it may trail a little).
+    // Every line written must be read and every collective counted: wait until the agent has caught
+    // up (it trails, the more so on a busy machine), then a second more, so that anything counted
+    // twice late shows.
     const linesInFiles = countLines(written.files);
     let text = "";
-    for (let i = 0; i < 60; i++) {
+    const t0 = Date.now();
+    do {
       text = await a.scrape();
-      if ((sample(text, "ringwatch_nccl_log_lines_total") ?? 0) >= linesInFiles) break;
+      if ((sample(text, "ringwatch_nccl_log_lines_total") ?? 0) >= linesInFiles && collectivesCounted(text) >= written.lines) break;
       await new Promise((r) => setTimeout(r, 250));
-    }
+    } while (Date.now() - t0 < CATCH_UP_LIMIT_MS);
     await new Promise((r) => setTimeout(r, 1000));
     text = await a.scrape();
+    const aliveAtEnd = a.child.exitCode === null && a.child.signalCode === null;
     clearInterval(rssTimer);
-    const collCounted = samplesOf(text, "ringwatch_nccl_rank_collectives_total").reduce((a, l) => a + Number(l.split(" ").pop()), 0);
+    const collCounted = collectivesCounted(text);
     return {
       seconds,
       targetRate: rate,
@@ -162,6 +190,7 @@ export async function runScrapeFlood(o: FloodOptions): Promise<FloodResult> {
       linesInFiles,
       linesRead: sample(text, "ringwatch_nccl_log_lines_total") ?? -1,
       unresolved: sample(text, "ringwatch_nccl_unresolved_collectives_total") ?? -1,
+      aliveAtEnd,
       ...(firstFailure === undefined ? {} : { firstFailure }),
     };
   } finally {

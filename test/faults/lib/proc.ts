@@ -11,15 +11,23 @@ function statFields(pid: number | string): { state: string; ppid: number } | und
   }
 }
 
-/** Live (non-zombie) processes whose parent is `pid`. */
+/**
+ * Live (non-zombie) processes whose parent is `pid`: those still alive once /proc has been read
+ * through. Reading it takes a while on a busy machine, and a child read early may have exited, and
+ * been replaced by the next one read later, before the end: counted twice, two children that were
+ * never alive together would look like a leak.
+ */
 export function childPids(pid: number): number[] {
-  const out: number[] = [];
+  const found: number[] = [];
   for (const e of readdirSync("/proc")) {
     if (!/^\d+$/.test(e)) continue;
     const s = statFields(e);
-    if (s && s.ppid === pid && s.state !== "Z") out.push(Number(e));
+    if (s && s.ppid === pid && s.state !== "Z") found.push(Number(e));
   }
-  return out;
+  return found.filter((c) => {
+    const s = statFields(c);
+    return s !== undefined && s.ppid === pid && s.state !== "Z";
+  });
 }
 
 /** Resident set size in bytes (VmRSS), or undefined when the process is gone. */
@@ -46,6 +54,16 @@ export interface ProcSample {
   rss: number;
   fds: number;
   children: number;
+  /** The children's command lines (for the message of a failed check). */
+  childCommands: string[];
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "(gone)";
+  }
 }
 
 /** Samples rss / fds / children of `pid` every `everyMs` until stop() is called. */
@@ -56,7 +74,8 @@ export function watchProcess(pid: number, everyMs = 250): { samples: ProcSample[
     const rss = rssBytes(pid);
     const fds = fdCount(pid);
     if (rss === undefined || fds === undefined) return;
-    samples.push({ atMs: Date.now() - t0, rss, fds, children: childPids(pid).length });
+    const children = childPids(pid);
+    samples.push({ atMs: Date.now() - t0, rss, fds, children: children.length, childCommands: children.map(commandLine) });
   };
   take();
   const timer = setInterval(take, everyMs);

@@ -26,8 +26,8 @@ export function timedGet(url: string, timeoutMs = 10_000): Promise<TimedScrape> 
   });
 }
 
-/** Scrapes `url` every `everyMs` (never two at once) until stop(); resolves with every scrape. */
-export function scrapeLoop(url: string, everyMs = 250): { stop(): Promise<TimedScrape[]> } {
+/** Scrapes `url` every `everyMs` (never two at once) until stop(); resolves with every scrape. `scrapes`: those so far. */
+export function scrapeLoop(url: string, everyMs = 250): { readonly scrapes: readonly TimedScrape[]; stop(): Promise<TimedScrape[]> } {
   const out: TimedScrape[] = [];
   let running = true;
   const loop = (async () => {
@@ -39,6 +39,7 @@ export function scrapeLoop(url: string, everyMs = 250): { stop(): Promise<TimedS
     }
   })();
   return {
+    scrapes: out,
     async stop() {
       running = false;
       await loop;

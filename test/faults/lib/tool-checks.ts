@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { sample } from "../../helpers/agent-process.js";
 import { percentile } from "./proc.js";
-import { toolReadings, type FaultRun, type Observation } from "./tool-faults.js";
+import { MIN_PROC_SAMPLES, MIN_REFERENCE_SCRAPES, MIN_SCRAPES, toolReadings, type FaultRun, type Observation } from "./tool-faults.js";
 
 /** Tools that one agent runs at most at once: dmon, --query-gpu, ibstat or perfquery (in turn), lsmod, ip. */
 export const MAX_CHILDREN = 5;
@@ -28,8 +28,8 @@ export function troubleLogs(o: Observation, collector: string): string[] {
  * shared, but an agent whose event loop stalls on a tool's output misses them by seconds).
  */
 export function expectServed(o: Observation, run: FaultRun): void {
-  expect(o.scrapes.length).toBeGreaterThan(5);
-  expect(run.referenceScrapes.length).toBeGreaterThan(20);
+  expect(o.scrapes.length).toBeGreaterThanOrEqual(MIN_SCRAPES);
+  expect(run.referenceScrapes.length).toBeGreaterThanOrEqual(MIN_REFERENCE_SCRAPES);
   expect(o.scrapes.filter((s) => s.status !== 200 || s.error !== undefined || !s.body.includes("ringwatch_build_info"))).toEqual([]);
   const ms = o.scrapes.map((s) => s.ms);
   const from = Math.min(...o.scrapes.map((s) => s.atMs));
@@ -37,8 +37,15 @@ export function expectServed(o: Observation, run: FaultRun): void {
   const ref = run.referenceScrapes.filter((s) => s.atMs >= from && s.atMs <= to).map((s) => s.ms);
   const p50 = percentile(ms, 50);
   const refP50 = percentile(ref, 50);
-  expect(p50, `p50 ${p50.toFixed(0)} ms vs reference ${refP50.toFixed(0)} ms`).toBeLessThanOrEqual(Math.max(300, 5 * refP50));
-  expect(Math.max(...ms), `max ${Math.max(...ms).toFixed(0)} ms vs reference ${Math.max(...ref).toFixed(0)} ms`).toBeLessThanOrEqual(Math.max(3000, 3 * Math.max(...ref)));
+  // On a machine busy with other work, the reference's own slow scrapes say how slow the machine
+  // was: its median may sit well below them while this agent's half of the scrapes hit busy seconds.
+  const refP90 = percentile(ref, 90);
+  expect(p50, `p50 ${p50.toFixed(0)} ms vs reference ${refP50.toFixed(0)} ms (p90 ${refP90.toFixed(0)} ms)`).toBeLessThanOrEqual(
+    Math.max(300, 5 * refP50, 2 * refP90),
+  );
+  expect(Math.max(...ms), `max ${Math.max(...ms).toFixed(0)} ms vs reference ${Math.max(...ref).toFixed(0)} ms`).toBeLessThanOrEqual(
+    Math.max(3000, 3 * Math.max(...ref)),
+  );
 }
 
 /** No wrong value: every tool reading ever served is one the clean agent also served. */
@@ -54,8 +61,12 @@ export function expectNoWrongReadings(o: Observation, run: FaultRun): void {
  * left. (Resident memory under a flood is a figure of the machine: scripts/faults/tools.mjs checks it.)
  */
 export function expectBoundedAndClean(o: Observation): void {
-  expect(o.proc.length).toBeGreaterThan(5);
-  expect(Math.max(...o.proc.map((p) => p.children))).toBeLessThanOrEqual(MAX_CHILDREN);
+  expect(o.proc.length).toBeGreaterThanOrEqual(MIN_PROC_SAMPLES);
+  const most = o.proc.reduce((a, b) => (b.children > a.children ? b : a));
+  const polls = o.logs.filter((l) => l.includes("took longer than")); // the runner gave up on a poll whose tool still ran
+  expect(most.children, `children at ${most.atMs} ms: ${most.childCommands.join(" | ")}${polls.length ? `; ${polls.join("; ")}` : ""}`).toBeLessThanOrEqual(
+    MAX_CHILDREN,
+  );
   expect(o.stop.code).toBe(0);
   expect(o.stop.ms).toBeLessThan(5000);
   expect(o.leftovers).toEqual([]);

@@ -3,8 +3,15 @@
  * like the ordinary fakes unless a FAULT_* variable tells one of them to misbehave. gdr runs lsmod
  * (its --path.procfs has no modules file), infiniband runs ibstat + perfquery (source=tools, one
  * HCA so one perfquery per poll), and nccl follows a directory the rig appends simulated lines to.
+ *
+ * The time limit of a poll and of each tool it runs is long (RIG_TIMEOUT_S), and so is the silence
+ * after which nvidia-smi dmon is killed (3 intervals of --collector.gpu.interval, counted from its
+ * start): on a machine busy with other work a fake (a node script) can take seconds just to start,
+ * and a tool killed before it has started shows the timeout, not the fault the test provokes. The
+ * misbehaving tools say when they have started (FAULT_STARTED, misbehave.mjs), and the tests wait
+ * for that, not for a time.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fakesDir, processesWithEnv, startAgent, type RunningAgent } from "../../helpers/agent-process.js";
@@ -24,6 +31,19 @@ export const FAULT_VARS: Record<FaultSet, string[]> = {
   A: ["FAULT_NVSMI_DMON", "FAULT_IBSTAT", "FAULT_LSMOD", "FAULT_IP"],
   B: ["FAULT_NVSMI_QUERY", "FAULT_PERFQUERY"],
 };
+/** The same tools as misbehave.mjs names them in its FAULT_STARTED lines ("nvidia-smi": --query-gpu). */
+export const FAULT_TOOLS: Record<FaultSet, string[]> = {
+  A: ["nvidia-smi dmon", "ibstat", "lsmod", "ip"],
+  B: ["nvidia-smi", "perfquery"],
+};
+
+/**
+ * --collector.timeout of the rig: a poll, lsmod, ip and --query-gpu are killed after 15 s,
+ * ibstat and perfquery after a third of it (5 s). Long enough for a fake to start on a busy
+ * machine; the stuck tools (tools-stuck) are still killed by it, and the tests wait until they
+ * have been (lib/tool-faults.ts), however long that takes.
+ */
+export const RIG_TIMEOUT_S = 15;
 
 export interface Rig {
   dir: string;
@@ -45,7 +65,7 @@ export function makeRig(): Rig {
 export function rigFlags(rig: Rig): string[] {
   return [
     `--collector.gpu.nvidia-smi=${join(FAULTY_DIR, "nvidia-smi")}`,
-    "--collector.gpu.interval=1s",
+    "--collector.gpu.interval=3s", // a dmon without a sample for 9 s is killed
     "--collector.infiniband.source=tools",
     `--collector.infiniband.ibstat=${join(FAULTY_DIR, "ibstat")}`,
     `--collector.infiniband.perfquery=${join(FAULTY_DIR, "perfquery")}`,
@@ -57,7 +77,7 @@ export function rigFlags(rig: Rig): string[] {
     `--collector.nccl.path=${rig.ncclDir}`,
     "--collector.nccl.check-pids=false",
     "--collector.interval=2s",
-    "--collector.timeout=2s",
+    `--collector.timeout=${RIG_TIMEOUT_S}s`,
   ];
 }
 
@@ -98,16 +118,36 @@ export async function killTokened(token: string): Promise<void> {
   }
 }
 
+/** A misbehaving tool that started (a FAULT_STARTED line of misbehave.mjs). */
+export interface StartedRun {
+  pid: number;
+  tool: string;
+  mode: string;
+  args: string[];
+}
+
+/** The runs logged in a FAULT_STARTED file so far ([] when none has started yet). */
+export function startedRuns(file: string): StartedRun[] {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, "utf8").split("\n");
+  lines.pop(); // "" after the last newline, or a line still being appended
+  return lines.map((l) => JSON.parse(l) as StartedRun);
+}
+
+let agents = 0;
+
 /**
  * Starts an agent on the rig; `set`/`mode` make those tools misbehave. `token` is a KEY=value
- * only this agent and its children (and theirs) carry in their environment, to find leftovers.
+ * only this agent and its children (and theirs) carry in their environment, to find leftovers;
+ * `started` the file its misbehaving tools append to once they have started (startedRuns).
  */
-export async function startRigAgent(rig: Rig, set?: FaultSet, mode?: FaultMode): Promise<{ agent: RunningAgent; token: string }> {
+export async function startRigAgent(rig: Rig, set?: FaultSet, mode?: FaultMode): Promise<{ agent: RunningAgent; token: string; started: string }> {
   const token = newToken();
-  const env: NodeJS.ProcessEnv = { ...tokenEnv(token) };
+  const started = join(rig.dir, `started-${++agents}.jsonl`);
+  const env: NodeJS.ProcessEnv = { ...tokenEnv(token), FAULT_STARTED: started };
   if (set && mode) for (const v of FAULT_VARS[set]) env[v] = mode;
   try {
-    return { agent: await startAgent(rigFlags(rig), rigEnv(env), 30_000), token };
+    return { agent: await startAgent(rigFlags(rig), rigEnv(env), 60_000), token, started };
   } catch (err) {
     await killTokened(token); // startAgent leaves a slow agent running when it gives up on it
     throw err;
