@@ -191,8 +191,8 @@ describe("InspectorFeed", () => {
     expect(comms).toHaveLength(32);
   });
 
-  it("keeps a busy communicator's memory flat: 100,000 records hold no more than 1,000", () => {
-    const job = simulateInspectorJob({ seed: 51, nranks: 8, count: 12_500, gapMs: 5, jitterMs: 0.5, ops: [{ op: "AllReduce", bytes: 2 ** 20 }] });
+  it("keeps a busy communicator's memory flat: 200,000 records hold no more than 1,000", () => {
+    const job = simulateInspectorJob({ seed: 51, nranks: 8, count: 25_000, gapMs: 5, jitterMs: 0.5, ops: [{ op: "AllReduce", bytes: 2 ** 20 }] });
     // The writer helper concatenates: flatten every line first, so that the parser's flattening of
     // them does not free memory between the two measurements.
     let sum = 0;
@@ -212,14 +212,16 @@ describe("InspectorFeed", () => {
       }
     });
     const c = feed.snapshot(now).comms[0];
-    expect(feed.stats().records).toBe(100_000);
+    expect(feed.stats().records).toBe(200_000);
     expect(c?.commonSeqs).toBe(64);
-    // The windows are allocated once: 60,000 more records leave the state's size where it was
-    // (keeping each record's 8-byte time alone would add 0.48 MB).
+    // The windows are allocated once: 160,000 more records leave the state's size where it was.
+    // Keeping each record's 8-byte time alone would add 1.28 MB; the bound is half that, above
+    // what V8's own code and feedback still allocate after warm-up (up to 400 KB seen in a busy
+    // fresh-clone run).
     const grew = retainedHeap() - before;
-    expect(grew).toBeLessThan(256 * 1024);
+    expect(grew).toBeLessThan(640 * 1024);
     // (The job's lines stay alive to here, so both measurements hold them.)
-    expect(job.lines).toHaveLength(100_000);
+    expect(job.lines).toHaveLength(200_000);
   });
 
   it("a file's head read at start (old dump times) makes an inactive communicator: no verdict, then forgotten", () => {
