@@ -126,13 +126,16 @@ describe("agent end to end", () => {
     const log = callLog();
     const a = await start(fakeFlags(tree.root), fakeEnv({ FAKE_NVSMI_MODE: "stall", FAKE_NVSMI_LOG: log, FAKE_NVSMI_DMON_TOKEN: log }));
     await eventually(async () => (sample(await a.scrape(), 'ringwatch_gpu_power_watts{gpu="0"}') !== undefined ? true : undefined));
-    // Silent for 3 intervals (3 s): the series go, the gpu collector reports failure.
+    // Silent for 3 intervals (3 s): the series go, the gpu collector reports failure. Waits for dmon_up 0, not
+    // for GPU 0's series alone: the rows of one sample set arrive ms apart, so GPU 0 can go stale a moment
+    // before the child's last row does (one GPU withdrawn while dmon still delivers is a state of its own).
     const withdrawn = await eventually(async () => {
       const t = await a.scrape();
-      return sample(t, 'ringwatch_gpu_power_watts{gpu="0"}') === undefined ? t : undefined;
+      return sample(t, "ringwatch_gpu_dmon_up") === 0 ? t : undefined;
     });
+    expect(sample(withdrawn, 'ringwatch_gpu_power_watts{gpu="0"}')).toBeUndefined();
+    expect(samplesOf(withdrawn, "ringwatch_gpu_power_watts")).toEqual([]);
     expect(sample(withdrawn, 'ringwatch_collector_success{collector="gpu"}')).toBe(0);
-    expect(sample(withdrawn, "ringwatch_gpu_dmon_up")).toBe(0);
     // ...then the child is killed and a new one started, which delivers again.
     const again = await eventually(async () => {
       const t = await a.scrape();
