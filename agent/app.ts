@@ -106,6 +106,7 @@ export function createAgent(config: AgentConfig, deps: AgentDeps): Agent {
         version: VERSION,
         web: { path: web.path, loaded, onReload },
         onRefused: (reason) => self.webRefused.inc({ reason }),
+        documents: new Map(collectors.flatMap((c) => [...(c.documents?.() ?? [])])),
       });
       const port = await server.listen(config.listen);
       runner.start();

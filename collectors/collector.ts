@@ -70,4 +70,9 @@ export interface Collector<S extends object = object> {
    * and counts the reload as failed.
    */
   reconfigure?(settings: S, common: CommonSettings): void;
+  /**
+   * JSON documents the agent serves beside /metrics, by path (the nccl collector's /nccl/ras-role,
+   * which other nodes' agents read: ras/peers.ts). Each is computed at the request.
+   */
+  documents?(): ReadonlyMap<string, () => unknown>;
 }

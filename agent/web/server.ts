@@ -1,5 +1,6 @@
 /**
- * The HTTP(S) server: the exposition at the telemetry path, /healthz, and a small landing page.
+ * The HTTP(S) server: the exposition at the telemetry path, /healthz, the collectors' JSON documents
+ * (/nccl/ras-role), and a small landing page.
  * With --web.config.file it speaks TLS (node:https), sends the configured headers, rate-limits and
  * asks every path for basic auth, like exporter-toolkit; the web config is re-read when its files
  * change (source.ts), and a changed certificate is used from the next connection on.
@@ -54,6 +55,8 @@ export interface MetricsServerOptions {
   clientOf?: ClientOf;
   /** A request or connection was turned away at once (ringwatch_web_refused_total). */
   onRefused?: (reason: WebRefusal) => void;
+  /** JSON documents by path (the collectors' documents()), computed at each request. */
+  documents?: ReadonlyMap<string, () => unknown>;
 }
 
 /** A request's headers must be complete this long after the connection opened or the last response. */
@@ -121,6 +124,13 @@ export function createMetricsServer(registry: Registry, logger: Logger, opts: Me
     }
     if (path === "/healthz") {
       res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
+    const document = opts.documents?.get(path);
+    if (document !== undefined) {
+      const body = `${JSON.stringify(document())}\n`;
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store" });
+      res.end(req.method === "HEAD" ? undefined : body);
       return;
     }
     if (path === "/") {

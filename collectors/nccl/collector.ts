@@ -13,17 +13,21 @@ import type { CommonSettings } from "../settings/common.js";
 import { NcclMetrics } from "./metrics.js";
 import type { GpuReadings } from "./verdict/gpu-readings.js";
 import { HangTransitions } from "./verdict/hang-transitions.js";
-import { createNodeView, createRasNode, GpuSpinClock } from "./node-view.js";
+import { addressIn, createNodeView, createRasNode, GpuSpinClock, localAddresses } from "./node-view.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder/watch.js";
 import { FlightRecorderMetrics } from "./flight-recorder/metrics.js";
+import { RasAskMetrics } from "./ras/metrics.js";
 import { InspectorMetrics } from "./inspector/metrics.js";
 import { knownRanks } from "./logs/pytorch/findings.js";
 import { PytorchMetrics } from "./logs/pytorch/metrics.js";
 import { PytorchVerdicts } from "./logs/pytorch/verdict.js";
 import { InspectorWatch } from "./inspector/watch.js";
-import { RasWatch, type RasSnapshot } from "./ras/watch.js";
+import { NO_RAS_ROLE, RasWatch, type RasElection, type RasSnapshot } from "./ras/watch.js";
+import { defectsOf } from "./ras/defects.js";
+import { PEER_DEADLINE_MS, PEER_ROLE_PATH, probePeer } from "./ras/peer-probe.js";
+import { gpusSpin, loggedComms, loggedVersion } from "./ras-inputs.js";
 import { rasHangEndedLine, rasHangLine, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras/verdict.js";
 import type { Tracker } from "./logs/state/tracker.js";
 import { LogsWatch } from "./logs/watch.js";
@@ -67,6 +71,16 @@ export interface NcclOptions {
 export interface NcclRasOptions {
   address: RasAddress;
   intervalMs: number;
+  /** One querier per job (ras/job-view.ts); undefined or false: this node asks every interval. */
+  elected?: boolean;
+  /** No query this long after a service appears or a report shows a rank in init. Default 0. */
+  settleMs?: number;
+  /** false: the defect table (ras/defects.ts) holds timed queries back; undefined or true: no table. */
+  pollKnownDefective?: boolean;
+  /** The other nodes' agents' port, for the succession; 0 or undefined: not followed. */
+  peerPort?: number;
+  /** The addresses RAS names this node by; empty or undefined: the interfaces'. */
+  nodeAddresses?: readonly string[];
   /** Overrides (tests): NCCL's per-peer wait and the query's deadline. */
   legTimeoutSeconds?: number;
   deadlineMs?: number;
@@ -81,6 +95,7 @@ export interface NcclCollector extends Collector<NcclSettings> {
 }
 
 const DEFAULT_HEAD_BYTES = 256 * 1024;
+const noDefects = (): readonly never[] => [];
 
 /** The Inspector watcher, where --collector.nccl.inspector.path names something. */
 function makeInspector(opts: NcclOptions, deps: CollectorDeps): InspectorWatch | undefined {
@@ -132,8 +147,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const spin = new GpuSpinClock(opts.gpu);
   // RAS's standstills are seen at the poll interval: the threshold stretches to twice the longest recent one.
   // An answer counts only from a socket that a live process of a rank the logs know (or root) holds.
-  const makeRas = (o: NcclRasOptions): RasWatch =>
-    new RasWatch({
+  const sharedLocalAddresses = localAddresses();
+  const isLocal = (o: NcclRasOptions | undefined): ((host: string) => boolean) =>
+    o?.nodeAddresses !== undefined && o.nodeAddresses.length > 0 ? addressIn(o.nodeAddresses) : (opts.isLocalAddress ?? sharedLocalAddresses);
+  const makeRas = (o: NcclRasOptions): RasWatch => {
+    const w = new RasWatch({
       ...o,
       now: deps.now,
       log,
@@ -142,7 +160,24 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
         procfsRoot: () => opts.procfsRoot,
         rankPids: () => [...liveRankPids(tracker, view, (pid) => processUid(opts.procfsRoot, pid)), ...(opts.gpuProcesses?.() ?? [])],
       },
+      procfsRoot: () => opts.procfsRoot,
+      settleMs: o.settleMs ?? 0,
+      ...(o.pollKnownDefective === false ? { knownDefects: defectsOf } : {}),
+      versionHint: () => loggedVersion(tracker),
+      ...(o.elected === true ? { election: rasElection(o) } : {}),
     });
+    w.start();
+    return w;
+  };
+  const rasElection = (o: NcclRasOptions): RasElection => {
+    const port = o.peerPort ?? 0;
+    return {
+      isLocal: isLocal(o),
+      ...(port > 0 ? { peerPort: port } : {}),
+      probe: (node) => probePeer(node, port, PEER_DEADLINE_MS),
+      loggedComms: () => loggedComms(tracker),
+    };
+  };
   let ras: RasWatch | undefined = opts.ras !== undefined ? makeRas(opts.ras) : undefined;
   /** Per communicator the logs know: does a rank of it live on this node (the last evaluation's answer). */
   const collLive = new Map<string, boolean>();
@@ -156,7 +191,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       loggedHere: (commId) => collLive.get(commId),
       now: deps.now,
       ...(opts.gpu !== undefined ? { gpu: opts.gpu } : {}),
-      ...(opts.isLocalAddress !== undefined ? { isLocal: opts.isLocalAddress } : {}),
+      isLocal: isLocal(opts.ras),
     });
   let rasNode = makeRasNode();
   const makeFr = (o: FlightRecorderOptions): FlightRecorderWatch => new FlightRecorderWatch({ ...o, now: deps.now, log });
@@ -173,6 +208,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     metrics.publish(tracker, evaluate(), logs.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
     if (insp !== undefined) inspectorMetrics.publish(insp);
     frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
+    if (snapshot !== undefined) rasMetrics.publish(snapshot);
     pytorchMetrics.publish(
       pytorch.evaluate(tracker.pt, () => knownRanks(tracker)),
       tracker.pt,
@@ -181,6 +217,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);
   const inspectorMetrics = new InspectorMetrics(deps.registry);
+  const rasMetrics = new RasAskMetrics(deps.registry);
   const pytorchMetrics = new PytorchMetrics(deps.registry);
   const pytorch = new PytorchVerdicts({ log, now: deps.now });
 
@@ -193,12 +230,18 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       spin.update(now);
       collHangs.update(new Map(evaluate().flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
       if (ras !== undefined) rasHangs.update(new Map(rasNow(ras.snapshot()).flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
-      ras?.tick(collHangs.any);
+      ras?.tick(collHangs.any || rasSuspicion(now));
       fr?.tick(collHangs.any || rasHangs.any);
       if (inspector !== undefined) inspector.logChanges(inspector.snapshot());
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
+  }
+
+  /** Local evidence of a hang other than the logs' COLL verdicts: the GPUs spin, or PyTorch's lines say so. */
+  function rasSuspicion(now: number): boolean {
+    const gpus = opts.gpu?.latestSamples().keys() ?? [];
+    return gpusSpin(spin, gpus, now, detect.hangThresholdMs) || pytorch.evaluate(tracker.pt, () => knownRanks(tracker)).length > 0;
   }
 
   let timer: NodeJS.Timeout | undefined;
@@ -218,7 +261,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       rasNode = makeRasNode();
       // Once created, the watch stays (paused when RAS is turned off): its counters do not reset.
       if (ras === undefined && n.ras !== undefined) ras = makeRas(n.ras);
-      else ras?.setOptions(n.ras);
+      else ras?.setOptions(n.ras === undefined ? undefined : { ...n.ras, knownDefects: n.ras.pollKnownDefective ? noDefects : defectsOf });
       ras?.setThreshold(n.hangThresholdMs);
       if (n.flightRecorder === undefined) fr = undefined;
       else if (fr === undefined) fr = makeFr(n.flightRecorder);
@@ -247,6 +290,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (!logs.started) return { ok: false, reason: "starting", starting: true };
       return { ok: true, lastSuccessMs: deps.now() };
     },
+    documents: () => new Map([[PEER_ROLE_PATH, () => ras?.roleAnswer() ?? NO_RAS_ROLE]]),
     async once(): Promise<void> {
       await logs.once();
       if (logs.failed !== undefined) throw new CollectorError(logs.failed);

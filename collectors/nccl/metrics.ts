@@ -51,7 +51,6 @@ export class NcclMetrics {
   private readonly filesDropped: Counter;
   private readonly commsDropped: Counter;
   private readonly unresolved: Counter;
-  private readonly rasQueries: Counter<"result">;
   private readonly rasLastReport: Gauge;
   private readonly rasBehind: Gauge<"comm_id" | "rank" | "process">;
   private readonly rasMismatch: Gauge<"comm_id">;
@@ -179,12 +178,6 @@ export class NcclMetrics {
       "ringwatch_nccl_unresolved_collectives_total",
       "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).",
       [],
-    );
-    this.rasQueries = counter(
-      registry,
-      "ringwatch_nccl_ras_queries_total",
-      "Status queries to NCCL's RAS service (every --collector.nccl.ras-interval) by result: ok, unreachable (nothing listening: no job), timeout, error, untrusted (a socket of no known rank or GPU process, nor root's: ignored).",
-      ["result"],
     );
     this.rasLastReport = gauge(
       registry,
@@ -329,10 +322,6 @@ export class NcclMetrics {
   }
 
   private publishRas({ snapshot, verdicts }: RasPublish): void {
-    publishCounter(
-      this.rasQueries,
-      [...snapshot.queries].map(([result, n]) => ({ labels: { result }, value: n })),
-    );
     publishGauge(this.rasLastReport, snapshot.lastReportMs !== undefined ? [{ labels: {}, value: snapshot.lastReportMs / 1000 }] : []);
     const behind: Sample[] = [];
     const mism: Sample[] = [];

@@ -58,6 +58,37 @@ const FLAGS = [
     help: "Ask NCCL's RAS service this often (±10 % jitter): a RAS hang is called within the hang threshold plus this. Each query makes every process of the job send its counts over RAS's own TCP network; nothing listening costs one refused connection.",
   },
   {
+    name: "collector.nccl.ras-querier",
+    kind: "enum",
+    default: "elected",
+    choices: ["elected", "every-node"],
+    help: "Who asks NCCL RAS on a timer: elected, one node per job (the one that hosts rank 0 of its largest communicator; the others ask only on local suspicion, and take over when its agent is gone), or every-node (each node every interval: a job of N nodes pays N job-wide collections per interval).",
+  },
+  {
+    name: "collector.nccl.ras-settle",
+    kind: "duration",
+    default: "2m",
+    help: "No RAS query for this long after a job's RAS service appears, or after a report shows a rank still in init: a query while communicators are created has crashed jobs (NVIDIA/nccl#1669, #2346).",
+  },
+  {
+    name: "collector.nccl.ras-poll-known-defective",
+    kind: "bool",
+    default: "false",
+    help: "Ask NCCL RAS on a timer even where the job's NCCL version has a known RAS defect that a query can set off (docs/nccl.md lists them); by default those are asked only on local suspicion of a hang.",
+  },
+  {
+    name: "collector.nccl.ras-peer-port",
+    kind: "int",
+    default: "9742",
+    help: "Port of the other nodes' ringwatch agents: a node that is not its job's RAS querier reads the querier's /nccl/ras-role there, to take over when that agent or node is gone (0: never; no takeover).",
+  },
+  {
+    name: "collector.nccl.node-address",
+    kind: "list",
+    default: "",
+    help: "The addresses NCCL RAS names this node by (its ranks' bootstrap addresses); repeat for more; empty: every address of this node's interfaces.",
+  },
+  {
     name: "collector.nccl.flight-recorder.dump",
     kind: "string",
     default: "",
@@ -84,11 +115,18 @@ const FLAGS = [
   },
 ] as const;
 
+const RESTART_ONLY = new Set(["collector.nccl.inspector.path", "collector.nccl.ras-querier", "collector.nccl.ras-peer-port", "collector.nccl.node-address"]);
+
 function rasAddress(text: string): RasAddress {
   const address = parseRasAddress(text);
   if (address === undefined)
     throw new ConfigError(`invalid value "${text}" for --collector.nccl.ras-addr: expected HOST:PORT (e.g. localhost:28028, [::1]:28028)`);
   return address;
+}
+
+function peerPort(n: number): number {
+  if (n > 65535) throw new ConfigError(`invalid value "${n}" for --collector.nccl.ras-peer-port: a TCP port (1-65535), or 0 for none`);
+  return n;
 }
 
 export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
@@ -99,7 +137,8 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
   uses: ["path.procfs"],
   poll: false,
   // reconfigure() applies every one of its settings without losing state.
-  reloadable: [...FLAGS.filter((f) => f.name !== "collector.nccl.inspector.path").map((f) => f.name), "path.procfs"],
+  // The RAS election's settings shape the watch when it is made: a change needs a restart.
+  reloadable: [...FLAGS.filter((f) => !RESTART_ONLY.has(f.name)).map((f) => f.name), "path.procfs"],
   read(r) {
     const paths = r.list("collector.nccl.path");
     if (paths.length === 0) throw new ConfigError("invalid value for --collector.nccl.path: at least one directory or glob");
@@ -108,6 +147,11 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       ? {
           address: r.parsed("collector.nccl.ras-addr", rasAddress, (a) => formatHostPort(a.host, a.port)),
           intervalMs: r.duration("collector.nccl.ras-interval"),
+          elected: r.choice<"elected" | "every-node">("collector.nccl.ras-querier") === "elected",
+          settleMs: r.duration("collector.nccl.ras-settle"),
+          pollKnownDefective: r.bool("collector.nccl.ras-poll-known-defective"),
+          peerPort: peerPort(r.int("collector.nccl.ras-peer-port", 0)),
+          nodeAddresses: r.list("collector.nccl.node-address"),
         }
       : undefined;
     const frDump = r.text("collector.nccl.flight-recorder.dump");

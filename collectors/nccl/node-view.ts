@@ -97,6 +97,12 @@ export function isLoopbackHost(host: string): boolean {
   return h === "localhost" || h === "::1" || h.startsWith("127.");
 }
 
+/** This node's addresses as listed (--collector.nccl.node-address). */
+export function addressIn(list: readonly string[]): (host: string) => boolean {
+  const set = new Set(list.map(normalAddress));
+  return (host) => set.has(normalAddress(host));
+}
+
 /** This node's addresses (every interface), refreshed at most once a minute. */
 export function localAddresses(list: () => string[] = interfaceAddresses, now: () => number = Date.now): (host: string) => boolean {
   let at = -Infinity;

@@ -11,9 +11,23 @@ export interface NcclSettings {
   checkPids: boolean;
   polling: boolean | "auto";
   /** NCCL RAS queries during a hang; undefined when --no-collector.nccl.ras. */
-  ras: { address: RasAddress; intervalMs: number } | undefined;
+  ras: RasSettings | undefined;
   /** PyTorch Flight Recorder dumps; undefined when --collector.nccl.flight-recorder.dump is empty. */
   flightRecorder: FlightRecorderOptions | undefined;
   /** NCCL Inspector output directories or globs; empty: off. */
   inspectorPaths: string[];
+}
+
+/** --collector.nccl.ras-*: how NCCL RAS is asked (docs/nccl.md, production mode). */
+export interface RasSettings {
+  address: RasAddress;
+  intervalMs: number;
+  /** One querier per job (--collector.nccl.ras-querier=elected); false: every node asks. */
+  elected: boolean;
+  settleMs: number;
+  pollKnownDefective: boolean;
+  /** The other nodes' agents' port; 0: never read (no takeover). */
+  peerPort: number;
+  /** The addresses RAS names this node by; empty: the interfaces'. */
+  nodeAddresses: string[];
 }

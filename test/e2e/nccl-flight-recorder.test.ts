@@ -79,6 +79,8 @@ describe("Flight Recorder, live, end to end", () => {
       `--collector.nccl.path=${join(dir, "logs")}`,
       "--collector.nccl.hang-threshold=3s",
       `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
+      "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
       "--collector.nccl.ras-interval=1s",
       `--collector.nccl.flight-recorder.dump=${join(dir, "nccl_trace_rank_")}`,
       `--collector.nccl.flight-recorder.pipe=${join(dir, "pipe_")}`,

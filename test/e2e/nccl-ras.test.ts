@@ -56,6 +56,8 @@ describe("production mode: NCCL RAS alone", () => {
       `--collector.nccl.path=${dir}`,
       "--collector.nccl.hang-threshold=4s",
       `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
+      "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
       "--collector.nccl.ras-interval=1s",
     ]);
     const a = agent;
@@ -102,7 +104,11 @@ describe("production mode: NCCL RAS alone", () => {
       "--no-collector.mtu",
       `--collector.nccl.path=${dir}`,
       `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
+      "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
       "--collector.nccl.ras-interval=60s",
+      // Asked at once at start: an elected querier's first query would come at a random moment of the 60 s.
+      "--collector.nccl.ras-querier=every-node",
     ]);
     const a = agent;
     const r = ras;

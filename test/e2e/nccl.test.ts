@@ -98,6 +98,8 @@ describe("nccl collector end to end", () => {
       `--collector.nccl.path=${dir}`,
       "--collector.nccl.hang-threshold=4s",
       `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
+      "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
+      "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
       "--collector.nccl.ras-interval=2s",
     ]);
     const a = agent;
@@ -113,7 +115,7 @@ describe("nccl collector end to end", () => {
     expect(samplesOf(named, "ringwatch_nccl_ras_collective_mismatch")).toEqual([]);
     expect(sample(named, 'ringwatch_nccl_ras_findings{kind="rank_behind"}')).toBe(1);
     // The same mismatch across queries that span the 4 s threshold: asked every 2 s, from the start.
-    const asked = sample(named, 'ringwatch_nccl_ras_queries_total{result="ok"}') ?? 0;
+    const asked = sample(named, 'ringwatch_nccl_ras_queries_total{result="ok",reason="periodic"}') ?? 0;
     expect(asked).toBeGreaterThanOrEqual(2);
     expect(sample(named, `ringwatch_nccl_hang_evidence{comm_id="${COMM}",source="ras"}`)).toBe(1);
     expect(sample(named, "ringwatch_nccl_ras_last_report_timestamp_seconds")).toBeGreaterThan(Date.now() / 1000 - 60);

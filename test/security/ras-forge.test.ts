@@ -110,12 +110,19 @@ function flags(dir: string, port: number): string[] {
     `--collector.nccl.path=${dir}`,
     "--collector.nccl.hang-threshold=2s",
     `--collector.nccl.ras-addr=127.0.0.1:${port}`,
+    "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
+    "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
     "--collector.nccl.ras-interval=1s",
   ];
 }
 
-const untrusted = (t: string): number => sample(t, 'ringwatch_nccl_ras_queries_total{result="untrusted"}') ?? 0;
-const ok = (t: string): number => sample(t, 'ringwatch_nccl_ras_queries_total{result="ok"}') ?? 0;
+/** Queries with this result, whatever their reason. */
+const queries = (t: string, result: string): number =>
+  samplesOf(t, "ringwatch_nccl_ras_queries_total")
+    .filter((l) => l.includes(`result="${result}"`))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+const untrusted = (t: string): number => queries(t, "untrusted");
+const ok = (t: string): number => queries(t, "ok");
 
 /** Scrapes until `n` answers were refused, and returns that exposition. */
 function afterRefusals(a: RunningAgent, n = REFUSALS): Promise<string> {
@@ -220,11 +227,9 @@ describe.skipIf(!isRoot)("NCCL RAS: only a rank's socket is believed (agent as r
     agent = await startAgent(flags(dir, s.port));
     const a = agent;
     const hung = await rasHang(a);
-    // Believed from the first query (asked once the logs' heads were read), and in fewer answers than
-    // the forged tests above waited for.
+    // Believed from the first query (asked once the logs' heads were read): no answer was refused.
     expect(untrusted(hung)).toBe(0);
     expect(ok(hung)).toBeGreaterThanOrEqual(2);
-    expect(ok(hung)).toBeLessThan(REFUSALS);
     expect(sample(hung, `ringwatch_nccl_hang_evidence{comm_id="${COMM}",source="ras"}`)).toBe(1);
     expect(samplesOf(hung, "ringwatch_nccl_ras_rank_behind")).toEqual([
       `ringwatch_nccl_ras_rank_behind{comm_id="${COMM}",rank="12",process="10.0.0.2:5152"} 1`,
@@ -284,7 +289,6 @@ describe.skipIf(!isRoot)("NCCL RAS: the uid check where fds cannot be read (agen
     const a = agent;
     const hung = await rasHang(a);
     expect(untrusted(hung)).toBe(0);
-    expect(ok(hung)).toBeLessThan(REFUSALS);
     expect(samplesOf(hung, "ringwatch_nccl_ras_dead_process")).toEqual(['ringwatch_nccl_ras_dead_process{process="10.0.0.2:5155"} 1']);
     const answers = a.logs().find((l) => l.includes("answers ("));
     expect(JSON.parse(answers ?? "{}")).toMatchObject({ socket_owner: `owned by uid 65533, the user of rank process ${pid} (whose sockets cannot be read)` });

@@ -1,12 +1,15 @@
 /**
- * Asks NCCL's RAS service (NCCL 2.24+, on by default in every job process) for the job-wide status
- * every --collector.nccl.ras-interval (±10 % jitter, so the nodes of a job drift apart), whether or
- * not any log is followed: in production jobs (no COLL lines) RAS is the live source of the hang
- * verdict. A refused connection is the normal "no job here" answer and costs a few microseconds.
- * A COLL-log hang that begins asks at once. One query at a time; JSON where the job's NCCL has it
- * (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras/verdict.ts turns them into verdicts.
- * Where the job's NCCL has monitor mode (2.29+), a subscription (ras/monitor.ts) hears a dead peer
- * the moment RAS declares it: it is published at once and a query follows at once.
+ * Asks NCCL's RAS service (NCCL 2.24+, on by default in every job process) for the job-wide status.
+ * In production jobs (no COLL lines) RAS is the live source of the hang verdict. A STATUS query makes
+ * every process of the job report to the one asked, so who asks, and when, is decided with care
+ * (ras/schedule.ts): one querier per job, elected from the job's own report (ras/job-view.ts) and
+ * succeeded when its agent or node is gone (ras/peers.ts); the other nodes ask on local suspicion
+ * only; nothing while no service listens or while it is young (ras/listener.ts); on NCCL versions
+ * with a known RAS defect (ras/defects.ts), nothing on a timer. One query at a time; JSON where the
+ * job's NCCL has it (2.28.7+), text otherwise. The reports feed ras/progress.ts; ras/verdict.ts
+ * turns them into verdicts. Where the job's NCCL has monitor mode (2.29+), a subscription
+ * (ras/monitor.ts) hears a dead peer the moment RAS declares it: it is published at once and a
+ * query follows (as suspicion).
  * With `owner`, an answer counts only when a process of a rank the logs know (or root) holds the
  * socket that answered (ras/socket-owner.ts); any other is counted as `untrusted`, logged once, and
  * treated as no job here: a local user listening on the RAS port cannot forge a verdict.
@@ -21,6 +24,11 @@ import type { RasEvent } from "./parse-event.js";
 import { RasReader, type RasReport } from "./parse-text.js";
 import { deadProcesses, observe, RasProgress, type ProgressOptions, type RasCommProgress } from "./progress.js";
 import { belief, refusal, socketOwner, type RasConnection, type SocketOwner } from "./socket-owner.js";
+import { AskSchedule, ASK_REASONS, type AskReason } from "./schedule.js";
+import { jobViewFromLogs, jobViewOf, type LoggedComm, type RasJobView, type RasRole } from "./job-view.js";
+import { Succession, type ProbeResult } from "./peers.js";
+import { accepts, listenerOf, type ListenerSeen } from "./listener.js";
+import type { RasDefect } from "./defects.js";
 
 /** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
 export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error" | "untrusted";
@@ -51,6 +59,35 @@ export interface RasWatchOptions {
   monitor?: boolean;
   /** Believe only a socket held by a rank process (or root); undefined: believe any answer. */
   owner?: RasOwnerSource;
+  /** One querier per job (ras/job-view.ts, ras/peers.ts); undefined: this node asks on its timer, as every node does. */
+  election?: RasElection;
+  /** No query in this long after a RAS service appears, or after a report showed a rank in init. Default 0. */
+  settleMs?: number;
+  /** The known RAS defects of an NCCL version (ras/defects.ts): none on a timer for those. Default: none known. */
+  knownDefects?: (version: string) => readonly RasDefect[];
+  /** The NCCL version of this node's rank processes, where the logs tell it before any report. */
+  versionHint?: () => string | undefined;
+  /** Where the kernel's socket tables are (<procfs>/net/tcp): whether a service listens. Default /proc. */
+  procfsRoot?: () => string;
+}
+
+export interface RasElection {
+  /** Is this address one of this node's (RAS names each rank's node by an address). */
+  isLocal: (host: string) => boolean;
+  /** The port of the other nodes' agents, to follow the succession; undefined: not followed (no takeover). */
+  peerPort?: number;
+  /** Checks another node's agent (ras/peer-probe.ts); injected by tests. */
+  probe: (node: string) => Promise<ProbeResult>;
+  /** The communicators this node's logs know with their live ranks here: the role where a text report does not tell. */
+  loggedComms?: () => readonly LoggedComm[];
+}
+
+/** Which NCCL version the timed queries are decided for, and the decision (ringwatch_nccl_ras_version_gate). */
+export interface RasGate {
+  version: string;
+  decision: "periodic" | "suspicion_only";
+  /** The first known defect of that version (its id), when there is one. */
+  defect: string | undefined;
 }
 
 /** Monitor events counted by type; any other type counts as `other`. */
@@ -72,6 +109,31 @@ export interface RasSnapshot {
   monitor: RasMonitorState;
   /** Monitor events received, by type (RAS_EVENT_TYPES). */
   events: ReadonlyMap<string, number>;
+  /** Queries by result, then by reason. */
+  queriesBy: ReadonlyMap<RasQueryOutcome, ReadonlyMap<AskReason, number>>;
+  /** The job as the last report (or the logs) show it. */
+  job: RasJobView | undefined;
+  role: RasRole;
+  /** The backoff now, ms (0: none). */
+  backoffMs: number;
+  gate: RasGate | undefined;
+  listener: ListenerSeen["kind"];
+  /** Where the tables do not show it: a bare connection was accepted. */
+  listenerAccepts: boolean;
+  /** Checks of other nodes' agents, by result (ras/peers.ts). */
+  peerChecks: ReadonlyMap<string, number>;
+}
+
+/** What /nccl/ras-role answers while RAS is not asked at all. */
+export const NO_RAS_ROLE: RasRoleAnswer = { job: null, role: "undetermined", last_report_age_seconds: null, interval_seconds: 0, nccl_version: null };
+
+/** What /nccl/ras-role answers other nodes' agents (ras/peers.ts). */
+export interface RasRoleAnswer {
+  job: string | null;
+  role: RasRole;
+  last_report_age_seconds: number | null;
+  interval_seconds: number;
+  nccl_version: string | null;
 }
 
 /** The last report in a text answer. */
@@ -106,13 +168,17 @@ export function hasMonitorMode(version: string | undefined): boolean {
   return major > 2 || (major === 2 && minor >= 29);
 }
 
+/** How often the watch looks whether a service listens (a read of <procfs>/net/tcp: about 1 ms at 10,000 sockets). */
+const LISTENER_CHECK_MS = 2000;
+/** Deadline of a bare connection that tells whether a service in another network namespace listens. */
+const ACCEPT_DEADLINE_MS = 2000;
+
 export class RasWatch {
   private opts: RasWatchOptions;
   private readonly queries = new Map<RasQueryOutcome, number>(RAS_OUTCOMES.map((o) => [o, 0]));
+  private readonly queriesBy = new Map<RasQueryOutcome, Map<AskReason, number>>(RAS_OUTCOMES.map((o) => [o, new Map(ASK_REASONS.map((r) => [r, 0]))]));
   private readonly progress: RasProgress;
   private lastReportMs: number | undefined;
-  private lastAskedMs: number | undefined;
-  private nextAskMs: number | undefined;
   private report: RasReport | undefined;
   private format: "json" | "text" | undefined;
   private findings: readonly Finding[] = [];
@@ -120,7 +186,7 @@ export class RasWatch {
   private query: AbortController | undefined;
   /** The last outcome logged, so a repeated one is not logged again. */
   private loggedState: string | undefined;
-  private urgentBefore = false;
+  private suspicion = false;
   private paused = false;
   private closed = false;
   /** A query wanted at once while one was in flight (a monitor event). */
@@ -132,6 +198,19 @@ export class RasWatch {
   /** Who held the socket of the last answer checked; the rank pid that did, looked at first next time. */
   private owner: SocketOwner | undefined;
   private ownerPid: number | undefined;
+  private readonly schedule: AskSchedule;
+  private readonly succession: Succession | undefined;
+  private job: RasJobView | undefined;
+  private listener: ListenerSeen = { kind: "unknown" };
+  private listenerInode: number | undefined;
+  private listenerCheckedMs: number | undefined;
+  private acceptCheck: Promise<void> | undefined;
+  private acceptCheckedMs: number | undefined;
+  private peerCheck: Promise<void> | undefined;
+  private nextPeerCheckMs = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** A PEER_DEAD event asks at once, as suspicion. */
+  private eventSuspicion = false;
 
   constructor(
     opts: RasWatchOptions,
@@ -139,6 +218,15 @@ export class RasWatch {
   ) {
     this.opts = { ...opts };
     this.progress = new RasProgress({ ...opts.progress });
+    this.schedule = new AskSchedule({ intervalMs: opts.intervalMs, settleMs: opts.settleMs ?? 0, random, spreadStart: opts.election !== undefined });
+    const e = opts.election;
+    if (e !== undefined)
+      this.succession = new Succession({
+        isSelf: (node) => e.isLocal(node),
+        intervalMs: opts.intervalMs,
+        now: () => this.opts.now(),
+        probe: (node) => e.probe(node),
+      });
     if (opts.monitor !== false) {
       this.monitor = new RasMonitor({
         address: opts.address,
@@ -149,8 +237,15 @@ export class RasWatch {
     }
   }
 
+  /** Looks every second whether to ask (the collector's evaluations also call tick with the suspicion). */
+  start(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setInterval(() => this.tick(this.suspicion), Math.min(1000, this.opts.intervalMs / 4));
+    this.timer.unref();
+  }
+
   /** New settings (SIGHUP); undefined pauses: the query in flight ends, what was known goes, counts stay. */
-  setOptions(o: Pick<RasWatchOptions, "address" | "intervalMs"> | undefined): void {
+  setOptions(o: (Pick<RasWatchOptions, "address" | "intervalMs"> & Partial<Pick<RasWatchOptions, "settleMs" | "knownDefects">>) | undefined): void {
     if (o === undefined) {
       this.paused = true;
       this.query?.abort();
@@ -161,11 +256,12 @@ export class RasWatch {
     const moved = o.address.host !== this.opts.address.host || o.address.port !== this.opts.address.port;
     this.paused = false;
     this.opts = { ...this.opts, ...o };
+    this.schedule.setOptions({ intervalMs: this.opts.intervalMs, settleMs: this.opts.settleMs ?? 0 });
+    this.succession?.setInterval(this.opts.intervalMs);
     if (moved) {
       this.forget();
       this.monitor?.reset(o.address);
     }
-    this.nextAskMs = undefined;
   }
 
   setThreshold(ms: number): void {
@@ -173,38 +269,134 @@ export class RasWatch {
   }
 
   /**
-   * Called at every evaluation: asks when the interval is up. `urgent` (a hang suspected from the
-   * logs) asks at once when it begins, unless the last query is very recent.
+   * Looks whether to ask now (ras/schedule.ts). `suspicion`: local evidence of a hang (the logs, the
+   * GPUs, PyTorch's lines); a rising one is looked at at once.
    */
-  tick(urgent = false): void {
-    const rising = urgent && !this.urgentBefore;
-    this.urgentBefore = urgent;
-    if (this.inFlight !== undefined || this.paused || this.closed) return;
+  tick(suspicion = false): void {
+    this.suspicion = suspicion;
+    if (this.paused || this.closed) return;
     const now = this.opts.now();
-    let due = this.nextAskMs ?? now;
-    if (rising) due = Math.min(due, this.lastAskedMs === undefined ? now : this.lastAskedMs + this.opts.intervalMs / 4);
-    if (now < due) return;
-    this.lastAskedMs = now;
-    this.nextAskMs = now + this.opts.intervalMs * (0.9 + 0.2 * this.random());
+    this.watchListener(now);
+    this.followSuccession(now);
+    if (this.inFlight !== undefined) return;
+    const role = this.role();
+    const reason = this.schedule.due({
+      now,
+      role,
+      querierServing: this.succession?.querierServing ?? false,
+      suspicion,
+      event: this.eventSuspicion,
+      takeover: this.succession?.takeTakeover() ?? false,
+      periodicAllowed: this.gate()?.decision !== "suspicion_only",
+    });
+    if (reason === undefined) return;
+    this.eventSuspicion = false;
+    this.schedule.asked(reason, now);
     const ac = new AbortController();
     this.query = ac;
-    this.inFlight = this.ask(ac.signal)
+    this.inFlight = this.ask(ac.signal, reason)
       .catch((err: unknown) => this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: NCCL RAS query failed"))
       .finally(() => {
         this.inFlight = undefined;
         this.query = undefined;
         if (this.askAgain) {
           this.askAgain = false;
-          this.tick(this.urgentBefore);
+          this.tick(this.suspicion);
         }
       });
   }
 
-  /** Asks now, or as soon as the query in flight ends. */
+  /** This node's role for the job now. */
+  private role(): RasRole {
+    if (this.opts.election === undefined) return "querier";
+    if (this.job !== undefined && this.job.succession.length > 0) return this.succession?.role ?? "undetermined";
+    const logged = this.opts.election.loggedComms?.();
+    const fromLogs = logged !== undefined ? jobViewFromLogs(logged, false) : undefined;
+    if (fromLogs === undefined) return "undetermined";
+    return fromLogs.hostsRankZero ? "querier" : "listener";
+  }
+
+  /** The job as this node's logs show it (a text report): its anchor, no succession. */
+  private jobFromLogs(): RasJobView | undefined {
+    const logged = this.opts.election?.loggedComms?.();
+    return logged !== undefined ? jobViewFromLogs(logged, false)?.view : undefined;
+  }
+
+  /** Timed queries for the job's NCCL version: undefined while no version is known. */
+  private gate(): RasGate | undefined {
+    const version = this.report?.version ?? this.opts.versionHint?.();
+    if (version === undefined) return undefined;
+    const defects = this.opts.knownDefects?.(version) ?? [];
+    return { version, decision: defects.length > 0 ? "suspicion_only" : "periodic", defect: defects[0]?.id };
+  }
+
+  /** Whether a RAS service listens, and a new one (a new job) from its inode. */
+  private watchListener(now: number): void {
+    if (this.listenerCheckedMs !== undefined && now - this.listenerCheckedMs < LISTENER_CHECK_MS && now >= this.listenerCheckedMs) return;
+    this.listenerCheckedMs = now;
+    const isLocal = this.opts.election?.isLocal ?? (() => false);
+    const seen = listenerOf(this.opts.procfsRoot?.() ?? "/proc", this.opts.address, isLocal);
+    this.listener = seen;
+    if (seen.kind === "listening") {
+      if (seen.inode !== this.listenerInode) {
+        if (this.listenerInode !== undefined) this.forget();
+        this.listenerInode = seen.inode;
+        this.schedule.listening(now);
+      }
+      return;
+    }
+    if (seen.kind === "none") {
+      if (this.schedule.hasListener) {
+        this.forget();
+        this.monitor?.reset();
+      }
+      this.listenerInode = undefined;
+      this.schedule.gone();
+      this.logNoService("nothing listens there (the kernel's socket tables say so: no connection was made)");
+      return;
+    }
+    // Not in this node's tables (another network namespace): a bare connection tells, once an interval.
+    if (this.schedule.hasListener || this.acceptCheck !== undefined) return;
+    if (this.acceptCheckedMs !== undefined && now - this.acceptCheckedMs < this.opts.intervalMs && now >= this.acceptCheckedMs) return;
+    this.acceptCheckedMs = now;
+    this.acceptCheck = accepts(this.opts.address, ACCEPT_DEADLINE_MS)
+      .then((ok) => {
+        if (ok && !this.schedule.hasListener) this.schedule.listening(this.opts.now());
+      })
+      .finally(() => (this.acceptCheck = undefined));
+  }
+
+  /** Checks the agents ahead in the succession, each half interval. */
+  private followSuccession(now: number): void {
+    const s = this.succession;
+    if (s === undefined || this.opts.election?.peerPort === undefined || this.peerCheck !== undefined) return;
+    if (this.job === undefined || this.job.succession.length === 0 || now < this.nextPeerCheckMs) return;
+    this.nextPeerCheckMs = now + (this.opts.intervalMs / 2) * (0.9 + 0.2 * this.random());
+    this.peerCheck = s
+      .check()
+      .catch((err: unknown) =>
+        this.opts.log.debug({ reason: err instanceof Error ? err.message : String(err) }, "nccl: checking the RAS querier's agent failed"),
+      )
+      .finally(() => (this.peerCheck = undefined));
+  }
+
+  /** What /nccl/ras-role answers another node's agent. */
+  roleAnswer(): RasRoleAnswer {
+    const now = this.opts.now();
+    return {
+      job: this.job?.jobId ?? null,
+      role: this.paused ? "undetermined" : this.role(),
+      last_report_age_seconds: this.lastReportMs !== undefined ? Math.max(0, now - this.lastReportMs) / 1000 : null,
+      interval_seconds: this.opts.intervalMs / 1000,
+      nccl_version: this.report?.version ?? null,
+    };
+  }
+
+  /** Asks now, or as soon as the query in flight ends (as suspicion). */
   private askNow(): void {
-    this.nextAskMs = this.opts.now();
+    this.eventSuspicion = true;
     if (this.inFlight !== undefined) this.askAgain = true;
-    else this.tick(this.urgentBefore);
+    else this.tick(this.suspicion);
   }
 
   private onEvent(e: RasEvent): void {
@@ -237,6 +429,8 @@ export class RasWatch {
   /** Ends the query in flight, if any; no query starts after this. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
     this.monitor?.close();
     this.query?.abort();
     await this.settled();
@@ -255,10 +449,20 @@ export class RasWatch {
       findings: this.findings,
       monitor: this.monitor?.state ?? "off",
       events: this.events,
+      queriesBy: this.queriesBy,
+      job: this.job,
+      role: this.paused ? "undetermined" : this.role(),
+      backoffMs: this.schedule.backoffMs,
+      gate: this.gate(),
+      listener: this.listener.kind,
+      listenerAccepts: this.listener.kind === "unknown" && this.schedule.hasListener,
+      peerChecks: this.succession?.checks ?? new Map<string, number>(),
     };
   }
 
   private forget(): void {
+    this.job = undefined;
+    this.succession?.setView(undefined);
     this.deadByEvent.clear();
     this.progress.clear();
     this.report = undefined;
@@ -266,7 +470,7 @@ export class RasWatch {
     this.findings = [];
   }
 
-  private async ask(signal: AbortSignal): Promise<void> {
+  private async ask(signal: AbortSignal, reason: AskReason): Promise<void> {
     const leg = this.opts.legTimeoutSeconds ?? 5;
     const { host, port } = this.opts.address;
     const r: RasQueryResult = await queryRas({
@@ -283,7 +487,10 @@ export class RasWatch {
     const report = r.ok ? reportOf(r.text, r.format) : undefined;
     const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined ? "error" : "ok";
     this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
+    const byReason = this.queriesBy.get(outcome);
+    byReason?.set(reason, (byReason.get(reason) ?? 0) + 1);
     const now = this.opts.now();
+    if (outcome === "timeout" || outcome === "error") this.schedule.failed(now);
     const where = `${host}:${port}`;
     if (report === undefined) {
       // No job answers (it ended, or none runs here), or one not believed answers: what the last one
@@ -292,19 +499,16 @@ export class RasWatch {
         this.forget();
         this.monitor?.reset();
       }
+      // Nothing listens any more: the next service seen is a new job, and waits out the settle time.
+      if (outcome === "unreachable" && this.listener.kind !== "listening") this.schedule.gone();
       const reason = r.ok ? `the answer holds no RAS report (it begins "${r.text.slice(0, 80).trim()}")` : r.reason;
       if (outcome === "untrusted") {
         this.logRefusal(reason, "answer");
         return;
       }
-      this.logOnce(`fail:${outcome}`, () => {
-        if (outcome === "unreachable")
-          this.opts.log.info(
-            { ras_addr: where, reason },
-            `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`,
-          );
-        else this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`);
-      });
+      if (outcome === "unreachable") this.logNoService(reason);
+      else
+        this.logOnce(`fail:${outcome}`, () => this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS at ${where} gave no report: ${reason}`));
       return;
     }
     const format = r.ok ? r.format : "text";
@@ -314,6 +518,9 @@ export class RasWatch {
     const observed = observe(report);
     this.progress.record(now, observed);
     this.findings = rasFindings([{ source: "ras", reports: [report] }]);
+    this.job = jobViewOf(report) ?? this.jobFromLogs();
+    this.succession?.setView(this.job);
+    this.schedule.answered(now, this.job?.initialising === true);
     if (hasMonitorMode(report.version)) this.monitor?.ensure();
     const owner = this.opts.owner !== undefined && this.owner?.trusted === true ? belief(this.owner) : null;
     this.logOnce(`ok:${this.format}`, () =>
@@ -367,6 +574,16 @@ export class RasWatch {
           rank_processes: o !== undefined && !o.trusted ? o.ranks : null,
         },
         `nccl: NCCL RAS ${what} at ${where} ignored, not this node's evidence: ${reason} (counted in ringwatch_nccl_ras_queries_total{result="untrusted"}; docs/nccl.md, "Who may answer")`,
+      ),
+    );
+  }
+
+  private logNoService(reason: string): void {
+    const where = `${this.opts.address.host}:${this.opts.address.port}`;
+    this.logOnce("fail:unreachable", () =>
+      this.opts.log.info(
+        { ras_addr: where, reason },
+        `nccl: no NCCL RAS service at ${where} (no NCCL 2.24+ job on this node, NCCL_RAS_ENABLE=0, or NCCL_RAS_ADDR set elsewhere)`,
       ),
     );
   }

@@ -68,7 +68,15 @@ describe("parseCli", () => {
       retireAfterMs: 3_600_000,
       checkPids: true,
       polling: "auto",
-      ras: { address: { host: "localhost", port: 28028 }, intervalMs: 30_000 },
+      ras: {
+        address: { host: "localhost", port: 28028 },
+        intervalMs: 30_000,
+        elected: true,
+        settleMs: 120_000,
+        pollKnownDefective: false,
+        peerPort: 9742,
+        nodeAddresses: [],
+      },
       inspectorPaths: [],
       flightRecorder: undefined,
     });
@@ -82,8 +90,31 @@ describe("parseCli", () => {
     // Off: its address is not looked at.
     const off = parseCli(["--no-collector.nccl.ras", "--collector.nccl.ras-addr=bad:addr:x"], {});
     expect(off.kind === "run" && off.config.collectors.nccl.ras).toBeUndefined();
-    const v6 = parseCli(["--collector.nccl.ras-addr=[::1]:29000", "--collector.nccl.ras-interval=2m"], {});
-    expect(v6.kind === "run" && v6.config.collectors.nccl.ras).toEqual({ address: { host: "::1", port: 29000 }, intervalMs: 120_000 });
+    const v6 = parseCli(
+      [
+        "--collector.nccl.ras-addr=[::1]:29000",
+        "--collector.nccl.ras-interval=2m",
+        "--collector.nccl.ras-querier=every-node",
+        "--collector.nccl.ras-settle=10s",
+        "--collector.nccl.ras-poll-known-defective",
+        "--collector.nccl.ras-peer-port=0",
+        "--collector.nccl.node-address=10.0.0.7",
+        "--collector.nccl.node-address=fd00::7",
+      ],
+      {},
+    );
+    expect(v6.kind === "run" && v6.config.collectors.nccl.ras).toEqual({
+      address: { host: "::1", port: 29000 },
+      intervalMs: 120_000,
+      elected: false,
+      settleMs: 10_000,
+      pollKnownDefective: true,
+      peerPort: 0,
+      nodeAddresses: ["10.0.0.7", "fd00::7"],
+    });
+    expect(() => parseCli(["--collector.nccl.ras-peer-port=70000"], {})).toThrow(/--collector.nccl.ras-peer-port: a TCP port/);
+    expect(() => parseCli(["--collector.nccl.ras-querier=some"], {})).toThrow(ConfigError);
+    expect(() => parseCli(["--collector.nccl.ras-settle=soon"], {})).toThrow(ConfigError);
   });
 
   it("repeats --collector.nccl.path; env and YAML take comma lists and YAML lists", () => {

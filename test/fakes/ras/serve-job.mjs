@@ -30,6 +30,9 @@
  * Each control line is acknowledged on stdout with "ctl <n>" (n counts them from 1) once applied (for an
  * event: once written to the clients' sockets).
  * stderr: "conn" per connection, "cmd <line>" per command; stdout: "listening <port>" once bound.
+ *
+ * The protocol code is shared with the cluster mode (cluster-job.mjs): rasClientListener (one listener),
+ * answerStatus (a STATUS answer from a job), notifyMonitors (a MONITOR event to the clients).
  */
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -73,67 +76,28 @@ export function parseMonitor(spec) {
 }
 
 /**
+ * One client of a RAS client listener: `state` "status" once a STATUS started (NCCL reads nothing more then),
+ * `format` as SET FORMAT left it, `mask` the MONITOR event groups (0: not monitoring).
  * @typedef {{ sock: import("node:net").Socket, state: "connected" | "status", format: "text" | "json", mask: number, buf: Buffer }} Client
  */
 
 /**
- * @param {string} jobFile
- * @param {string} [addr] host:port
+ * A RAS client listener speaking NCCL's client protocol (the header above says how), for one job or for one
+ * node of a simulated cluster (cluster-job.mjs). The caller binds the server.
+ * @param {{ version: () => string, onStatus: (c: Client, verbose: boolean) => void, log?: (line: string) => void }} hooks
+ *   version: the NCCL version answering (read at every command); onStatus: a STATUS or VERBOSE STATUS started
+ *   (answer with answerStatus); log: "conn" per connection, "cmd <line>" per command
+ * @returns {{ server: import("node:net").Server, clients: Set<Client> }}
  */
-export function serveJob(jobFile, addr = "127.0.0.1:0") {
-  /** @type {string | null} */
-  let fileText = null;
-  /** @type {any} */
-  let job = null;
-  let delayMs = 0;
+export function rasClientListener(hooks) {
   /** @type {Set<Client>} */
   const clients = new Set();
-
-  const currentJob = () => {
-    let text;
-    try {
-      text = readFileSync(jobFile, "utf8");
-    } catch {
-      return job;
-    }
-    if (text !== fileText) {
-      try {
-        job = JSON.parse(text);
-        fileText = text;
-      } catch {
-        // A file being rewritten: keep the last job, read it again next time.
-      }
-    }
-    return job;
-  };
-  currentJob();
-  if (job === null) throw new Error(`nccl-ras: cannot read a job from ${jobFile}`);
-
-  /** @param {Client} c @param {boolean} verbose */
-  function startStatus(c, verbose) {
-    c.state = "status";
-    const j = currentJob();
-    try {
-      if (c.format === "text") c.sock.write(renderTextParts(j, { verbose }).head);
-    } catch (e) {
-      process.stderr.write(`error ${String(e)}\n`);
-      c.sock.destroy();
-      return;
-    }
-    setTimeout(() => {
-      try {
-        c.sock.end(c.format === "json" ? renderJson(j) : renderTextParts(j, { verbose }).tail);
-      } catch (e) {
-        process.stderr.write(`error ${String(e)}\n`);
-        c.sock.destroy();
-      }
-    }, delayMs);
-  }
+  const log = hooks.log ?? (() => {});
 
   /** @param {Client} c @param {string} cmd @param {boolean} afterStatus */
   function command(c, cmd, afterStatus) {
-    process.stderr.write(`cmd ${cmd}\n`);
-    const v = rasFeatures(String(currentJob().version));
+    log(`cmd ${cmd}`);
+    const v = rasFeatures(String(hooks.version()));
     const lower = cmd.toLowerCase();
     const reply = (/** @type {string} */ s) => c.sock.write(s);
     if (lower.startsWith("client protocol ")) reply("SERVER PROTOCOL 2\n");
@@ -147,7 +111,10 @@ export function serveJob(jobFile, addr = "127.0.0.1:0") {
         reply("OK\n");
       } else reply(`ERROR: Invalid format ${f}\n`);
     } else if (lower === "status" || lower === "verbose status") {
-      if (!afterStatus) startStatus(c, lower === "verbose status");
+      if (!afterStatus) {
+        c.state = "status";
+        hooks.onStatus(c, lower === "verbose status");
+      }
     } else if (v.monitor && (lower === "monitor" || lower.startsWith("monitor "))) {
       const r = parseMonitor(cmd.slice("monitor".length));
       if ("error" in r) reply(r.error);
@@ -159,7 +126,7 @@ export function serveJob(jobFile, addr = "127.0.0.1:0") {
   }
 
   const server = createServer((sock) => {
-    process.stderr.write("conn\n");
+    log("conn");
     /** @type {Client} */
     const c = { sock, state: "connected", format: "text", mask: 0, buf: Buffer.alloc(0) };
     clients.add(c);
@@ -182,6 +149,91 @@ export function serveJob(jobFile, addr = "127.0.0.1:0") {
       if (c.buf.length >= RECV_BUFFER && c.state === "connected") sock.destroy(); // "excessively long input line"
     });
   });
+  return { server, clients };
+}
+
+/**
+ * Answers a STATUS from `job` as NCCL does: in text, the head at once and the rest after `delayMs` of
+ * "gathering"; in JSON, all of it after the delay; then the server closes the connection.
+ * @param {Client} c @param {any} job @param {boolean} verbose @param {number} delayMs
+ */
+export function answerStatus(c, job, verbose, delayMs) {
+  try {
+    if (c.format === "text") c.sock.write(renderTextParts(job, { verbose }).head);
+  } catch (e) {
+    process.stderr.write(`error ${String(e)}\n`);
+    c.sock.destroy();
+    return;
+  }
+  setTimeout(() => {
+    try {
+      c.sock.end(c.format === "json" ? renderJson(job) : renderTextParts(job, { verbose }).tail);
+    } catch (e) {
+      process.stderr.write(`error ${String(e)}\n`);
+      c.sock.destroy();
+    }
+  }, delayMs);
+}
+
+/**
+ * Sends a MONITOR event (render.mjs renderEvent) to every client whose groups include it and that is not
+ * running a STATUS (rasClientsNotifyEvent), each in its own format; resolves once written to their sockets.
+ * @param {Iterable<Client>} clients @param {any} event @param {string} [time] "%F %T"; default event.time, else now
+ */
+export function notifyMonitors(clients, event, time) {
+  const group = (event.group ?? "LIFECYCLE") === "LIFECYCLE" ? EVENT_GROUPS.LIFECYCLE : EVENT_GROUPS.TRACE;
+  const at = time ?? event.time ?? formatLocalTime(new Date());
+  const writes = [...clients]
+    .filter((c) => c.state === "connected" && (c.mask & group) !== 0)
+    .map((c) => new Promise((resolve) => c.sock.write(renderEvent(event, { format: c.format, time: at }), () => resolve(undefined))));
+  return Promise.all(writes).then(() => undefined);
+}
+
+/**
+ * "host:port" (IPv6 in brackets) split for server.listen.
+ * @param {string} addr
+ */
+export function parseListenAddr(addr) {
+  const colon = addr.lastIndexOf(":");
+  return { host: addr.slice(0, colon).replace(/^\[|\]$/g, ""), port: Number(addr.slice(colon + 1)) };
+}
+
+/**
+ * @param {string} jobFile
+ * @param {string} [addr] host:port
+ */
+export function serveJob(jobFile, addr = "127.0.0.1:0") {
+  /** @type {string | null} */
+  let fileText = null;
+  /** @type {any} */
+  let job = null;
+  let delayMs = 0;
+
+  const currentJob = () => {
+    let text;
+    try {
+      text = readFileSync(jobFile, "utf8");
+    } catch {
+      return job;
+    }
+    if (text !== fileText) {
+      try {
+        job = JSON.parse(text);
+        fileText = text;
+      } catch {
+        // A file being rewritten: keep the last job, read it again next time.
+      }
+    }
+    return job;
+  };
+  currentJob();
+  if (job === null) throw new Error(`nccl-ras: cannot read a job from ${jobFile}`);
+
+  const { server, clients } = rasClientListener({
+    version: () => String(currentJob().version),
+    onStatus: (c, verbose) => answerStatus(c, currentJob(), verbose, delayMs),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
 
   let ctl = 0;
   createInterface({ input: process.stdin }).on("line", (line) => {
@@ -199,17 +251,11 @@ export function serveJob(jobFile, addr = "127.0.0.1:0") {
     if (msg.job) job = msg.job;
     if (typeof msg.delayMs === "number") delayMs = msg.delayMs;
     if (!msg.event) return ack();
-    const event = msg.event;
-    const group = (event.group ?? "LIFECYCLE") === "LIFECYCLE" ? EVENT_GROUPS.LIFECYCLE : EVENT_GROUPS.TRACE;
-    const time = event.time ?? formatLocalTime(new Date());
-    const writes = [...clients]
-      .filter((c) => c.state === "connected" && (c.mask & group) !== 0)
-      .map((c) => new Promise((resolve) => c.sock.write(renderEvent(event, { format: c.format, time }), () => resolve(undefined))));
-    void Promise.all(writes).then(ack);
+    void notifyMonitors(clients, msg.event).then(ack);
   });
 
-  const colon = addr.lastIndexOf(":");
-  server.listen(Number(addr.slice(colon + 1)), addr.slice(0, colon).replace(/^\[|\]$/g, ""), () => {
+  const { host, port } = parseListenAddr(addr);
+  server.listen(port, host, () => {
     const a = server.address();
     process.stdout.write(`listening ${a && typeof a === "object" ? a.port : 0}\n`);
   });

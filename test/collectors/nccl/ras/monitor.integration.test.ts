@@ -80,11 +80,12 @@ describe("RAS monitor mode", () => {
     await w.settled();
     await s.stop();
     await expect.poll(() => w.snapshot().monitor).toBe("off");
-    // Nothing listens: the next query is refused, and the job's dead are forgotten.
+    // Nothing listens: nothing is asked, and the job's dead are forgotten.
     clock.t = 30_000;
     w.tick();
     await w.settled();
-    expect(w.snapshot().queries.get("unreachable")).toBe(1);
+    expect(w.snapshot().listener).toBe("none");
+    expect(w.snapshot().queries.get("unreachable")).toBe(0);
     expect(w.snapshot().dead).toEqual([]);
   });
 

@@ -158,15 +158,20 @@ describe("RasWatch", () => {
     expect(w.snapshot().progress).toHaveLength(1);
   });
 
-  it("a job that ends (nothing listens any more): counted as unreachable, logged once at info, and what it said is forgotten", async () => {
+  it("a job that ends (nothing listens any more): no connection is made, it is logged once at info, and what it said is forgotten", async () => {
     const s = await service(REPORT_BEHIND);
     const clock = { t: 0 };
     const { w, logs } = watch(s.port, clock);
     await ticks(w, clock, [0, 30_000, 60_000, 90_000, 120_000]);
     expect(rasVerdicts(w.snapshot().progress, node(["10.0.0.8"]))[0]?.hang).toBe(true);
+    const connections = s.connections();
     await s.stop();
     await ticks(w, clock, [150_000, 180_000]);
-    expect(count(w, "unreachable")).toBe(2);
+    // The kernel's socket tables show no listener: nothing is asked, not even a refused connection.
+    expect(count(w, "unreachable")).toBe(0);
+    expect(count(w, "ok")).toBe(5);
+    expect(s.connections()).toBe(connections);
+    expect(w.snapshot().listener).toBe("none");
     expect(w.snapshot()).toMatchObject({ progress: [], dead: [], report: undefined });
     const said = logs().filter((l) => String(l.msg).includes("no NCCL RAS service"));
     expect(said).toHaveLength(1);
@@ -174,13 +179,14 @@ describe("RasWatch", () => {
     expect(String(said[0]?.msg)).toContain("NCCL_RAS_ADDR");
   });
 
-  it("no RAS service at all costs one refused connection per interval", async () => {
+  it("no RAS service at all costs no connection: the socket tables say nothing listens", async () => {
     const port = await closedPort();
     const clock = { t: 0 };
     const { w } = watch(port, clock);
     await ticks(w, clock, [0, 10_000, 30_000]);
-    expect(count(w, "unreachable")).toBe(2);
+    expect(count(w, "unreachable")).toBe(0);
     expect(count(w, "ok")).toBe(0);
+    expect(w.snapshot().listener).toBe("none");
   });
 
   it("a job too busy to answer in time keeps what it said before (a timeout is no standstill and no end)", async () => {

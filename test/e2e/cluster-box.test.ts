@@ -1,0 +1,178 @@
+/**
+ * Do no harm at cluster scale, proven in a cluster in a box (test/cluster/box.ts): 32 built agents,
+ * one per simulated node, and one simulated job of 256 ranks (8 per node) whose RAS listeners share
+ * one job state and count every job-wide collection. Debian's Prometheus scrapes every agent with the
+ * shipped rules; Debian's Alertmanager routes. Intervals are short (2 s) so the suite fits CI;
+ * bench/cluster-box.ts prints the same figures for 64 or 128 nodes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, sample, samplesOf } from "../helpers/agent-process.js";
+import { collectionsPerInterval, startBox, type Box } from "../cluster/box.js";
+import { gate } from "../deploy/binaries.js";
+import { alertmanagerFile, rulesFile } from "../deploy/rules.js";
+import {
+  alertmanagerForTest,
+  amAlerts,
+  readText,
+  rulesWithShortFor,
+  startAlertmanager,
+  startPrometheus,
+  startWebhook,
+  type Alertmanager,
+  type Prometheus,
+  type Webhook,
+} from "./alerting/stack.js";
+
+const tools = gate(["prometheus", "alertmanager"]);
+const NODES = 32;
+const INTERVAL_S = 2;
+const THRESHOLD_S = 6;
+const COMM = "0x49bbd7790311d5eb";
+
+/** Node n's role as its agent says it. */
+function roleOf(text: string): string | undefined {
+  const line = samplesOf(text, "ringwatch_nccl_ras_role")[0];
+  if (line === undefined) return undefined;
+  const at = line.indexOf('role="');
+  return at < 0 ? undefined : line.slice(at + 6, line.indexOf('"', at + 6));
+}
+
+describe.skipIf(tools.skip)(`cluster in a box: ${NODES} agents, one job of ${NODES * 8} ranks${tools.skip ? ` (SKIPPED: ${tools.message})` : ""}`, () => {
+  let box: Box;
+  let prom: Prometheus | undefined;
+  let am: Alertmanager | undefined;
+  let hook: Webhook | undefined;
+  let startedAt = 0;
+
+  beforeAll(async () => {
+    startedAt = Date.now();
+    // NCCL 2.29.7 is in the defect table: the operator opted in to timed queries.
+    box = await startBox({
+      nodes: NODES,
+      ranksPerNode: 8,
+      version: "2.29.7",
+      intervalS: INTERVAL_S,
+      settleS: 1,
+      thresholdS: THRESHOLD_S,
+      flags: ["--collector.nccl.ras-poll-known-defective"],
+    });
+    hook = await startWebhook();
+    am = await startAlertmanager(tools.path.alertmanager, alertmanagerForTest(readText(alertmanagerFile), hook.url));
+    prom = await startPrometheus(tools.path.prometheus, {
+      rules: rulesWithShortFor(readText(rulesFile), "1s"),
+      targets: box.agents.map((a) => ({ url: a.url, labels: { node: `node-${a.node}` } })),
+      alertmanager: am.url,
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await prom?.stop();
+    await am?.stop();
+    await hook?.close();
+    await box?.stop();
+  }, 60_000);
+
+  it("job start: at most one query per node; then node 0 (rank 0) alone asks, about one collection per interval", async () => {
+    // Every agent learns its role from its own first query.
+    await eventually(async () => {
+      const roles = await Promise.all(box.agents.map(async (a) => roleOf(await box.scrape(a.node))));
+      return roles.every((r) => r === "querier" || r === "listener") ? roles : undefined;
+    }, 120_000);
+    const roles = await Promise.all(box.agents.map(async (a) => roleOf(await box.scrape(a.node))));
+    expect(roles[0]).toBe("querier");
+    expect(roles.slice(1).every((r) => r === "listener")).toBe(true);
+    const firstByNode = new Map<number, number>();
+    for (const c of box.cluster.collections()) if (c.node !== 0) firstByNode.set(c.node, (firstByNode.get(c.node) ?? 0) + 1);
+    // Each listener asked exactly once: its first query, which told it its role.
+    expect([...firstByNode.values()].every((n) => n === 1)).toBe(true);
+    expect(firstByNode.size).toBe(NODES - 1);
+
+    // A healthy stretch of 10 intervals: node 0 alone, once an interval (±10 %).
+    const from = Date.now();
+    await new Promise((r) => setTimeout(r, 10 * INTERVAL_S * 1000));
+    const healthy = collectionsPerInterval(box.cluster, from, Date.now(), INTERVAL_S);
+    const nodes = new Set(
+      box.cluster
+        .collections()
+        .filter((c) => c.t >= from)
+        .map((c) => c.node),
+    );
+    console.log(`cluster box: healthy stretch ${JSON.stringify(healthy)}, asked by nodes ${[...nodes].join(",")}; start took ${Date.now() - startedAt} ms`);
+    expect([...nodes]).toEqual([0]);
+    expect(healthy.perInterval).toBeLessThanOrEqual(2);
+    expect(healthy.perInterval).toBeGreaterThan(0.5);
+    const t0 = await box.scrape(0);
+    expect(sample(t0, 'ringwatch_nccl_ras_queries_total{result="ok",reason="periodic"}')).toBeGreaterThan(5);
+    const t5 = await box.scrape(5);
+    expect(sample(t5, 'ringwatch_nccl_ras_queries_total{result="ok",reason="periodic"}')).toBe(1);
+    expect(sample(t5, 'ringwatch_nccl_ras_peer_checks_total{result="serving"}')).toBeGreaterThan(0);
+    expect(sample(t5, `ringwatch_nccl_ras_role{comm_id="${COMM}",role="listener"}`)).toBe(1);
+  }, 240_000);
+
+  it("rank 77 (node 9) stops: the page names rank 77, node 127.0.1.10 and pid 4077 within threshold + 2 intervals", async () => {
+    const p = prom;
+    if (p === undefined) throw new Error("no Prometheus");
+    const t0 = Date.now();
+    await box.cluster.control({ hang: { rank: 77 } });
+    const alert = await eventually(async () => {
+      const r = await p.query('ALERTS{alertname="RingwatchNcclRasRankBehind",alertstate="firing"}');
+      return r.length > 0 ? r : undefined;
+    }, 60_000);
+    const ms = Date.now() - t0;
+    console.log(`cluster box: RingwatchNcclRasRankBehind firing ${ms} ms after the hang (threshold ${THRESHOLD_S} s, interval ${INTERVAL_S} s)`);
+    expect(alert.map((a) => [a.metric.rank, a.metric.node, a.metric.pid, a.metric.comm_id])).toEqual([["77", "127.0.1.10", "4077", COMM]]);
+    // Threshold + 2 intervals for the agent, plus Prometheus's 1 s scrape and 1 s evaluation, with room for a busy machine.
+    expect(ms).toBeLessThan((THRESHOLD_S + 2 * INTERVAL_S + 5) * 1000);
+    const routed = await eventually(async () => {
+      const a = await amAlerts(am?.url ?? "");
+      return a.some((x) => x.labels.alertname === "RingwatchNcclHang") ? a : undefined;
+    }, 30_000);
+    expect(routed.some((x) => x.labels.comm_id === COMM)).toBe(true);
+    await box.cluster.control({ resume: true });
+  }, 120_000);
+
+  it("the querier's agent is killed: node 1 takes over within two intervals", async () => {
+    await box.kill(0);
+    const t0 = Date.now();
+    const took = await eventually(() => Promise.resolve(box.cluster.collections().find((x) => x.t >= t0 && x.node === 1)), 60_000);
+    const ms = took.t - t0;
+    console.log(`cluster box: takeover by node 1 ${ms} ms after node 0's agent was killed`);
+    expect(ms).toBeLessThan(2 * INTERVAL_S * 1000 + 2000);
+    const t1 = await box.scrape(1);
+    expect(sample(t1, `ringwatch_nccl_ras_role{comm_id="${COMM}",role="querier"}`)).toBe(1);
+    expect(sample(t1, 'ringwatch_nccl_ras_queries_total{result="ok",reason="takeover"}')).toBe(1);
+    // Then node 1 alone asks.
+    const from = Date.now();
+    await new Promise((r) => setTimeout(r, 5 * INTERVAL_S * 1000));
+    const after = box.cluster.collections().filter((c) => c.t >= from);
+    expect(new Set(after.map((c) => c.node))).toEqual(new Set([1]));
+  }, 120_000);
+});
+
+describe("cluster in a box: what is never asked", () => {
+  let box: Box | undefined;
+  afterAll(async () => {
+    await box?.stop();
+  }, 60_000);
+
+  it("a job still starting: no query before the settle time; NCCL 2.29.7 without the opt-in: no timed query after the first", async () => {
+    box = await startBox({ nodes: 4, ranksPerNode: 8, version: "2.29.7", intervalS: 1, settleS: 3, thresholdS: 6, listen: false });
+    const b = box;
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(b.cluster.collections()).toEqual([]);
+    const listenAt = Date.now();
+    await b.cluster.control({ listen: true });
+    // Each node's first query comes after the settle time, at a random moment of the next interval.
+    await eventually(() => Promise.resolve(b.cluster.collections().length >= 4 ? true : undefined), 30_000);
+    const first = b.cluster.collections();
+    expect(Math.min(...first.map((c) => c.t)) - listenAt).toBeGreaterThanOrEqual(3000 - 2100); // settle, less the 2 s between looks
+    expect(new Set(first.map((c) => c.node)).size).toBe(4);
+    // The report said 2.29.7 (NVIDIA/nccl#2346): nothing more on a timer.
+    const n = b.cluster.collections().length;
+    await new Promise((r) => setTimeout(r, 8000));
+    expect(b.cluster.collections().length).toBe(n);
+    const t = await b.scrape(0);
+    expect(sample(t, 'ringwatch_nccl_ras_version_gate{nccl_version="2.29.7",decision="suspicion_only",defect="nccl#2346"}')).toBe(1);
+    expect(sample(t, 'ringwatch_nccl_ras_queries_total{result="ok",reason="periodic"}')).toBe(1);
+  }, 120_000);
+});
