@@ -88,6 +88,10 @@ export class AskSchedule {
     this.initHoldUntilMs = undefined;
     this.backoffMs = 0;
     this.backoffUntilMs = 0;
+    // A takeover or the spacing of the job that ended says nothing of the next one.
+    this.pendingTakeover = false;
+    this.lastAskMs = undefined;
+    this.lastSuspicionAskMs = undefined;
   }
 
   get hasListener(): boolean {

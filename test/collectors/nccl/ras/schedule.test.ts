@@ -353,6 +353,18 @@ describe("AskSchedule: gone", () => {
     expect(s.due(at(since2 + SETTLE, { role: "querier" }))).toBe("periodic");
   });
 
+  it("gone() forgets a takeover not yet asked: the next job's first query is periodic", () => {
+    const t = SINCE + SETTLE;
+    const s = knownJob(t, { random: () => 0 });
+    // A takeover seen while still a listener waits for the querier role...
+    expect(s.due(at(t + 1, { role: "listener", takeover: true }))).toBeUndefined();
+    s.gone();
+    const since2 = t + 10;
+    s.listening(since2);
+    // ...and is not carried into the next job.
+    expect(s.due(at(since2 + SETTLE, { role: "querier" }))).toBe("periodic");
+  });
+
   it("a new listener without gone() restarts the settle time and the start query", () => {
     const t = SINCE + SETTLE;
     const s = knownJob(t, { random: () => 0 });
