@@ -81,6 +81,8 @@ export interface NcclRasOptions {
   peerPort?: number;
   /** The addresses RAS names this node by; empty or undefined: the interfaces'. */
   nodeAddresses?: readonly string[];
+  /** Switch NCCL Inspector on for this long when a hang begins; undefined: never. */
+  inspectorWindowMs?: number | undefined;
   /** Overrides (tests): NCCL's per-peer wait and the query's deadline. */
   legTimeoutSeconds?: number;
   deadlineMs?: number;
@@ -164,6 +166,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       settleMs: o.settleMs ?? 0,
       ...(o.pollKnownDefective === false ? { knownDefects: defectsOf } : {}),
       versionHint: () => loggedVersion(tracker),
+      ...(o.inspectorWindowMs !== undefined ? { inspectorWindowMs: o.inspectorWindowMs } : {}),
       ...(o.elected === true ? { election: rasElection(o) } : {}),
     });
     w.start();
@@ -230,6 +233,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       spin.update(now);
       collHangs.update(new Map(evaluate().flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
       if (ras !== undefined) rasHangs.update(new Map(rasNow(ras.snapshot()).flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
+      ras?.setHang(collHangs.any || rasHangs.any);
       ras?.tick(collHangs.any || rasSuspicion(now));
       fr?.tick(collHangs.any || rasHangs.any);
       if (inspector !== undefined) inspector.logChanges(inspector.snapshot());

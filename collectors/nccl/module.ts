@@ -77,6 +77,18 @@ const FLAGS = [
     help: "Ask NCCL RAS on a timer even where the job's NCCL version has a known RAS defect that a query can set off (docs/nccl.md lists them); by default those are asked only on local suspicion of a hang.",
   },
   {
+    name: "collector.nccl.ras-inspector-switch",
+    kind: "bool",
+    default: "false",
+    help: "When a hang begins, the job's RAS querier switches NCCL Inspector on job-wide (CONTROL PROFILER_MASK through RAS, NCCL 2.31.2+, the job loading the Inspector plugin) for --collector.nccl.ras-inspector-window, then always off again.",
+  },
+  {
+    name: "collector.nccl.ras-inspector-window",
+    kind: "duration",
+    default: "2m",
+    help: "How long NCCL Inspector stays switched on by --collector.nccl.ras-inspector-switch (it goes off sooner when the hang ends or the agent stops).",
+  },
+  {
     name: "collector.nccl.ras-peer-port",
     kind: "int",
     default: "9742",
@@ -115,7 +127,13 @@ const FLAGS = [
   },
 ] as const;
 
-const RESTART_ONLY = new Set(["collector.nccl.inspector.path", "collector.nccl.ras-querier", "collector.nccl.ras-peer-port", "collector.nccl.node-address"]);
+const RESTART_ONLY = new Set([
+  "collector.nccl.inspector.path",
+  "collector.nccl.ras-querier",
+  "collector.nccl.ras-peer-port",
+  "collector.nccl.node-address",
+  "collector.nccl.ras-inspector-switch",
+]);
 
 function rasAddress(text: string): RasAddress {
   const address = parseRasAddress(text);
@@ -152,6 +170,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
           pollKnownDefective: r.bool("collector.nccl.ras-poll-known-defective"),
           peerPort: peerPort(r.int("collector.nccl.ras-peer-port", 0)),
           nodeAddresses: r.list("collector.nccl.node-address"),
+          inspectorWindowMs: r.bool("collector.nccl.ras-inspector-switch") ? r.duration("collector.nccl.ras-inspector-window") : undefined,
         }
       : undefined;
     const frDump = r.text("collector.nccl.flight-recorder.dump");

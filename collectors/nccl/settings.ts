@@ -30,4 +30,6 @@ export interface RasSettings {
   peerPort: number;
   /** The addresses RAS names this node by; empty: the interfaces'. */
   nodeAddresses: string[];
+  /** --collector.nccl.ras-inspector-switch's window; undefined: the switch is off. */
+  inspectorWindowMs: number | undefined;
 }

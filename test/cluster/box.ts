@@ -38,6 +38,8 @@ export interface BoxOptions {
   /** The job's listeners open at start (false: at box.cluster.control({listen: true})). */
   listen?: boolean;
   stepMs?: number;
+  /** What the job's RAS diagnostics report (NCCL 2.31.2+; render.d.mts RasDiag). */
+  diag?: ClusterSpec["diag"];
 }
 
 export interface BoxAgent {
@@ -98,6 +100,7 @@ export async function startBox(o: BoxOptions): Promise<Box> {
     port: await freePort(),
     stepMs: o.stepMs ?? 200,
     listen: o.listen ?? true,
+    ...(o.diag !== undefined ? { diag: o.diag } : {}),
   };
   const cluster = await startRasCluster(dir, spec);
   const port = await freePort();

@@ -109,6 +109,41 @@ describe("ringwatch analyze", () => {
     expect(report.findings[0]?.evidence[0]).toMatch(/91-hang-coll-rank2-allgather-while-others-allreduce\.log:2$/);
   });
 
+  it("reads NCCL RAS diagnostics pasted into a log (synthetic, from NCCL 2.32.3's format strings): text and --json", async () => {
+    const file = join(fixturesDir, "nccl-pasted/57-ras-diag-2.32.3-synthetic-ecc-rank11-env-mismatch-xid94-sxid12028.log");
+    const r = await runAgent(["analyze", "--json", file]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as Report;
+    const C = "0x7f3a9c2e5d1b4a60";
+    expect(report.findings.map((f) => [f.kind, f.severity, f.event ?? f.code ?? null, f.ranks, f.comm_id])).toEqual([
+      ["nccl_diagnostic", "critical", "ecc", [11], C],
+      ["gpu_xid", "warning", 94, [], null],
+      ["nvswitch_sxid", "warning", 12028, [], null],
+      ["nccl_diagnostic", "warning", "nccl_env", [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], C],
+      ["nccl_diagnostic", "warning", "incomplete", [], C],
+    ]);
+    // Line numbers count the file's provenance line.
+    expect(report.findings[0]?.evidence).toEqual([`${file}:12`]);
+    expect(report.findings[1]).toMatchObject({ host: "gpu-node-04", code: 94, count: 1, action: "restart_job" });
+    expect(report.findings[2]).toMatchObject({ host: "gpu-node-04", code: 12028, count: 4 });
+    expect(report.findings[4]).toMatchObject({ count: 1, evidence: [`${file}:32`, `${file}:33`] });
+    const text = (await runAgent(["analyze", file])).stdout.split("\n");
+    expect(text[2]).toBe("VERDICT");
+    expect(text[3]).toBe(
+      `  CRITICAL nccl_diagnostic: NCCL RAS diagnostics: the GPU memory of rank 11 of communicator ${C} has uncorrected ECC errors (worst count 1). ` +
+        "Such a GPU can return wrong data or crash the job: drain the node, reset the GPU and check nvidia-smi -q -d ECC.",
+    );
+    expect(text).toContain(`      evidence: ${file}:12`);
+    expect(text[5]).toMatch(/^ {2}WARNING gpu_xid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported Xid 94 once\. /);
+    expect(text[7]).toMatch(
+      /^ {2}WARNING nvswitch_sxid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported NVSwitch SXid 12028 \(Non-fatal, link\(s\) \{32,33\}\) 4 times\. /,
+    );
+    expect(text[9]).toContain(
+      `WARNING nccl_diagnostic: NCCL RAS diagnostics: NCCL_IB_HCA is not the same on all 16 ranks of communicator ${C}: NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11 on ranks 0-7, unset on ranks 8-15.`,
+    );
+    expect(text[11]).toContain(`WARNING nccl_diagnostic: NCCL RAS diagnostics gathered only 15 of 16 ranks of communicator ${C} (GPU inventory, ECC)`);
+  });
+
   it("reads the logs of this node with a RAS JSON report (ncclras -f json) naming a rank on another node", async () => {
     const dir = tempDir();
     const sim = new Scenario(TWO_NODES, {});

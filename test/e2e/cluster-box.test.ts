@@ -46,11 +46,12 @@ describe.skipIf(tools.skip)(`cluster in a box: ${NODES} agents, one job of ${NOD
 
   beforeAll(async () => {
     startedAt = Date.now();
-    // NCCL 2.29.7 is in the defect table: the operator opted in to timed queries.
+    // NCCL 2.32.3 (RAS diagnostics) is in the defect table: the operator opted in to timed queries.
     box = await startBox({
       nodes: NODES,
       ranksPerNode: 8,
-      version: "2.29.7",
+      version: "2.32.3",
+      diag: { eccUncorrected: { 77: 1 } },
       intervalS: INTERVAL_S,
       settleS: 1,
       thresholdS: THRESHOLD_S,
@@ -128,6 +129,19 @@ describe.skipIf(tools.skip)(`cluster in a box: ${NODES} agents, one job of ${NOD
       return a.some((x) => x.labels.alertname === "RingwatchNcclHang") ? a : undefined;
     }, 30_000);
     expect(routed.some((x) => x.labels.comm_id === COMM)).toBe(true);
+    // The querier asked RAS diagnostics once for this hang, the only node of 32 that did: rank 77's ECC errors.
+    const diag = await eventually(async () => {
+      const r = await p.query('ringwatch_nccl_ras_diagnostic{check="ecc"}');
+      return r.length > 0 ? r : undefined;
+    }, 30_000);
+    expect(diag.map((d) => [d.metric.node, d.metric.comm_id])).toEqual([["node-0", COMM]]);
+    expect((await box.cluster.stats()).diagnostics).toBe(1);
+    expect(
+      box.cluster
+        .collections()
+        .filter((c) => c.command === "DIAGNOSTICS")
+        .map((c) => c.node),
+    ).toEqual([0]);
     await box.cluster.control({ resume: true });
   }, 120_000);
 

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { queryRas } from "../../collectors/nccl/ras/client.js";
 import { collectionMessages, countsAfter } from "../fakes/ras/cluster-job.mjs";
-import { renderEvent, renderText, uniformJob } from "../fakes/ras/render.mjs";
+import { parseDiagnostics } from "../../collectors/nccl/ras/parse-diag.js";
+import { renderDiagnostics, renderEvent, renderText, uniformJob, withMissing } from "../fakes/ras/render.mjs";
 import { startRasCluster, type ClusterSpec, type RasCluster } from "../helpers/ras-cluster.js";
 
 const started: RasCluster[] = [];
@@ -274,6 +275,9 @@ describe("nccl-ras --cluster", { timeout: 120_000 }, () => {
       byNode: { "0": 1, "1": 0, "2": log.length - 1, "3": 0 },
       messages: 66 * log.length,
       statusByFormat: { text: 1, json: log.length - 1 },
+      diagnostics: 0,
+      broadcasts: 0,
+      profilerMask: 0,
     });
   });
 
@@ -404,5 +408,77 @@ describe("nccl-ras --cluster", { timeout: 120_000 }, () => {
     await expect.poll(async () => countsBy(await jsonStatus(c, 0), "AllReduce").get(5), { timeout: 30_000, interval: 50 }).toBeGreaterThan(0);
     const b = await jsonStatus(c, 0);
     expect(b.communicators[0]?.ranks.every((r) => r.status.init_state === 0)).toBe(true);
+  });
+});
+
+describe("nccl-ras --cluster, NCCL 2.32.3: DIAGNOSTICS collections and CONTROL PROFILER_MASK broadcasts", { timeout: 120_000 }, () => {
+  const job32 = (): ReturnType<typeof uniformJob> =>
+    uniformJob({ version: "2.32.3", nodes: 4, ranksPerNode: 8, pidBase: PID_BASE, hostOf: (n) => `127.0.1.${n + 1}` });
+
+  it("a run on node 1 is a job-wide collection (logged DIAGNOSTICS, 66 messages); BUSY on the same node only; kill: incomplete, 24 peers", async () => {
+    const c = await cluster({ version: "2.32.3", gatherDelayMs: 300, diag: { eccUncorrected: { 11: 2 } } });
+    const a = await raw(c.hostOf(1), c.portOf(1));
+    a.sock.write("DIAGNOSTICS\n");
+    await new Promise((r) => setTimeout(r, 50));
+    const busy = await raw(c.hostOf(1), c.portOf(1));
+    busy.sock.write("DIAGNOSTICS\n");
+    expect(await busy.closed).toBe("BUSY: diagnostics already in progress\n");
+    // Another node's listener (NCCL: another process) runs its own, concurrently.
+    const other = await raw(c.hostOf(2), c.portOf(2));
+    other.sock.write("DIAGNOSTICS\n");
+    const want = { ...job32(), diag: { eccUncorrected: { 11: 2 } } };
+    const textA = await a.closed;
+    expect(textA).toBe(renderDiagnostics(want, { host: "127.0.1.2", pid: PID_BASE + 8, ms: 300 }));
+    expect(textA).toContain(
+      "127.0.1.2:5008 NCCL DIAG [INFO] ECC: uncorrected volatile errors on rank(s) {11} (worst=2) across 32 ranks in comm 0x49bbd7790311d5eb\n",
+    );
+    expect(textA).toContain("NCCL DIAG [OK]   Xid/SXid: no events requiring immediate attention across 4 hosts\n");
+    expect(await other.closed).toBe(renderDiagnostics(want, { host: "127.0.1.3", pid: PID_BASE + 16, ms: 300 }));
+    expect(c.collections().map((l) => [l.node, l.command, l.format, l.messages])).toEqual([
+      [1, "DIAGNOSTICS", "text", 66],
+      [2, "DIAGNOSTICS", "text", 66],
+    ]);
+    expect(await c.stats()).toMatchObject({ collections: 2, diagnostics: 2, messages: 132, statusByFormat: { text: 0, json: 0 }, broadcasts: 0 });
+
+    await c.control({ kill: { node: 3 } });
+    const d = await raw(c.hostOf(0), c.portOf(0));
+    d.sock.write("DIAGNOSTICS\n");
+    const after = await d.closed;
+    expect(after).toBe(
+      renderDiagnostics(withMissing(want, 0, [24, 25, 26, 27, 28, 29, 30, 31], { dead: true }), { host: "127.0.1.1", pid: PID_BASE, ms: 300 }),
+    );
+    expect(after).toContain(
+      "127.0.1.1:5000 NCCL DIAG [INFO] ECC: diagnostics incomplete, gathered 24/32 ranks in comm 0x49bbd7790311d5eb/0x6b8c2f3d1a4e5b70/0x1f2e3d4c5b6a7988\n",
+    );
+    expect(after).toContain("NCCL DIAG [OK]   Xid/SXid: no events requiring immediate attention across 3 hosts\n");
+    expect(parseDiagnostics(after).completed).toEqual({ ms: 300, peers: 24 });
+    expect(c.collections().at(-1)).toMatchObject({ node: 0, command: "DIAGNOSTICS", messages: collectionMessages(24) });
+  });
+
+  it("CONTROL PROFILER_MASK: OK, the connection stays open, one broadcast each, the job-wide mask in stats; a new job starts at its default again", async () => {
+    const c = await cluster({ version: "2.32.3", inspector: true });
+    expect(await c.stats()).toMatchObject({ broadcasts: 0, profilerMask: 0x46 });
+    const r = await raw(c.hostOf(2), c.portOf(2));
+    expect(await r.ask("CONTROL PROFILER_MASK none\n", "OK\n")).toBe("OK\n");
+    expect(await c.stats()).toMatchObject({ broadcasts: 1, profilerMask: 0, collections: 0 });
+    expect(await r.ask("CONTROL PROFILER_MASK coll, kernelch\n", "ERROR: Invalid profiler mask value 'coll, kernelch'\n")).toBe(
+      "ERROR: Invalid profiler mask value 'coll, kernelch'\n",
+    );
+    expect(await r.ask("control profiler_mask coll,p2p,kernelch\n", "OK\n")).toBe("OK\n");
+    expect(await c.stats()).toMatchObject({ broadcasts: 2, profilerMask: 0x46 });
+    const s = await raw(c.hostOf(0), c.portOf(0));
+    expect(await s.ask("CONTROL PROFILER_MASK all\n", "OK\n")).toBe("OK\n");
+    expect(await c.stats()).toMatchObject({ broadcasts: 3, profilerMask: 0x7fff });
+    // TIMEOUT is strtod's on 2.32.3.
+    expect(await s.ask("TIMEOUT 2.5\n", "OK\n")).toBe("OK\n");
+    await c.control({ version: "2.32.3" });
+    expect(await c.stats()).toMatchObject({ broadcasts: 3, profilerMask: 0x46 });
+    await c.control({ version: "2.30.7" });
+    const old = await raw(c.hostOf(0), c.portOf(0));
+    expect(await old.ask("CONTROL PROFILER_MASK none\n", "ERROR: Unknown command CONTROL PROFILER_MASK none\n")).toBe(
+      "ERROR: Unknown command CONTROL PROFILER_MASK none\n",
+    );
+    expect(await old.ask("DIAGNOSTICS\n", "ERROR: Unknown command DIAGNOSTICS\n")).toBe("ERROR: Unknown command DIAGNOSTICS\n");
+    expect(await c.stats()).toMatchObject({ broadcasts: 3, diagnostics: 0, collections: 0 });
   });
 });

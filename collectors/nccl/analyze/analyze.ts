@@ -18,6 +18,8 @@ import { HardwareTally, hardwareFindings, type HardwareEvent } from "../logs/fin
 import { pytorchFindings } from "../logs/pytorch/findings.js";
 import { pytorchDebugFindings } from "../logs/pytorch/findings-debug.js";
 import { rasFindings, type RasSource } from "../ras/findings.js";
+import { diagLine, type DiagReport } from "../ras/parse-diag.js";
+import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "../verdict/report.js";
 
@@ -50,13 +52,15 @@ export interface HardwareLog {
 
 /**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
- * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, and Flight Recorder
- * dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, NCCL RAS diagnostics
+ * (`NCCL DIAG` lines), and Flight Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
  * says what they mean.
  */
 export class LogAnalysis {
   private readonly tracker = new Tracker({ maxComms: 100_000, maxProcesses: 100_000 });
   private readonly ras: RasSource[] = [];
+  /** The NCCL RAS diagnostics lines of each log (ras/parse-diag.ts), wherever they stand in it. */
+  private readonly diag: { source: string; report: DiagReport }[] = [];
   private readonly dumps: FrRead[] = [];
   private readonly unwrappers: LineUnwrapper[] = [];
   private readonly kernel = new HardwareTally();
@@ -70,6 +74,8 @@ export class LogAnalysis {
   lines(name: string): LogLines {
     const reader = new RasReader();
     this.ras.push({ source: name, reports: reader.reports() });
+    const diag: DiagReport = { results: [], busy: false, errors: [] };
+    this.diag.push({ source: name, report: diag });
     const t = this.tracker;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
@@ -84,6 +90,7 @@ export class LogAnalysis {
         lineNo++;
         unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
+        diagLine(diag, text, lineNo);
         if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
       },
       skip(n: number): void {
@@ -129,7 +136,7 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
-    return reportOf(this.tracker, this.ras, this.dumps, this.kernel);
+    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel);
   }
 }
 
@@ -185,12 +192,19 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
-function reportOf(t: Tracker, ras: readonly RasSource[], dumps: readonly FrRead[], hardware: HardwareTally): Report {
+function reportOf(
+  t: Tracker,
+  ras: readonly RasSource[],
+  diag: readonly { source: string; report: DiagReport }[],
+  dumps: readonly FrRead[],
+  hardware: HardwareTally,
+): Report {
   const fr = analyzeFrDumps(dumps);
   const findings = sortFindings([
     ...hardwareFindings(t, hardware),
     ...flightRecorderFindings(fr),
     ...rasFindings(ras),
+    ...diag.flatMap((d) => diagFindings(d.source, d.report)),
     ...commFindings(t),
     ...pytorchFindings(t),
     ...pytorchDebugFindings(t.pt),

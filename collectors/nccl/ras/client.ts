@@ -37,6 +37,12 @@ export interface RasQueryOptions extends RasAddress {
   json?: boolean;
   /** Checks who answered (ras/socket-owner.ts), after its greeting: a reason to refuse it, or undefined. */
   verify?: (c: RasConnection) => string | undefined;
+  /**
+   * What to ask: STATUS (default), DIAGNOSTICS or CONTROL PROFILER_MASK (NCCL 2.31.2+, text only:
+   * `json` is then ignored). A refusal (`ERROR: ...`, `BUSY: ...`) is an answer too: its line is the
+   * text; so is CONTROL's one-line reply.
+   */
+  command?: "STATUS" | "DIAGNOSTICS" | `CONTROL PROFILER_MASK ${string}`;
 }
 
 export type RasFailure = "unreachable" | "timeout" | "error" | "untrusted";
@@ -104,6 +110,7 @@ type Step = "protocol" | "timeout" | "format" | "status";
 /** Asks the RAS service for its status report. Never rejects. */
 export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
   const t0 = performance.now();
+  const command = o.command ?? "STATUS";
   return new Promise((resolve) => {
     let step: Step = "protocol";
     let pending: Buffer = Buffer.alloc(0);
@@ -159,21 +166,29 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
         // An NCCL older than 2.28.7 does not know the command and says so; the report is then text.
         format = reply.toUpperCase() === "OK" ? "json" : "text";
         step = "status";
-        sock.write("STATUS\n");
+        sock.write(`${command}\n`);
         return true;
       }
       if (reply.toUpperCase() !== "OK") {
         finish({ ok: false, result: "error", reason: `the RAS service refused TIMEOUT ${o.legTimeoutSeconds}: "${reply.slice(0, 80)}"` });
         return false;
       }
-      if (o.json === true) {
+      if (o.json === true && command === "STATUS") {
         step = "format";
         sock.write("SET FORMAT json\n");
         return true;
       }
       step = "status";
-      sock.write("STATUS\n");
+      sock.write(`${command}\n`);
       return true;
+    };
+    /** An NCCL without the command answers one ERROR line and keeps the connection open: that line is the answer. */
+    const refusedAtOnce = (): boolean => {
+      if (command === "STATUS" || size > MAX_REPLY_LINE) return false;
+      // CONTROL answers one line (OK or ERROR) and keeps the connection open.
+      if (command.startsWith("CONTROL ")) return Buffer.concat(chunks, size).indexOf(10) >= 0;
+      const head = Buffer.concat(chunks, size);
+      return head.indexOf(10) >= 0 && (head.subarray(0, 7).toString("latin1") === "ERROR: " || head.subarray(0, 6).toString("latin1") === "BUSY: ");
     };
     sock.on("data", (data: Buffer) => {
       if (done) return;
@@ -184,6 +199,7 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
           return;
         }
         chunks.push(data);
+        if (refusedAtOnce()) finish({ ok: true, text: Buffer.concat(chunks, size).toString("utf8"), format: "text" });
         return;
       }
       pending = pending.length === 0 ? data : Buffer.concat([pending, data]);
@@ -203,6 +219,7 @@ export function queryRas(o: RasQueryOptions): Promise<RasQueryResult> {
         size += pending.length;
         chunks.push(pending);
         pending = Buffer.alloc(0);
+        if (refusedAtOnce()) finish({ ok: true, text: Buffer.concat(chunks, size).toString("utf8"), format: "text" });
       }
     });
   });

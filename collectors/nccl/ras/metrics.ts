@@ -7,6 +7,10 @@
 import type { Counter, Gauge, Registry } from "prom-client";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../../publish.js";
 import type { RasSnapshot } from "./watch.js";
+import { diagProblems } from "./parse-diag.js";
+
+/** At most this many series of diagnostics problems. */
+export const MAX_DIAG_SERIES = 64;
 
 export class RasAskMetrics {
   private readonly queries: Counter<"result" | "reason">;
@@ -15,6 +19,10 @@ export class RasAskMetrics {
   private readonly gate: Gauge<"nccl_version" | "decision" | "defect">;
   private readonly listening: Gauge;
   private readonly peerChecks: Counter<"result">;
+  private readonly diagnostic: Gauge<"check" | "comm_id" | "detail" | "host">;
+  private readonly diagTime: Gauge;
+  private readonly switches: Counter<"to" | "result">;
+  private readonly inspectorOn: Gauge;
 
   constructor(registry: Registry) {
     this.queries = counter(
@@ -53,9 +61,47 @@ export class RasAskMetrics {
       "Reads of the RAS querier's agent (/nccl/ras-role on the node ahead in the succession) by result: serving (it asks, with a fresh report), stale (it answers without serving), alive (an answer that cannot be read: auth, TLS), gone (refused, or no answer in 2 s).",
       ["result"],
     );
+    this.diagnostic = gauge(
+      registry,
+      "ringwatch_nccl_ras_diagnostic",
+      "1 for each problem NCCL RAS diagnostics (NCCL 2.31.2+) reported for the hang now suspected, asked once by the job's querier: check (gpu_inventory, cuda_driver, nvidia_driver, ecc, nvlink, nccl_env, rdma_topo, iommu, ats, xid, sxid, paths, other), the communicator, detail (the Xid or SXid number, the NCCL_* variable that differs, or incomplete: ranks that did not answer) and host (Xid, SXid).",
+      ["check", "comm_id", "detail", "host"],
+    );
+    this.switches = counter(
+      registry,
+      "ringwatch_nccl_ras_inspector_switches_total",
+      "NCCL Inspector switched job-wide through RAS (--collector.nccl.ras-inspector-switch, NCCL 2.31.2+): to on (a hang began) or off (the window ended, the hang ended, the agent stopped), by result: ok (NCCL answered OK), refused (another answer), failed (no answer). Off is sent again each interval until ok.",
+      ["to", "result"],
+    );
+    this.inspectorOn = gauge(
+      registry,
+      "ringwatch_nccl_ras_inspector_on",
+      "1 while this agent has switched NCCL Inspector on job-wide and not yet had it switched off (absent without --collector.nccl.ras-inspector-switch).",
+      [],
+    );
+    this.diagTime = gauge(
+      registry,
+      "ringwatch_nccl_ras_diagnostics_timestamp_seconds",
+      "Unix time of the RAS diagnostics answer behind ringwatch_nccl_ras_diagnostic (while the hang lasts).",
+      [],
+    );
   }
 
   publish(s: RasSnapshot): void {
+    const problems = s.diagnostics === undefined ? [] : diagProblems(s.diagnostics.report).slice(0, MAX_DIAG_SERIES);
+    publishGauge(
+      this.diagnostic,
+      problems.map((p) => ({ labels: { check: p.check, comm_id: p.commId ?? "", detail: p.detail ?? "", host: p.host ?? "" }, value: 1 })),
+    );
+    publishCounter(
+      this.switches,
+      [...s.inspectorSwitches].map(([key, n]) => {
+        const [to = "", result = ""] = key.split("|");
+        return { labels: { to, result }, value: n };
+      }),
+    );
+    publishGauge(this.inspectorOn, s.inspectorOn === undefined ? [] : [{ labels: {}, value: s.inspectorOn ? 1 : 0 }]);
+    publishGauge(this.diagTime, s.diagnostics === undefined ? [] : [{ labels: {}, value: s.diagnostics.atMs / 1000 }]);
     const queries: Sample[] = [];
     for (const [result, byReason] of s.queriesBy) for (const [reason, n] of byReason) queries.push({ labels: { result, reason }, value: n });
     publishCounter(this.queries, queries);

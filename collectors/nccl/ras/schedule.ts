@@ -98,6 +98,12 @@ export class AskSchedule {
     return this.listenerSinceMs !== undefined;
   }
 
+  /** Nothing may be asked now: no service, its settle time, a backoff or an init hold. */
+  quiet(now: number): boolean {
+    if (this.listenerSinceMs === undefined || now < this.listenerSinceMs + this.opts.settleMs) return true;
+    return now < this.backoffUntilMs || (this.initHoldUntilMs !== undefined && now < this.initHoldUntilMs);
+  }
+
   /** Why to ask now; undefined: not now. */
   due(i: ScheduleInput): AskReason | undefined {
     const rising = i.suspicion && !this.suspicionBefore;

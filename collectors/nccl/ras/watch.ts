@@ -29,6 +29,10 @@ import { jobViewFromLogs, jobViewOf, type LoggedComm, type RasJobView, type RasR
 import { Succession, type ProbeResult } from "./peers.js";
 import { accepts, listenerOf, type ListenerSeen } from "./listener.js";
 import type { RasDefect } from "./defects.js";
+import { DIAG_DEADLINE_MS, DIAG_LEG_TIMEOUT_S, DiagnosticsEpisode, hasDiagnostics } from "./diagnostics.js";
+import { diagProblems, parseDiagnostics, type DiagReport } from "./parse-diag.js";
+import { diagFindings } from "./diag-findings.js";
+import { INSPECTOR_MASK, ProfilerSwitch, type SwitchTo } from "./profiler-switch.js";
 
 /** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
 export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error" | "untrusted";
@@ -69,7 +73,12 @@ export interface RasWatchOptions {
   versionHint?: () => string | undefined;
   /** Where the kernel's socket tables are (<procfs>/net/tcp): whether a service listens. Default /proc. */
   procfsRoot?: () => string;
+  /** Switch NCCL Inspector on job-wide for this long when a hang begins (ras/profiler-switch.ts); undefined: never. */
+  inspectorWindowMs?: number;
 }
+
+/** `to|result` of Inspector switches: result ok (NCCL answered OK), refused (another answer), failed (no answer). */
+export const SWITCH_RESULTS = ["ok", "refused", "failed"] as const;
 
 export interface RasElection {
   /** Is this address one of this node's (RAS names each rank's node by an address). */
@@ -122,6 +131,11 @@ export interface RasSnapshot {
   listenerAccepts: boolean;
   /** Checks of other nodes' agents, by result (ras/peers.ts). */
   peerChecks: ReadonlyMap<string, number>;
+  /** Inspector switches sent, by `to|result`; whether this agent holds Inspector on (undefined: the switch is off). */
+  inspectorSwitches: ReadonlyMap<string, number>;
+  inspectorOn: boolean | undefined;
+  /** The RAS diagnostics of this hang episode, when this node asked them (ras/diagnostics.ts). */
+  diagnostics: { report: DiagReport; atMs: number } | undefined;
 }
 
 /** What /nccl/ras-role answers while RAS is not asked at all. */
@@ -211,6 +225,9 @@ export class RasWatch {
   private timer: NodeJS.Timeout | undefined;
   /** A PEER_DEAD event asks at once, as suspicion. */
   private eventSuspicion = false;
+  private readonly diag = new DiagnosticsEpisode();
+  private readonly profiler: ProfilerSwitch | undefined;
+  private readonly switches = new Map<string, number>((["on", "off"] as const).flatMap((to) => SWITCH_RESULTS.map((r) => [`${to}|${r}`, 0] as const)));
 
   constructor(
     opts: RasWatchOptions,
@@ -218,6 +235,7 @@ export class RasWatch {
   ) {
     this.opts = { ...opts };
     this.progress = new RasProgress({ ...opts.progress });
+    if (opts.inspectorWindowMs !== undefined) this.profiler = new ProfilerSwitch(opts.inspectorWindowMs);
     this.schedule = new AskSchedule({ intervalMs: opts.intervalMs, settleMs: opts.settleMs ?? 0, random, spreadStart: opts.election !== undefined });
     const e = opts.election;
     if (e !== undefined)
@@ -245,7 +263,9 @@ export class RasWatch {
   }
 
   /** New settings (SIGHUP); undefined pauses: the query in flight ends, what was known goes, counts stay. */
-  setOptions(o: (Pick<RasWatchOptions, "address" | "intervalMs"> & Partial<Pick<RasWatchOptions, "settleMs" | "knownDefects">>) | undefined): void {
+  setOptions(
+    o: (Pick<RasWatchOptions, "address" | "intervalMs"> & Partial<Pick<RasWatchOptions, "settleMs" | "knownDefects" | "inspectorWindowMs">>) | undefined,
+  ): void {
     if (o === undefined) {
       this.paused = true;
       this.query?.abort();
@@ -258,6 +278,7 @@ export class RasWatch {
     this.opts = { ...this.opts, ...o };
     this.schedule.setOptions({ intervalMs: this.opts.intervalMs, settleMs: this.opts.settleMs ?? 0 });
     this.succession?.setInterval(this.opts.intervalMs);
+    if (o.inspectorWindowMs !== undefined) this.profiler?.setWindow(o.inspectorWindowMs);
     if (moved) {
       this.forget();
       this.monitor?.reset(o.address);
@@ -289,7 +310,16 @@ export class RasWatch {
       takeover: this.succession?.takeTakeover() ?? false,
       periodicAllowed: this.gate()?.decision !== "suspicion_only",
     });
-    if (reason === undefined) return;
+    if (reason === undefined) {
+      const mayControl = this.mayDiagnose(now, role);
+      const to = this.profiler?.due(now, mayControl);
+      if (to !== undefined) this.run(() => this.switchInspector(to));
+      else if (this.diag.due(now, mayControl)) {
+        this.diag.asked();
+        this.run((signal) => this.askDiagnostics(signal));
+      }
+      return;
+    }
     this.eventSuspicion = false;
     this.schedule.asked(reason, now);
     const ac = new AbortController();
@@ -304,6 +334,108 @@ export class RasWatch {
           this.tick(this.suspicion);
         }
       });
+  }
+
+  /** Whether a hang is suspected on this node now, by any evidence: a new episode may ask RAS diagnostics. */
+  setHang(hang: boolean): void {
+    this.diag.setHang(hang);
+    this.profiler?.setHang(hang);
+  }
+
+  /** Diagnostics: the elected querier only (one node per job), on NCCL 2.31.2+, when RAS may be asked at all. */
+  private mayDiagnose(now: number, role: RasRole): boolean {
+    return this.opts.election !== undefined && role === "querier" && hasDiagnostics(this.report?.version) && !this.schedule.quiet(now);
+  }
+
+  /** Runs one exchange with the service as the connection in flight. */
+  private run(exchange: (signal: AbortSignal) => Promise<void>): void {
+    const ac = new AbortController();
+    this.query = ac;
+    this.inFlight = exchange(ac.signal)
+      .catch((err: unknown) => this.opts.log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: NCCL RAS exchange failed"))
+      .finally(() => {
+        this.inFlight = undefined;
+        this.query = undefined;
+      });
+  }
+
+  /** `CONTROL PROFILER_MASK`: Inspector on (its mask) or off (none), job-wide. */
+  private async switchInspector(to: SwitchTo, signal?: AbortSignal): Promise<void> {
+    const { host, port } = this.opts.address;
+    const where = `${host}:${port}`;
+    const r = await queryRas({
+      host,
+      port,
+      legTimeoutSeconds: this.opts.legTimeoutSeconds ?? 5,
+      deadlineMs: 5000,
+      maxBytes: 4096,
+      ...(signal !== undefined ? { signal } : {}),
+      command: `CONTROL PROFILER_MASK ${to === "on" ? INSPECTOR_MASK : "none"}`,
+      verify: (c) => this.verifyPeer(c, "query"),
+    });
+    const reply = r.ok ? r.text.trim() : undefined;
+    const result = reply === "OK" ? "ok" : reply !== undefined ? "refused" : "failed";
+    this.switches.set(`${to}|${result}`, (this.switches.get(`${to}|${result}`) ?? 0) + 1);
+    this.profiler?.answered(to, result === "ok", this.opts.now(), this.opts.intervalMs);
+    const why = r.ok ? `NCCL answered "${(reply ?? "").slice(0, 120)}"` : r.reason;
+    if (to === "on")
+      this.opts.log[result === "ok" ? "info" : "warn"](
+        { ras_addr: where, result, reason: why },
+        result === "ok"
+          ? `nccl: NCCL Inspector switched on job-wide through RAS for this hang (CONTROL PROFILER_MASK ${INSPECTOR_MASK})`
+          : `nccl: NCCL Inspector could not be switched on: ${why}`,
+      );
+    else
+      this.opts.log[result === "ok" ? "info" : "warn"](
+        { ras_addr: where, result, reason: why },
+        result === "ok"
+          ? "nccl: NCCL Inspector switched off again job-wide (CONTROL PROFILER_MASK none)"
+          : `nccl: NCCL Inspector could not be switched off yet (${why}); trying again in one interval`,
+      );
+  }
+
+  private async askDiagnostics(signal: AbortSignal): Promise<void> {
+    const { host, port } = this.opts.address;
+    const where = `${host}:${port}`;
+    const r = await queryRas({
+      host,
+      port,
+      legTimeoutSeconds: DIAG_LEG_TIMEOUT_S,
+      deadlineMs: DIAG_DEADLINE_MS,
+      maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024,
+      signal,
+      command: "DIAGNOSTICS",
+      verify: (c) => this.verifyPeer(c, "query"),
+    });
+    if (signal.aborted) return;
+    const now = this.opts.now();
+    const report = r.ok ? parseDiagnostics(r.text) : undefined;
+    const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined || (report.results.length === 0 && !report.busy) ? "error" : "ok";
+    const byReason = this.queriesBy.get(outcome);
+    byReason?.set("diagnostics", (byReason.get("diagnostics") ?? 0) + 1);
+    this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
+    if (report === undefined || outcome !== "ok") {
+      this.diag.failed(now, this.opts.intervalMs);
+      const reason = !r.ok ? r.reason : report?.errors[0] !== undefined ? report.errors[0] : "the answer holds no diagnostics line";
+      this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS diagnostics at ${where} gave no answer: ${reason}`);
+      return;
+    }
+    this.diag.answered(report, now, this.opts.intervalMs);
+    if (report.busy) {
+      this.opts.log.info({ ras_addr: where }, "nccl: NCCL RAS diagnostics are already running in the process asked (BUSY); asking again in one interval");
+      return;
+    }
+    const problems = diagProblems(report);
+    this.opts.log.info(
+      { ras_addr: where, ms: report.completed?.ms ?? null, peers: report.completed?.peers ?? null, results: report.results.length, problems: problems.length },
+      `nccl: NCCL RAS diagnostics for this hang: ${problems.length} problem(s) in ${report.results.length} result(s)${report.completed !== undefined ? ` from ${report.completed.peers} processes` : " (the answer ended early)"}`,
+    );
+    // The same words as `ringwatch analyze` on these lines (ras/diag-findings.ts).
+    for (const f of diagFindings(where, report).slice(0, 32))
+      this.opts.log[f.severity === "critical" ? "error" : "warn"](
+        { kind: f.kind, event: f.event ?? null, comm_id: f.comm_id, ranks: f.ranks, host: f.host ?? null, code: f.code ?? null },
+        `nccl: ${f.summary}`,
+      );
   }
 
   /** This node's role for the job now. */
@@ -352,6 +484,7 @@ export class RasWatch {
       }
       this.listenerInode = undefined;
       this.schedule.gone();
+      this.profiler?.jobGone();
       this.logNoService("nothing listens there (the kernel's socket tables say so: no connection was made)");
       return;
     }
@@ -434,6 +567,8 @@ export class RasWatch {
     this.monitor?.close();
     this.query?.abort();
     await this.settled();
+    // Inspector switched on by this agent is always switched off, the agent's stop included.
+    if (this.profiler?.isOn === true) await this.switchInspector("off");
   }
 
   snapshot(): RasSnapshot {
@@ -457,6 +592,9 @@ export class RasWatch {
       listener: this.listener.kind,
       listenerAccepts: this.listener.kind === "unknown" && this.schedule.hasListener,
       peerChecks: this.succession?.checks ?? new Map<string, number>(),
+      inspectorSwitches: this.switches,
+      inspectorOn: this.profiler?.isOn,
+      diagnostics: this.diag.report !== undefined && this.diag.atMs !== undefined ? { report: this.diag.report, atMs: this.diag.atMs } : undefined,
     };
   }
 

@@ -36,6 +36,8 @@ export const socketTransport = builder("socket_transport", "warning");
 export const gdrDisabled = builder("gdr_disabled", "warning");
 /** A Flight Recorder dump that could not be used. */
 export const dumpUnreadable = builder("dump_unreadable", "warning");
+/** NCCL RAS diagnostics found a problem on the job's nodes (ECC, NVLink, drivers, NCCL_* settings, PCIe/IOMMU, ranks that did not answer). */
+export const ncclDiagnostic = builder("nccl_diagnostic", "warning");
 /** Kernel events left out of the report. */
 export const kernelLogTruncated = builder("kernel_log_truncated", "info");
 

@@ -15,7 +15,8 @@ export type FindingKind =
   | "nvswitch_sxid"
   | "hca_error"
   | "gpu_pcie_error"
-  | "kernel_log_truncated";
+  | "kernel_log_truncated"
+  | "nccl_diagnostic";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -52,7 +53,11 @@ export interface Finding {
   /** Kernel log: the host the line named, the device as the kernel printed it (PCI address, HCA name). */
   host?: string;
   device?: string;
-  /** Kernel log: the Xid or SXid number; an HCA event's kind (`link_down`, ...); the Xid catalogue's action. */
+  /**
+   * Kernel log: the Xid or SXid number; an HCA event's kind (`link_down`, ...); the Xid catalogue's action.
+   * NCCL RAS diagnostics (`nccl_diagnostic`): `event` is the check (`ecc`, `nvlink`, `nccl_env`, ...), or
+   * `incomplete` for ranks that did not answer.
+   */
   code?: number;
   event?: string;
   action?: string;
@@ -109,6 +114,7 @@ const KIND_ORDER: FindingKind[] = [
   "rank_missing",
   "gpu_xid",
   "nvswitch_sxid",
+  "nccl_diagnostic",
   "collective_mismatch",
   "hang_suspected",
   "watchdog_timeout",

@@ -6,8 +6,8 @@
  * the finding (verdict/finding.ts); to change what a kind says, change it here.
  *
  * Grouped by kind, in the order of verdict/report.ts's KIND_ORDER: rank_behind, rank_missing, the
- * hardware kinds, collective_mismatch, hang_suspected, watchdog_timeout, network_error, nccl_error,
- * socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind, one
+ * hardware kinds, nccl_diagnostic, collective_mismatch, hang_suspected, watchdog_timeout,
+ * network_error, nccl_error, socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind, one
  * template per source and situation; each ends with its advice where it has one.
  */
 import { rankList, type FindingKind } from "./report.js";
@@ -278,7 +278,8 @@ export const rankMissingWords = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// gpu_xid, nvswitch_sxid, hca_error, gpu_pcie_error: kernel log lines pasted beside the logs.
+// gpu_xid, nvswitch_sxid, hca_error, gpu_pcie_error: kernel log lines pasted beside the logs, and
+// the Xid and SXid lines of NCCL RAS diagnostics.
 
 /** How the processes found by device relate to it: on its host (`sure`), or on some host with a device at that address. */
 function use(kind: FindingKind, one: boolean, sure: boolean): string {
@@ -335,6 +336,148 @@ export const hardwareWords = {
     }
     return text;
   },
+};
+
+/** `once`, `3 times`, `at least 64 times`. */
+function times(count: number, atLeast: boolean): string {
+  return `${atLeast ? "at least " : ""}${count === 1 && !atLeast ? "once" : `${count} times`}`;
+}
+
+/** What NCCL's Xid guidance says to do (its classes: diagnostics_xid.cc), as ringwatch names the Xid catalogue's actions. */
+export type DiagXidGuidance = "reset_gpu" | "restart_job" | "pre_ampere" | "other";
+
+const DIAG_XID_ADVICE: Record<DiagXidGuidance, string> = {
+  reset_gpu:
+    "NVIDIA's Xid catalogue says to reset the GPU: drain the node and reset the GPU (nvidia-smi -r, or reboot the node) before it runs a job again. That host's kernel log (journalctl -k | grep Xid) says which GPU.",
+  restart_job:
+    "NVIDIA's Xid catalogue says to restart the application that hit it; the GPU itself is fine unless it repeats. That host's kernel log (journalctl -k | grep Xid) says which GPU and process.",
+  pre_ampere:
+    "The GPU is older than Ampere: look the Xid up in NVIDIA's archived Xid documentation, and in that host's kernel log (journalctl -k | grep Xid) for which GPU.",
+  other: "Look the Xid up in NVIDIA's Xid catalogue for what to do, and in that host's kernel log (journalctl -k | grep Xid) for which GPU.",
+};
+
+/** Xid and SXid events that NCCL RAS diagnostics found in the kernel log of a job's host (NCCL 2.32.3+). */
+export const diagHardwareWords = {
+  xid: (f: { code: number; host?: string; count: number; atLeast: boolean; guidance: DiagXidGuidance }): string =>
+    `NCCL RAS diagnostics: the kernel log of ${f.host ?? "a host of the job"} reported Xid ${f.code} ${times(f.count, f.atLeast)}. ${DIAG_XID_ADVICE[f.guidance]}`,
+
+  sxid: (f: { code: number; host?: string; count: number; atLeast: boolean; classification: string; links?: string }): string => {
+    const fatal = f.classification === "Fatal";
+    return (
+      `NCCL RAS diagnostics: the kernel log of ${f.host ?? "a host of the job"} reported NVSwitch SXid ${f.code} (${f.classification}${f.links !== undefined ? `, link(s) ${f.links}` : ""}) ${times(f.count, f.atLeast)}. ` +
+      (fatal
+        ? "A fatal SXid breaks the NVLink fabric of that node: its jobs fail until the Fabric Manager and the GPUs are reset. Drain the node."
+        : "The fabric keeps working: see NVIDIA's Fabric Manager guide for this SXid, and drain the node if it repeats.")
+    );
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// nccl_diagnostic: NCCL RAS diagnostics (NCCL 2.31.2+) found a problem on the job's nodes.
+
+/** ` of communicator 0x...`, or nothing. */
+function ofComm(comm: string | undefined): string {
+  return comm !== undefined ? ` of communicator ${comm}` : "";
+}
+
+/** `ranks 0-7`, `ranks 0-7 and 8 more` (NCCL lists at most 8 ranks and then counts them). */
+function ranksAndMore(ranks: readonly number[], total: number | undefined): string {
+  const more = total !== undefined && total > ranks.length ? ` and ${total - ranks.length} more` : "";
+  return ranks.length === 0 ? "some ranks" : `${theRanks(ranks)}${more}`;
+}
+
+/** What differs between ranks in a mismatch line of NCCL's diagnostics. */
+export type DiagMismatch = "gpu_count" | "gpu_model" | "cuda_driver" | "nvidia_driver" | "nvlink_links";
+
+const DIAG_MISMATCH: Record<DiagMismatch, { what: string; advice: string }> = {
+  gpu_count: {
+    what: "number of GPUs per node",
+    advice: "A GPU is missing on those nodes (it failed, or CUDA_VISIBLE_DEVICES hides it): run nvidia-smi -L there, and drain a node that lost one.",
+  },
+  gpu_model: {
+    what: "GPU model",
+    advice: "The job runs on nodes with different GPUs: it goes at the slowest one's pace. Run it on one node type.",
+  },
+  cuda_driver: {
+    what: "CUDA driver version",
+    advice: "Nodes with different drivers can make NCCL fail or slow down: put every node of the job on the same driver.",
+  },
+  nvidia_driver: {
+    what: "NVIDIA driver version",
+    advice: "Nodes with different drivers can make NCCL fail or slow down: put every node of the job on the same driver.",
+  },
+  nvlink_links: {
+    what: "number of NVLink links per GPU",
+    advice:
+      "NVLink links are missing on those GPUs, so traffic between the GPUs of that node is slower or fails: check nvidia-smi nvlink -s there, then reset the GPUs or drain the node.",
+  },
+};
+
+/** What to do about the checks told in NCCL's own words (ncclDiagnosticWords.said), by NCCL's label (`IOMMU mode`), else by check. */
+const DIAG_ADVICE: Record<string, string> = {
+  rdma_topo:
+    "The PCIe layout of GPUs and NICs on those nodes is not what rdma_topo expects, which slows or breaks GPUDirect RDMA: run rdma_topo check on the node and fix what it reports.",
+  iommu:
+    "An IOMMU that translates addresses (DMA remapping) makes GPUDirect RDMA slow or fail: check the IOMMU mode of those nodes (iommu=pt on the kernel command line is passthrough).",
+  ats: "With the IOMMU translating addresses, GPUDirect RDMA needs ATS on the NIC, or it is slow or fails: check the IOMMU mode and the NIC's ATS setting on those nodes.",
+  paths:
+    "DIS means NCCL found no path between some GPUs: a GPU or a link is missing from that node's topology. Compare nvidia-smi topo -m on those nodes with a healthy one.",
+};
+
+export const ncclDiagnosticWords = {
+  /** `ranks` differ from rank `ref`, which has `refValue`. */
+  mismatch: (f: { comm?: string; what: DiagMismatch; ranks: readonly number[]; total?: number; ref?: number; refValue?: string; across?: number }): string => {
+    const m = DIAG_MISMATCH[f.what];
+    const than = f.ref !== undefined ? ` than rank ${f.ref}${f.refValue !== undefined ? ` (${f.refValue})` : ""}` : " than the others";
+    const across = f.across !== undefined ? `, among the ${f.across} ranks${ofComm(f.comm)}` : ofComm(f.comm);
+    return `NCCL RAS diagnostics: ${ranksAndMore(f.ranks, f.total)} ${f.ranks.length === 1 && !f.total ? "has" : "have"} a different ${m.what}${than}${across}. ${m.advice}`;
+  },
+
+  /** Uncorrected ECC errors (`threshold` undefined), or corrected ones at or above NCCL_DIAGNOSTICS_ECC_THRESHOLD. */
+  ecc: (f: { comm?: string; ranks: readonly number[]; total?: number; worst?: string; threshold?: string }): string => {
+    const who = `the GPU memory of ${ranksAndMore(f.ranks, f.total)}`;
+    const worst = f.worst !== undefined ? ` (worst count ${f.worst})` : "";
+    return f.threshold === undefined
+      ? `NCCL RAS diagnostics: ${who}${ofComm(f.comm)} has uncorrected ECC errors${worst}. Such a GPU can return wrong data or crash the job: drain the node, reset the GPU and check nvidia-smi -q -d ECC.`
+      : `NCCL RAS diagnostics: ${who}${ofComm(f.comm)} has corrected ECC errors at or above the threshold of ${f.threshold}${worst}. Corrected errors do no harm by themselves, but a count that keeps growing is a GPU to replace: watch nvidia-smi -q -d ECC.`;
+  },
+
+  /** NVLink links down (`inactive`) or at different speeds. */
+  nvlink: (f: { comm?: string; ranks: readonly number[]; total?: number; inactive: boolean }): string =>
+    f.inactive
+      ? `NCCL RAS diagnostics: NVLink links are down on the GPUs of ${ranksAndMore(f.ranks, f.total)}${ofComm(f.comm)}. Traffic between those GPUs is slower or fails: check nvidia-smi nvlink -s on that node, then reset the GPUs or drain the node.`
+      : `NCCL RAS diagnostics: NVLink links run at different speeds on the GPUs of ${ranksAndMore(f.ranks, f.total)}${ofComm(f.comm)}. A degraded link slows every collective through it: check nvidia-smi nvlink -s on that node.`,
+
+  /** An NCCL_* variable set differently across the ranks: each value with the ranks that have it (`(unset)` as NCCL prints it). */
+  env: (f: { comm?: string; variable: string; across?: number; values: readonly { value: string; ranks: readonly number[]; total?: number }[] }): string => {
+    const values =
+      f.values.length > 0
+        ? `: ${f.values.map((v) => `${v.value === "(unset)" ? "unset" : `${f.variable}=${v.value}`} on ${ranksAndMore(v.ranks, v.total)}`).join(", ")}`
+        : " (the lines with each value are not in this log)";
+    return (
+      `NCCL RAS diagnostics: ${f.variable} is not the same on all ${f.across !== undefined ? `${f.across} ` : ""}ranks${ofComm(f.comm)}${values}. ` +
+      `Ranks with different NCCL settings can pick different networks or algorithms, and then hang or run slow: set ${f.variable} the same for every rank (the launcher's environment, the container image).`
+    );
+  },
+
+  /** The gather missed ranks: the checks named could not see them. */
+  incomplete: (f: { comm?: string; gathered: number; of: number; checks: readonly string[] }): string => {
+    const missing = f.of - f.gathered;
+    return (
+      `NCCL RAS diagnostics gathered only ${f.gathered} of ${f.of} ranks${ofComm(f.comm)} (${f.checks.join(", ")}): ${missing} rank${missing === 1 ? "" : "s"} did not answer, so these checks say nothing about ${missing === 1 ? "it" : "them"}. ` +
+      "A process that does not answer is stuck outside NCCL, stopped or gone: the NCCL RAS status report (ncclras) says which."
+    );
+  },
+
+  /** rdma_topo check failed: `sample` is the line of its output NCCL kept. */
+  rdmaTopoFailed: (f: { comm?: string; ranks: readonly number[]; total?: number; first?: number; exit?: string; sample?: string }): string => {
+    const first = f.first !== undefined ? ` (rank ${f.first}: exit ${f.exit ?? "?"}${f.sample ? `, "${f.sample}"` : ""})` : "";
+    return `NCCL RAS diagnostics: rdma_topo check failed on ${ranksAndMore(f.ranks, f.total)}${ofComm(f.comm)}${first}. ${DIAG_ADVICE.rdma_topo}`;
+  },
+
+  /** Any other problem, in NCCL's own words (`said`: each line after its label), with the check's advice. */
+  said: (f: { comm?: string; check: string; label: string; said: readonly string[] }): string =>
+    `NCCL RAS diagnostics, ${f.label}${ofComm(f.comm)}: ${f.said.join("; ")}. ${DIAG_ADVICE[f.label] ?? DIAG_ADVICE[f.check] ?? "Compare the nodes NCCL names with a healthy one."}`,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * <spec.json>`), one RAS client listener per node, counting every collection and its RAS-network messages.
  * cluster-job.mjs's header explains the model, the control lines and the message-count formula.
  */
-import type { RasJob } from "./render.mjs";
+import type { RasDiag, RasJob } from "./render.mjs";
 
 export interface ClusterSpec {
   /** NCCL version "X.Y.Z" (render.mjs rasFeatures decides protocol and formats). */
@@ -28,6 +28,12 @@ export interface ClusterSpec {
   hash?: string;
   cudaRuntime?: number;
   cudaDriver?: number;
+  /** What DIAGNOSTICS finds (render.d.mts RasDiag; rank numbers are the communicator's ranks). */
+  diag?: RasDiag;
+  /** The job's initial profiler mask (CONTROL PROFILER_MASK state). Default 0x46 with `inspector`, else 0. */
+  profilerMask?: number;
+  /** NCCL Inspector is loaded (initial mask 0x46). */
+  inspector?: boolean;
 }
 
 /** One collectionsLog line. */
@@ -35,7 +41,8 @@ export interface ClusterCollection {
   /** Epoch ms at which the STATUS started. */
   t: number;
   node: number;
-  command: "STATUS" | "VERBOSE STATUS";
+  command: "STATUS" | "VERBOSE STATUS" | "DIAGNOSTICS";
+  /** The client's format ("text" for every DIAGNOSTICS run: JSON ones are refused, no collection). */
   format: "json" | "text";
   /** RAS-network messages the collection cost (collectionMessages of the live processes). */
   messages: number;
@@ -47,7 +54,14 @@ export interface ClusterStats {
   /** Collections per node ("0".."N-1"), every node listed. */
   byNode: Record<string, number>;
   messages: number;
+  /** STATUS / VERBOSE STATUS collections by the client's format. */
   statusByFormat: { text: number; json: number };
+  /** DIAGNOSTICS runs (counted in collections, byNode and messages too). */
+  diagnostics: number;
+  /** Accepted CONTROL PROFILER_MASK commands (job-wide broadcasts). */
+  broadcasts: number;
+  /** The job-wide profiler mask now (NCCL's int, as unsigned 32-bit). */
+  profilerMask: number;
 }
 
 /** A control line (keys apply in the order: version, listen, initialising, hang, resume, kill, stats). */

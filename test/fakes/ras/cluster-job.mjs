@@ -4,20 +4,32 @@
  * "cluster in a box" on loopback. ONE process serves one RAS client listener per simulated node (node n on
  * 127.0.1.(n+1) by default: 127.0.0.0/8 is all loopback on Linux), all answering from one shared job state,
  * with NCCL's client protocol and formats (serve-job.mjs's protocol code, render.mjs's renderers). It counts
- * every job-wide collection (a STATUS or VERBOSE STATUS on any listener) and the RAS-network messages it costs.
+ * every job-wide collection (a STATUS, VERBOSE STATUS or DIAGNOSTICS on any listener) and the RAS-network
+ * messages it costs, and every job-wide broadcast (CONTROL PROFILER_MASK, NCCL 2.31.2+).
  *
  * Spec (cluster-job.d.mts has the types): { version: "2.29.7", nodes: N, ranksPerNode: 8, port: 28028 | 0,
  *   nodeAddress?: "127.0.1.{n+1}" | ["a0", "a1", ...], pidBase?: 4000, stepMs?: 100, collectionsLog?: path,
- *   gatherDelayMs?: 0, listen?: true, hash?: "0x49bbd7790311d5eb", cudaRuntime?, cudaDriver? }
+ *   gatherDelayMs?: 0, listen?: true, hash?: "0x49bbd7790311d5eb", cudaRuntime?, cudaDriver?, diag?: {...},
+ *   profilerMask?: 0x46, inspector?: true }
  * - One communicator of N*ranksPerNode ranks, one process per rank: rank r on node floor(r / ranksPerNode),
  *   named under that node's address, pid pidBase + r, cudaDev = nvmlDev = r % ranksPerNode.
  * - port: the RAS client port on every node address; 0 picks a free one per node (reported on "listening").
  * - A healthy job launches one AllReduce per rank every stepMs, and every 5th step an AllGather too (counts
  *   are computed from the clock when asked, so nothing ticks in between).
  * - collectionsLog: one JSON line appended per collection, before its answer leaves:
- *   {"t": epoch ms, "node": n, "command": "STATUS" | "VERBOSE STATUS", "format": "json" | "text", "messages": m}
+ *   {"t": epoch ms, "node": n, "command": "STATUS" | "VERBOSE STATUS" | "DIAGNOSTICS", "format": "json" | "text",
+ *   "messages": m}
  * - gatherDelayMs: the gathering delay before the answer (text: the head leaves at once, as in NCCL); the
- *   reports' collection time ("Communicators... (0.250s)", JSON collection_time_sec) says the same.
+ *   reports' collection time ("Communicators... (0.250s)", JSON collection_time_sec, DIAGNOSTICS' "completed in
+ *   <ms> ms") says the same.
+ * - DIAGNOSTICS (2.31.2+; serve-job.mjs has the replies): a job-wide collection (RAS_COLL_DIAG, sent and answered
+ *   over the RAS network as RAS_COLL_COMMS is: the same message count) whose answer is render.mjs
+ *   renderDiagnostics of the job with `diag`, from node n's first process (pid of rank n * ranksPerNode, host
+ *   diag.hostNames[node address] or the address); BUSY while another runs on the same node's listener (NCCL:
+ *   per process; a node here is one process). JSON refusals and BUSY start no collection.
+ * - CONTROL PROFILER_MASK (2.31.2+): a job-wide broadcast (RAS_BC_PROFILER_MASK; no response, not counted in
+ *   messages) that sets the job's mask (stats.profilerMask); it starts at profilerMask, else 0x46 with
+ *   inspector, else 0, and again so for a new job (version control line).
  * - listen: false opens no listener until {"listen": true}.
  *
  * Control lines on stdin, one JSON object a line, each acknowledged on stdout with "ctl <n>" (n counts them
@@ -38,7 +50,9 @@
  *                             dead process (NCCL 2.29+, src/ras/peers.cc rasPeerDeclareDead -> rasClientsNotifyEvent),
  *                             in pid order; the survivors launch up to the dead ranks' next step and stand still
  *   {"stats": true}           prints "stats <json>": {collections, byNode: {n: count}, messages,
- *                             statusByFormat: {text, json}} (before the ack)
+ *                             statusByFormat: {text, json}, diagnostics, broadcasts, profilerMask} (before the
+ *                             ack); collections, byNode and messages include DIAGNOSTICS runs, statusByFormat
+ *                             only STATUS ones
  * stdout: "ready" once started, "listening <json {node: port}>" once every listener is bound (at start, or at
  * {"listen": true}); SIGTERM ends it (exit 0). stderr: "error ..." lines only.
  *
@@ -81,8 +95,8 @@
  */
 import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { formatLocalTime, uniformJob, withMissing } from "./render.mjs";
-import { answerStatus, notifyMonitors, rasClientListener } from "./serve-job.mjs";
+import { defaultProfilerMask, formatLocalTime, uniformJob, withMissing } from "./render.mjs";
+import { answerDiagnostics, answerStatus, notifyMonitors, rasClientListener } from "./serve-job.mjs";
 
 export const DEFAULT_HASH = "0x49bbd7790311d5eb";
 const NCCL_IN_PROGRESS = 7; // ncclInProgress: initState of a communicator being initialised
@@ -249,6 +263,9 @@ export class ClusterState {
       ...(spec.cudaRuntime !== undefined ? { cudaRuntime: spec.cudaRuntime } : {}),
       ...(spec.cudaDriver !== undefined ? { cudaDriver: spec.cudaDriver } : {}),
     });
+    if (spec.diag !== undefined) job.diag = spec.diag;
+    if (spec.profilerMask !== undefined) job.profilerMask = spec.profilerMask;
+    if (spec.inspector !== undefined) job.inspector = spec.inspector;
     if (this.initialising) for (const r of job.comms[0].ranks) r.status = { initState: NCCL_IN_PROGRESS };
     if (this.dead.size > 0) {
       const gone = [...this.dead].sort((a, b) => a - b).flatMap((n) => this.ranksOf(n));
@@ -275,6 +292,9 @@ export function serveCluster(specFile) {
     byNode: Object.fromEntries(Array.from({ length: state.nodes }, (_, n) => [String(n), 0])),
     messages: 0,
     statusByFormat: { text: 0, json: 0 },
+    diagnostics: 0,
+    broadcasts: 0,
+    profilerMask: defaultProfilerMask(state.job(Date.now())),
   };
   let listening = false;
 
@@ -287,25 +307,51 @@ export function serveCluster(specFile) {
     clients: new Set(),
   }));
 
-  /** @param {Listener} l @param {Client} c @param {boolean} verbose */
-  function collect(l, c, verbose) {
-    const now = Date.now();
+  /**
+   * Counts and logs one job-wide collection started on node l's listener.
+   * @param {Listener} l @param {Client} c @param {"STATUS" | "VERBOSE STATUS" | "DIAGNOSTICS"} command @param {number} now
+   */
+  function count(l, c, command, now) {
     const messages = collectionMessages(state.liveProcesses());
     stats.collections++;
     stats.byNode[String(l.node)] = (stats.byNode[String(l.node)] ?? 0) + 1;
     stats.messages += messages;
-    stats.statusByFormat[c.format]++;
+    if (command === "DIAGNOSTICS") stats.diagnostics++;
+    else stats.statusByFormat[c.format]++;
     if (spec.collectionsLog) {
-      const line = { t: now, node: l.node, command: verbose ? "VERBOSE STATUS" : "STATUS", format: c.format, messages };
+      const line = { t: now, node: l.node, command, format: c.format, messages };
       appendFileSync(spec.collectionsLog, `${JSON.stringify(line)}\n`);
     }
+  }
+
+  /** @param {Listener} l @param {Client} c @param {boolean} verbose */
+  function collect(l, c, verbose) {
+    const now = Date.now();
+    count(l, c, verbose ? "VERBOSE STATUS" : "STATUS", now);
     answerStatus(c, state.job(now), verbose, gatherDelayMs);
+  }
+
+  /** @param {Listener} l @param {Client} c */
+  function diagnose(l, c) {
+    const now = Date.now();
+    count(l, c, "DIAGNOSTICS", now);
+    const job = state.job(now);
+    const host = String(job.diag?.hostNames?.[l.host] ?? l.host);
+    answerDiagnostics(c, job, gatherDelayMs, { host, pid: state.pidOf(l.node * state.ranksPerNode) });
   }
 
   /** @param {Listener} l @returns {Promise<void>} */
   function open(l) {
     if (l.server !== null || state.dead.has(l.node)) return Promise.resolve();
-    const { server, clients } = rasClientListener({ version: () => String(state.version), onStatus: (c, verbose) => collect(l, c, verbose) });
+    const { server, clients } = rasClientListener({
+      version: () => String(state.version),
+      onStatus: (c, verbose) => collect(l, c, verbose),
+      onDiagnostics: (c) => diagnose(l, c),
+      onProfilerMask: (mask) => {
+        stats.broadcasts++;
+        stats.profilerMask = mask;
+      },
+    });
     l.server = server;
     l.clients = clients;
     return new Promise((resolve, reject) => {
@@ -340,6 +386,7 @@ export function serveCluster(specFile) {
       // A new job: the old processes (and their client connections) are gone, every node runs again.
       for (const l of listeners) for (const c of l.clients) c.sock.destroy();
       state.newJob(msg.version, Date.now());
+      stats.profilerMask = defaultProfilerMask(state.job(Date.now())); // new processes start with the default
       if (listening) await Promise.all(listeners.map(open));
     }
     if (msg.listen === true) await listenAll();

@@ -1,9 +1,10 @@
 // @ts-check
 /**
- * NCCL RAS reports rendered from a job model, as the RAS service of NCCL 2.24 to 2.30 writes them
+ * NCCL RAS reports rendered from a job model, as the RAS service of NCCL 2.24 to 2.32 writes them
  * (src/ras/client_support.cc: rasClientRunInit, rasClientRunComms, rasClientBreakDownErrors,
  * rasDumpCommsToJSON and the json* writers; src/ras/peers.cc and rasClientsNotifyEvent for MONITOR
- * events). Written from reading those sources; no NCCL code is copied, only short format strings.
+ * events; src/ras/diagnostics*.cc for the DIAGNOSTICS answer of 2.31.2+, see renderDiagnostics).
+ * Written from reading those sources; no NCCL code is copied, only short format strings.
  *
  * Job model (render.d.mts has the types):
  *   { version: "2.26.2", cudaCompiled?: "12.6", cudaRuntime?: 12060, cudaDriver?: 12060,
@@ -90,6 +91,14 @@ export function rasFeatures(version) {
     monitor: ge(2, 29, 0),
     /** Decimals of "Communicators... (N.NNs)": %.2f up to 2.28.3, %.3f from 2.28.7. */
     timeDecimals: ge(2, 28, 7) ? 3 : 2,
+    /** `DIAGNOSTICS` (v2.31.2-1, the first 2.31 release): GPU inventory, CUDA driver, ECC, NVLink, NCCL_* env. */
+    diagnostics: ge(2, 31, 2),
+    /** Diagnostics' Xid/SXid, rdma_topo, IOMMU, ATS, NVIDIA driver and Paths checks, NVLink speeds (v2.32.3-1). */
+    diagXid: ge(2, 32, 3),
+    /** `CONTROL PROFILER_MASK <value>` (2.31.2+). */
+    control: ge(2, 31, 2),
+    /** `TIMEOUT` parsed with strtod (fractions accepted; negative, non-finite, out-of-range refused) from 2.31.2; strtol before. */
+    timeoutStrtod: ge(2, 31, 2),
   };
 }
 
@@ -858,6 +867,427 @@ export function renderEvent(event, opts = {}) {
     ? peerLine({ host: event.peer.host, pid: event.peer.pid, cuda: event.peer.cudaDevs ?? [], nvml: event.peer.nvmlDevs ?? event.peer.cudaDevs ?? [] })
     : addrStr;
   return peerStr ? `[${time}] ${event.type}: ${peerStr} ${details}\n` : `[${time}] ${event.type}: ${details}\n`;
+}
+
+// ---- DIAGNOSTICS (2.31.2+) ------------------------------------------------------------------------------------
+
+const DIAG_TAG_OK = "[OK]   "; // RAS_DIAG_TAG_OK
+const DIAG_TAG_INFO = "[INFO] "; // RAS_DIAG_TAG_INFO
+const DIAG_RANK_SET_MAX = 8; // RAS_DIAG_RANK_SET_MAX
+const XID_DOC = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html";
+const SXID_DOC = "https://docs.nvidia.com/hgx-platforms/fabric-manager-user-guide/index.html";
+/** rasDiagnosticsXidClassify (diagnostics_xid.cc, v2.32.3). */
+const XID_NO_USER_ACTION = [63, 106, 107];
+const XID_RESTART_APPLICATION = [
+  8, 11, 13, 25, 31, 32, 39, 40, 41, 60, 68, 69, 70, 71, 72, 75, 76, 77, 80, 82, 83, 84, 85, 86, 88, 89, 94, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 126,
+  127, 128, 129, 130, 131, 132, 133, 134, 135, 139,
+];
+const XID_RESET_GPU = [46, 62, 64, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158];
+/** rasDiagnosticsSxidClassify: the Non-fatal SXids that need no action. */
+const SXID_NO_USER_ACTION = [
+  11012, 11021, 11022, 11023, 12021, 12023, 15008, 15011, 19049, 19055, 19057, 19059, 19062, 19065, 19068, 19071, 22013, 24001, 24002, 24003,
+];
+/** topoPathTypeStr order, PATH_LOC printed "self". */
+const PATH_TYPES = ["self", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS", "NET", "DIS"];
+const RDMA_TOPO_STATES = ["not applicable", "needs root", "inconclusive", "unavailable"];
+
+/**
+ * rasDiagnosticsFormatRankSet: "{r1,r2}", or the first 8 and ",...} (N=total)".
+ * @param {number[]} ranks
+ */
+export function diagRankSet(ranks) {
+  const shown = ranks.slice(0, DIAG_RANK_SET_MAX).join(",");
+  return ranks.length > DIAG_RANK_SET_MAX ? `{${shown},...} (N=${ranks.length})` : `{${shown}}`;
+}
+
+/** rasDiagnosticsEnv{Key,Value}Display: control characters as '?', cut at 252 characters plus "...". */
+/** @param {string} s */
+function envDisplay(s) {
+  const clean = s.replace(/[\x00-\x1f\x7f]/g, "?");
+  return clean.length > 252 ? `${clean.slice(0, 252)}...` : clean;
+}
+
+/**
+ * The process whose listener answers, as NCCL names it in every line: the host name (`diag.hostNames` of its
+ * address, else the address) and pid of `diag.answeredBy`, else of the lowest responding rank of the first
+ * communicator, else of the first responding process.
+ * @param {any} job
+ * @returns {{ host: string, pid: number }}
+ */
+export function diagnosticsSource(job) {
+  const m = model(job);
+  /** @param {string} addr */
+  const hostName = (addr) => String(job.diag?.hostNames?.[addr] ?? addr);
+  if (job.diag?.answeredBy) return { host: String(job.diag.answeredBy.host), pid: Number(job.diag.answeredBy.pid) };
+  const first = [...(m.comms[0]?.ranks ?? [])].sort((a, b) => a.rank - b.rank).find((r) => responded(r.peer))?.peer ?? m.peers.find(responded);
+  return first ? { host: hostName(first.host), pid: first.pid } : { host: "localhost", pid: 1 };
+}
+
+/**
+ * The text NCCL sends for `DIAGNOSTICS` (NCCL 2.31.2+; throws for older versions), every line
+ * "<host>:<pid> NCCL DIAG <body>\n": the header, the checks in NCCL's dispatch order (diagnostics.cc
+ * rasDiagnosticsChecks: GPU inventory, CUDA driver version, ECC, NVLink, NCCL environment; from 2.32.3 also
+ * rdma_topo, IOMMU, ATS, Xid/SXid, NVIDIA graphics driver version, Paths), then the completion line. Within a
+ * check, communicators in (commHash, hostHash, pidHash) order, ranks in rank order. The model (render.d.mts
+ * RasDiag) says what each rank's NVML, driver, environment and kernel log report; defaults make a healthy job.
+ *
+ * Who answered: the ranks in `comm.ranks` of processes that are neither dead nor unresponsive. A communicator
+ * with fewer than its size prints "<check>: diagnostics incomplete, gathered x/y ranks in comm
+ * 0x<commHash>/0x<hostHash>/0x<pidHash>" for every per-communicator check instead of its result; one with no
+ * answering rank prints nothing. The completion line counts the processes that answered ("RAS peers", the
+ * unscoped on-demand request). Xid/SXid is per host: the hosts of the answering processes that hold a
+ * communicator; a host whose processes all failed to answer is absent.
+ *
+ * Not modeled: per-link NVLink speeds (2.32.3 reports a speed mismatch), corrected-ECC thresholds
+ * (NCCL_DIAGNOSTICS_ECC_THRESHOLD, default off), truncated env records, pre-Ampere Xid guidance, mixed
+ * rdma_topo/IOMMU/ATS states within a communicator, topology-not-ready records, "ERROR: diagnostics summary
+ * failed"; NCCL orders Xid hosts by a host hash, the model by host name.
+ * @param {any} job
+ * @param {{ host?: string, pid?: number, ms?: number }} [opts] host/pid: the answering process (default
+ *   diagnosticsSource); ms: the "completed in" time (default 0)
+ */
+export function renderDiagnostics(job, opts = {}) {
+  const m = model(job);
+  if (!m.v.diagnostics) throw new Error(`NCCL ${job.version} has no DIAGNOSTICS (2.31.2+)`);
+  const full = m.v.diagXid;
+  /** @type {any} */
+  const d = job.diag ?? {};
+  const src = diagnosticsSource(job);
+  const host = opts.host ?? src.host;
+  const pid = opts.pid ?? src.pid;
+  let out = "";
+  /** @param {string} body */
+  const emit = (body) => (out += `${host}:${pid} NCCL DIAG ${body}\n`);
+  /** rasDiagnosticsReport: tag + text in a 1024-byte line. @param {string} tag @param {string} text */
+  const report = (tag, text) => emit(`${tag}${text}`.slice(0, 1023));
+  /** @param {string} addr */
+  const hostName = (addr) => String(d.hostNames?.[addr] ?? addr);
+  /** A rank's value: diag.ranks[rank][key], else diag[key], else the default. @param {number} rank @param {string} key @param {any} dflt */
+  const val = (rank, key, dflt) => d.ranks?.[rank]?.[key] ?? d[key] ?? dflt;
+  const hex = (/** @type {bigint} */ h) => `0x${h.toString(16)}`;
+
+  emit("=== RAS Diagnostics ===");
+  const comms = m.comms
+    .map((c) => ({ c, recs: c.ranks.filter((r) => responded(r.peer)).sort((a, b) => a.rank - b.rank) }))
+    .filter((x) => x.recs.length > 0)
+    .sort((x, y) => {
+      const a = x.c;
+      const b = y.c;
+      if (a.hash !== b.hash) return a.hash < b.hash ? -1 : 1;
+      if (a.hostHash !== b.hostHash) return a.hostHash < b.hostHash ? -1 : 1;
+      return a.pidHash < b.pidHash ? -1 : a.pidHash > b.pidHash ? 1 : 0;
+    });
+  /**
+   * Runs `fn` for each communicator that answered in full; prints the incomplete line for the others.
+   * @param {string} label @param {(c: Comm, recs: Rank[], id: string) => void} fn
+   */
+  const perComm = (label, fn) => {
+    for (const { c, recs } of comms) {
+      if (recs.length !== c.size) {
+        report(
+          DIAG_TAG_INFO,
+          `${label}: diagnostics incomplete, gathered ${recs.length}/${c.size} ranks in comm ${hex(c.hash)}/${hex(c.hostHash)}/${hex(c.pidHash)}`,
+        );
+      } else fn(c, recs, hex(c.hash));
+    }
+  };
+  /** rasDiagnosticsVersionSummarize. @param {string} label @param {(r: Rank) => [string, boolean]} fmt */
+  const versionCheck = (label, fmt) =>
+    perComm(label, (c, recs, id) => {
+      const [ref, ok] = fmt(/** @type {Rank} */ (recs[0]));
+      const diff = recs.slice(1).filter((r) => fmt(r)[0] !== ref || fmt(r)[1] !== ok);
+      if (diff.length > 0) {
+        report(
+          DIAG_TAG_INFO,
+          `${label}: mismatch across ${c.size} ranks in comm ${id}, rank(s) ${diagRankSet(diff.map((r) => r.rank))} differ from rank ${recs[0]?.rank} (${ref})`,
+        );
+      } else if (ok) report(DIAG_TAG_OK, `${label}: ${ref} consistent across ${c.size} ranks in comm ${id}`);
+      else report(DIAG_TAG_INFO, `${label}: ${ref} across ${c.size} ranks in comm ${id}`);
+    });
+
+  // GPU inventory (NVML device count on the node, as uint8; the rank's GPU name or "unknown").
+  perComm("GPU inventory", (c, recs, id) => {
+    const count = (/** @type {Rank} */ r) => Number(val(r.rank, "gpusPerNode", 8)) & 0xff;
+    const name = (/** @type {Rank} */ r) => String(val(r.rank, "gpuModel", "NVIDIA H100 80GB HBM3") || "unknown").slice(0, 95);
+    const ref = /** @type {Rank} */ (recs[0]);
+    const countDiff = recs.slice(1).filter((r) => count(r) !== count(ref));
+    const modelDiff = recs.slice(1).filter((r) => name(r) !== name(ref));
+    if (countDiff.length === 0 && modelDiff.length === 0) {
+      const countKnown = count(ref) > 0;
+      const modelKnown = name(ref) !== "unknown";
+      if (countKnown && modelKnown) report(DIAG_TAG_OK, `GPU inventory: ${count(ref)}x ${name(ref)} per node consistent across ${c.size} ranks in comm ${id}`);
+      else if (countKnown)
+        report(DIAG_TAG_INFO, `GPU inventory: ${count(ref)} GPUs per node consistent across ${c.size} ranks in comm ${id}, GPU model unavailable via NVML`);
+      else if (modelKnown)
+        report(DIAG_TAG_INFO, `GPU inventory: ${name(ref)} per node consistent across ${c.size} ranks in comm ${id}, GPU count unavailable via NVML`);
+      else report(DIAG_TAG_INFO, `GPU inventory: unavailable via NVML across ${c.size} ranks in comm ${id}`);
+      return;
+    }
+    if (countDiff.length > 0) {
+      report(
+        DIAG_TAG_INFO,
+        `GPU inventory: count mismatch across ${c.size} ranks in comm ${id}, rank(s) ${diagRankSet(countDiff.map((r) => r.rank))} differ from rank ${ref.rank} (${count(ref)})`,
+      );
+    }
+    if (modelDiff.length > 0) {
+      report(
+        DIAG_TAG_INFO,
+        `GPU inventory: model mismatch across ${c.size} ranks in comm ${id}, rank(s) ${diagRankSet(modelDiff.map((r) => r.rank))} differ from rank ${ref.rank} (${name(ref)})`,
+      );
+    }
+  });
+
+  // CUDA driver version (cudaDriverGetVersion, "%u"; 0: no driver in 2.32.3, unknown in 2.31.2).
+  versionCheck("CUDA driver version", (r) => {
+    const v = Number(val(r.rank, "cudaDriver", m.cudaDriver));
+    if (v === 0) return [full ? "no driver installed" : "unavailable", false];
+    return [String(v >>> 0), true];
+  });
+
+  // ECC: volatile uncorrected SRAM+DRAM errors; every counter available.
+  perComm("ECC", (c, recs, id) => {
+    const unc = (/** @type {Rank} */ r) => Number(d.eccUncorrected?.[r.rank] ?? 0);
+    const bad = recs.filter((r) => unc(r) > 0);
+    if (bad.length === 0) report(DIAG_TAG_OK, `ECC: no uncorrected volatile errors across ${c.size} ranks in comm ${id}`);
+    else {
+      const worst = Math.max(...bad.map(unc));
+      report(
+        DIAG_TAG_INFO,
+        `ECC: uncorrected volatile errors on rank(s) ${diagRankSet(bad.map((r) => r.rank))} (worst=${worst}) across ${c.size} ranks in comm ${id}`,
+      );
+    }
+  });
+
+  // NVLink: links per GPU (2.31.2 scans link ids 0..17), one inactive on the ranks of nvlinkInactive.
+  perComm("NVLink", (c, recs, id) => {
+    const links = (/** @type {Rank} */ r) => {
+      const n = Number(val(r.rank, "nvlinkLinks", 18)) & 0xff;
+      return full ? n : Math.min(n, 18);
+    };
+    const inactive = (/** @type {Rank} */ r) => links(r) > 0 && (d.nvlinkInactive ?? []).includes(r.rank);
+    const ref = /** @type {Rank} */ (recs[0]);
+    if (!recs.some((r) => links(r) > 0)) return; // PCIe only: nothing to report
+    const countDiff = recs.filter((r) => links(r) !== links(ref));
+    const down = recs.filter(inactive);
+    if (countDiff.length === 0 && down.length === 0) {
+      report(
+        DIAG_TAG_OK,
+        full
+          ? `NVLink: ${links(ref)} links per GPU, all active at consistent speed across ${c.size} ranks in comm ${id}`
+          : `NVLink: found ${links(ref)} link(s) per device, all active across ${c.size} ranks in comm ${id}`,
+      );
+      return;
+    }
+    if (countDiff.length > 0) {
+      report(
+        DIAG_TAG_INFO,
+        `NVLink: link-count mismatch across ${c.size} ranks in comm ${id}, rank(s) ${diagRankSet(countDiff.map((r) => r.rank))} differ from rank ${ref.rank} (${links(ref)})`,
+      );
+    }
+    if (down.length > 0)
+      report(DIAG_TAG_INFO, `NVLink: inactive link(s) on rank(s) ${diagRankSet(down.map((r) => r.rank))} across ${c.size} ranks in comm ${id}`);
+  });
+
+  // NCCL environment: the NCCL_* variables that differ, keys in byte order, values in order of first rank.
+  perComm("NCCL environment", (c, recs, id) => {
+    /** @type {Record<string, Record<string, string>>} */
+    const env = d.env ?? {};
+    /** @param {Rank} r @param {string} k @returns {string | undefined} */
+    const value = (r, k) => env[k]?.[String(r.rank)] ?? env[k]?.["*"];
+    const keys = Object.keys(env)
+      .filter((k) => k.startsWith("NCCL_") && !k.includes("=") && recs.some((r) => value(r, k) !== undefined))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    let nMismatch = 0;
+    for (const k of keys) {
+      const first = value(/** @type {Rank} */ (recs[0]), k);
+      if (recs.every((r) => value(r, k) === first)) continue;
+      nMismatch++;
+      report(DIAG_TAG_INFO, `NCCL environment: mismatch across ${c.size} ranks in comm ${id} for ${envDisplay(k)}`);
+      /** @type {Map<string | undefined, number[]>} */
+      const groups = new Map();
+      for (const r of recs) {
+        const v = value(r, k);
+        const g = groups.get(v);
+        if (g) g.push(r.rank);
+        else groups.set(v, [r.rank]);
+      }
+      for (const [v, ranks] of groups) {
+        report(DIAG_TAG_INFO, `NCCL environment: ${envDisplay(k)}=${v === undefined ? "(unset)" : envDisplay(v)} on rank(s) ${diagRankSet(ranks)}`);
+      }
+    }
+    if (nMismatch === 0) report(DIAG_TAG_OK, `NCCL environment: NCCL_* env vars consistent across ${c.size} ranks in comm ${id}`);
+    else report(DIAG_TAG_INFO, `NCCL environment: ${nMismatch} NCCL_* env var(s) differ across ranks in comm ${id}`);
+  });
+
+  if (full) {
+    // rdma_topo: one state for every process; "passed" / {failed} ran the tool, the others fall back.
+    const topo = d.rdmaTopo ?? "unavailable";
+    const ran = topo === "passed" || typeof topo === "object";
+    if (!ran && !RDMA_TOPO_STATES.includes(topo)) throw new Error(`diag.rdmaTopo ${JSON.stringify(topo)}`);
+    perComm("rdma_topo check", (c, recs, id) => {
+      if (!ran) {
+        report(DIAG_TAG_INFO, `rdma_topo check: not usable on ${recs.length}/${c.size} ranks in comm ${id} (${topo})`);
+        return;
+      }
+      /** @type {number[]} */
+      const failed = typeof topo === "object" ? (topo.failed ?? []) : [];
+      const bad = recs.filter((r) => failed.includes(r.rank));
+      if (bad.length === 0) report(DIAG_TAG_OK, `rdma_topo check: passed on ${recs.length}/${c.size} ranks in comm ${id}`);
+      else {
+        report(
+          DIAG_TAG_INFO,
+          `rdma_topo check: failed on rank(s) ${diagRankSet(bad.map((r) => r.rank))} across ${recs.length}/${c.size} ranks in comm ${id}; first rank ${bad[0]?.rank} exit ${Number(topo.exitCode ?? 1)}: ${String(topo.sample ?? "FAIL").slice(0, 255)}`,
+        );
+      }
+    });
+
+    // IOMMU and ATS: only where rdma_topo was not conclusive and the rank's channels use a NIC (diag.nic).
+    const nic = ran ? undefined : d.nic;
+    const bdf = String(nic?.bdf ?? "0000:0c:00.0");
+    perComm("IOMMU mode", (c, recs, id) => {
+      if (!nic) return;
+      const mode = nic.iommu ?? "passthrough";
+      const n = recs.length;
+      report(
+        mode !== "enabled (DMA remapping)" ? DIAG_TAG_OK : DIAG_TAG_INFO,
+        `IOMMU mode: ${mode} for ${2 * n} relevant device(s) across ${n}/${c.size} ranks in comm ${id}`,
+      );
+      if (mode === "disabled") return; // no IOMMU groups to compare
+      const gpuGroup = Number(nic.gpuGroup ?? 40);
+      const nicGroup = Number(nic.nicGroup ?? 40);
+      if (gpuGroup !== nicGroup) {
+        report(
+          DIAG_TAG_INFO,
+          `IOMMU groups: GPU and NIC groups differ on ${n} pair(s) in comm ${id}; first rank ${recs[0]?.rank} GPU group ${gpuGroup} NIC ${bdf} group ${nicGroup}`,
+        );
+      } else report(DIAG_TAG_OK, `IOMMU groups: GPU and NIC groups match on ${n} pair(s) across ${n}/${c.size} ranks in comm ${id}`);
+    });
+    perComm("ATS state", (c, recs, id) => {
+      if (!nic) return;
+      const ats = nic.ats ?? "enabled";
+      const n = recs.length;
+      const first = recs[0]?.rank;
+      if (ats === "enabled") report(DIAG_TAG_OK, `ATS state: enabled on ${n} rank/NIC pair(s) across ${c.size} ranks in comm ${id}`);
+      else if (ats === "disabled") {
+        report(DIAG_TAG_INFO, `ATS state: disabled on ${n} rank/NIC pair(s) across ${n}/${c.size} ranks in comm ${id}`);
+        report(DIAG_TAG_INFO, `ATS state: ATSCtl disabled on ${n} rank/NIC pair(s) in comm ${id}; first rank ${first} NIC ${bdf}`);
+      } else if (ats === "needs root") {
+        report(DIAG_TAG_INFO, `ATS state: PCIe capabilities require root access on ${n} rank/NIC pair(s) across ${n}/${c.size} ranks in comm ${id}`);
+        report(DIAG_TAG_INFO, `ATS state: PCIe capabilities inaccessible on ${n} rank/NIC pair(s) in comm ${id}; first rank ${first} NIC ${bdf}`);
+      } else throw new Error(`diag.nic.ats ${JSON.stringify(ats)}`);
+    });
+
+    // Xid/SXid, per host: the hosts of answering processes that hold a communicator.
+    const hosts = [...new Set(comms.flatMap(({ recs }) => recs.map((r) => hostName(r.peer.host))))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    if (hosts.length > 0) {
+      /** @type {Record<string, string>} */
+      const kernelLog = d.kernelLog ?? {};
+      let complete = true;
+      for (const h of hosts) {
+        if (kernelLog[h] === "unavailable") {
+          complete = false;
+          report(DIAG_TAG_INFO, `Xid/SXid: no kernel-log source was available on host ${h}`);
+        } else if (kernelLog[h] === "truncated") {
+          complete = false;
+          report(DIAG_TAG_INFO, `Xid/SXid: recent-event scan was truncated on host ${h}`);
+        }
+      }
+      /** @typedef {{ host: string, type: number, code: number, cls: number, count: number, atLeast: boolean, links: number[] }} Finding */
+      /** @type {Map<string, Finding>} */
+      const findings = new Map();
+      /** @param {Finding} f */
+      const add = (f) => {
+        if (!hosts.includes(f.host) || kernelLog[f.host] === "unavailable" || !(f.count > 0)) return;
+        const key = `${f.host}|${f.type}|${f.code}|${f.cls}`;
+        const old = findings.get(key);
+        if (!old) findings.set(key, { ...f, links: [...f.links] });
+        else {
+          old.count += f.count;
+          old.atLeast ||= f.atLeast;
+          old.links.push(...f.links);
+        }
+      };
+      for (const x of d.xids ?? [])
+        add({ host: String(x.host), type: 1, code: Number(x.xid), cls: 0, count: Number(x.count), atLeast: !!x.atLeast, links: [] });
+      for (const x of d.sxids ?? []) {
+        const cls = x.classification === "Fatal" ? 2 : x.classification === "Non-fatal" ? 1 : -1;
+        if (cls < 0) throw new Error(`diag.sxids classification must be "Fatal" or "Non-fatal", got ${JSON.stringify(x.classification)}`);
+        add({ host: String(x.host), type: 2, code: Number(x.sxid), cls, count: Number(x.count), atLeast: !!x.atLeast, links: (x.links ?? []).map(Number) });
+      }
+      const sorted = [...findings.values()].sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : a.type - b.type || a.code - b.code || a.cls - b.cls));
+      for (const f of sorted) {
+        const times = `${f.atLeast ? "at least " : ""}${f.count} ${f.count === 1 && !f.atLeast ? "time" : "times"}`;
+        if (f.type === 2) {
+          const links = `{${[...new Set(f.links)].sort((a, b) => a - b).join(",")}}`;
+          const what = `SXid ${f.code} detected ${times} (NVSwitch driver reported ${f.cls === 2 ? "Fatal" : "Non-fatal"}, link(s) ${links}) on host ${f.host}.`;
+          if (f.cls === 1 && SXID_NO_USER_ACTION.includes(f.code))
+            report(DIAG_TAG_OK, `${what} No user action or further investigation is required for this SXid.`);
+          else report(DIAG_TAG_INFO, `${what} See the NVIDIA Fabric Manager documentation for the recommended response: ${SXID_DOC}`);
+          continue;
+        }
+        const what = `Xid ${f.code} detected ${times} on host ${f.host}.`;
+        if (XID_NO_USER_ACTION.includes(f.code)) report(DIAG_TAG_OK, `${what} No user action or further investigation is required for this Xid.`);
+        else if (XID_RESTART_APPLICATION.includes(f.code))
+          report(DIAG_TAG_INFO, `${what} Restart the affected application. For guidance, see the NVIDIA Xid documentation: ${XID_DOC}`);
+        else if (XID_RESET_GPU.includes(f.code)) {
+          report(
+            DIAG_TAG_INFO,
+            `${what} The NVIDIA Xid catalog recommends resetting the affected GPU. Follow the documented GPU-reset capabilities and limitations: ${XID_DOC}`,
+          );
+        } else report(DIAG_TAG_INFO, `${what} For the recommended response, see the NVIDIA Xid documentation: ${XID_DOC}`);
+      }
+      if (sorted.length === 0 && complete) {
+        report(DIAG_TAG_OK, `Xid/SXid: no events requiring immediate attention across ${hosts.length} host${hosts.length === 1 ? "" : "s"}`);
+      }
+    }
+
+    // NVIDIA graphics driver version (nvmlSystemGetDriverVersion; "" = unavailable).
+    versionCheck("NVIDIA graphics driver version", (r) => {
+      const v = String(val(r.rank, "nvidiaDriver", "570.133.20")).slice(0, 79);
+      return v === "" ? ["unavailable via NVML", false] : [v, true];
+    });
+
+    // Paths: the union of the path types each rank uses ("NAME(n/N)" where only some ranks use it).
+    perComm("Paths", (c, recs, id) => {
+      if (d.paths !== undefined) {
+        const p = String(d.paths);
+        report(p.includes("(") || p.includes("DIS") ? DIAG_TAG_INFO : DIAG_TAG_OK, `Paths: ${p} across ${c.size} ranks in comm ${id}`);
+        return;
+      }
+      const used = PATH_TYPES.map(() => 0);
+      for (const r of recs) {
+        used[0] = (used[0] ?? 0) + 1;
+        const local = recs.some((o) => o !== r && o.peer.host === r.peer.host);
+        const remote = recs.some((o) => o.peer.host !== r.peer.host);
+        const intra = Number(val(r.rank, "nvlinkLinks", 18)) > 0 ? 1 : 8; // NVL, else PHB
+        if (local) used[intra] = (used[intra] ?? 0) + 1;
+        if (remote) used[10] = (used[10] ?? 0) + 1; // NET
+      }
+      let info = false;
+      const parts = [];
+      for (let t = 0; t < PATH_TYPES.length; t++) {
+        const n = used[t] ?? 0;
+        if (n === 0) continue;
+        if (n !== c.size) info = true;
+        parts.push(n === c.size ? PATH_TYPES[t] : `${PATH_TYPES[t]}(${n}/${c.size})`);
+      }
+      report(info ? DIAG_TAG_INFO : DIAG_TAG_OK, `Paths: ${parts.join("+")} across ${c.size} ranks in comm ${id}`);
+    });
+  }
+
+  const nPeers = m.peers.filter(responded).length;
+  emit(`RAS diagnostics completed in ${Number(opts.ms ?? 0).toFixed(1)} ms across ${nPeers} RAS peers`.slice(0, 63));
+  return out;
+}
+
+/**
+ * CONTROL PROFILER_MASK's default: the job's `profilerMask`, else NCCL Inspector's Coll|P2p|KernelCh (0x46)
+ * when `inspector` says it is loaded, else 0.
+ * @param {any} job
+ */
+export function defaultProfilerMask(job) {
+  if (job?.profilerMask !== undefined) return Number(job.profilerMask) >>> 0;
+  return job?.inspector ? 0x46 : 0;
 }
 
 // ---- building jobs ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /**
  * The corpus of logs people really paste (test/fixtures/nccl-pasted/, 56 excerpts from public issue
- * threads, each with what a careful engineer concludes in expected.json). Each file whose verdict
+ * threads and one synthetic file of NCCL RAS diagnostics lines, each with what a careful engineer
+ * concludes in expected.json). Each file whose verdict
  * analyze reaches is held to it: every expected finding kind is present, and where a rank set is
  * expected, some finding of those kinds names exactly those ranks. The files analyze does not yet
  * reach are listed in GAPS (issue 16's work left), and the share reached is printed.
