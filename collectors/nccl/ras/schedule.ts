@@ -94,6 +94,12 @@ export class AskSchedule {
     this.lastSuspicionAskMs = undefined;
   }
 
+  /** What was known of the job went (nothing, or no one believed, answered): its first query again, an interval on. */
+  jobForgotten(now: number): void {
+    this.jobKnown = false;
+    this.startAtMs = now + this.opts.intervalMs;
+  }
+
   get hasListener(): boolean {
     return this.listenerSinceMs !== undefined;
   }

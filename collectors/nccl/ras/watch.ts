@@ -636,6 +636,7 @@ export class RasWatch {
       if (outcome === "unreachable" || outcome === "untrusted") {
         this.forget();
         this.monitor?.reset();
+        this.schedule.jobForgotten(now);
       }
       // Nothing listens any more: the next service seen is a new job, and waits out the settle time.
       if (outcome === "unreachable" && this.listener.kind !== "listening") this.schedule.gone();

@@ -333,6 +333,19 @@ describe("AskSchedule: backoff", () => {
   });
 });
 
+describe("AskSchedule: the job forgotten", () => {
+  it("a known job whose service stops answering (refused, untrusted) is asked again like a new one, an interval on", () => {
+    const t = SINCE + SETTLE;
+    const s = knownJob(t, { random: () => 0 });
+    // A listener knows the job: it does not ask on a timer...
+    expect(s.due(at(t + 10 * INTERVAL, { role: "listener" }))).toBeUndefined();
+    s.jobForgotten(t + 10 * INTERVAL);
+    // ...until what it knew went: then its first query again (the role is undetermined without a report).
+    expect(s.due(at(t + 11 * INTERVAL - 1, { role: "undetermined" }))).toBeUndefined();
+    expect(s.due(at(t + 11 * INTERVAL, { role: "undetermined" }))).toBe("periodic");
+  });
+});
+
 describe("AskSchedule: gone", () => {
   it("gone() clears the listener, the job, the backoff and the init hold", () => {
     const t = SINCE + SETTLE;
