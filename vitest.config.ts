@@ -22,6 +22,8 @@ export default defineConfig({
       { extends: true, test: { name: "fuzz", include: ["test/fuzz/**/*.test.ts"] } },
       { extends: true, test: { name: "sim", include: ["test/sim-selftest/**/*.test.ts"] } },
       { extends: true, test: { name: "fakes", include: ["test/fakes-selftest/**/*.test.ts"] } },
+      // The cluster in a box (32 agents, Prometheus, Alertmanager) loads the machine: it runs alone, after the others.
+      { extends: true, test: { name: "cluster", include: ["test/cluster/**/*.test.ts"], sequence: { groupOrder: 1 } } },
     ],
   },
 });

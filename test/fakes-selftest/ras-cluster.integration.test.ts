@@ -5,7 +5,7 @@
  * NCCL's RAS collective, src/ras/collectives.cc).
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { collectionMessages, countsAfter } from "../fakes/ras/cluster-job.mjs";
 import { parseDiagnostics } from "../../collectors/nccl/ras/parse-diag.js";
 import { renderDiagnostics, renderEvent, renderText, uniformJob, withMissing } from "../fakes/ras/render.mjs";
 import { startRasCluster, type ClusterSpec, type RasCluster } from "../helpers/ras-cluster.js";
+import { openRawRas, type RawRas } from "../helpers/ras-raw-client.js";
 
 const started: RasCluster[] = [];
 const dirs: string[] = [];
@@ -71,46 +72,8 @@ async function jsonStatus(c: RasCluster, node: number): Promise<JsonReport> {
 const countsBy = (report: JsonReport, op: string): Map<number, number> =>
   new Map(report.communicators[0]?.ranks.map((r) => [r.rank, r.collective_counts[op] ?? -1]) ?? []);
 
-interface Raw {
-  sock: Socket;
-  text(): string;
-  ask(line: string, expected: string): Promise<string>;
-  closed: Promise<string>;
-}
-
-/** A bare RAS client connection (node:net). */
-async function raw(host: string, port: number): Promise<Raw> {
-  const sock = connect(port, host);
-  await new Promise<void>((resolve, reject) => sock.once("connect", resolve).once("error", reject));
-  let buf = "";
-  const waiters: (() => void)[] = [];
-  sock.setEncoding("latin1");
-  sock.on("data", (d: string) => {
-    buf += d;
-    for (const w of waiters.splice(0)) w();
-  });
-  const closed = new Promise<string>((resolve) => sock.once("close", () => resolve(buf)));
-  return {
-    sock,
-    closed,
-    text: () => buf,
-    ask: async (line, expected) => {
-      const from = buf.length;
-      sock.write(line);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(expected)}; got ${JSON.stringify(buf.slice(from))}`)), 20_000);
-        const check = (): void => {
-          if (buf.length >= from + expected.length) {
-            clearTimeout(timer);
-            resolve();
-          } else waiters.push(check);
-        };
-        check();
-      });
-      return buf.slice(from);
-    },
-  };
-}
+/** A bare RAS client connection. */
+const raw = (host: string, port: number): Promise<RawRas> => openRawRas(port, host);
 
 /** Resolves with the error code of a connection attempt ("" if it connected). */
 function connectError(host: string, port: number): Promise<string> {

@@ -5,70 +5,15 @@
  * are read back with ringwatch's parser (collectors/nccl/ras/parse-diag.ts): the problems it finds are the
  * ones the job model put in.
  */
-import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { diagProblems, parseDiagnostics } from "../../collectors/nccl/ras/parse-diag.js";
 import { diagRankSet, rasFeatures, renderDiagnostics, uniformJob, withMissing, type RasJob } from "../fakes/ras/render.mjs";
 import { rasJobServices } from "../helpers/ras-service.js";
+import { openRawRas, type RawRas } from "../helpers/ras-raw-client.js";
 
 const startJob = rasJobServices();
 
-interface Conn {
-  sock: Socket;
-  text(): string;
-  /** Sends `line`, then waits until `expected` more bytes arrived and returns them. */
-  ask(line: string, expected: string): Promise<string>;
-  /** Everything received, once the server closed the connection. */
-  closed: Promise<string>;
-  /** Whether the server closed the connection yet. */
-  isClosed(): boolean;
-  /** Arrival times (ms since connect) of the chunks received. */
-  chunks: { at: number; text: string }[];
-}
-
-async function open(port: number): Promise<Conn> {
-  const sock = connect(port, "127.0.0.1");
-  await new Promise<void>((resolve, reject) => sock.once("connect", resolve).once("error", reject));
-  const t0 = Date.now();
-  let buf = "";
-  let ended = false;
-  const chunks: { at: number; text: string }[] = [];
-  const waiters: (() => void)[] = [];
-  sock.setEncoding("latin1");
-  sock.on("data", (d: string) => {
-    buf += d;
-    chunks.push({ at: Date.now() - t0, text: d });
-    for (const w of waiters.splice(0)) w();
-  });
-  const closed = new Promise<string>((resolve) =>
-    sock.once("close", () => {
-      ended = true;
-      resolve(buf);
-    }),
-  );
-  return {
-    sock,
-    chunks,
-    closed,
-    text: () => buf,
-    isClosed: () => ended,
-    ask: async (line, expected) => {
-      const from = buf.length;
-      sock.write(line);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(expected)}; got ${JSON.stringify(buf.slice(from))}`)), 5000);
-        const check = (): void => {
-          if (buf.length >= from + expected.length) {
-            clearTimeout(timer);
-            resolve();
-          } else waiters.push(check);
-        };
-        check();
-      });
-      return buf.slice(from);
-    },
-  };
-}
+const open = (port: number): Promise<RawRas> => openRawRas(port, "127.0.0.1", 5000);
 
 const HASH = "0x7f3a9c2e5d1b4a60";
 const HCA = "mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11";
@@ -122,7 +67,7 @@ const answer = (bodies: string[], ms: number, peers: number, prefix = P): string
 const problems = (text: string): string[][] => diagProblems(parseDiagnostics(text)).map((p) => [p.check, p.detail ?? "", p.host ?? "", p.commId ?? ""]);
 
 /** Sends DIAGNOSTICS on a fresh text connection (CLIENT PROTOCOL 2, TIMEOUT 10 first) and reads to EOF. */
-async function diagnostics(port: number): Promise<{ text: string; conn: Conn }> {
+async function diagnostics(port: number): Promise<{ text: string; conn: RawRas }> {
   const c = await open(port);
   expect(await c.ask("CLIENT PROTOCOL 2\n", "SERVER PROTOCOL 2\n")).toBe("SERVER PROTOCOL 2\n");
   expect(await c.ask("TIMEOUT 10\n", "OK\n")).toBe("OK\n");

@@ -3,63 +3,14 @@
  * per NCCL version, with the job advanced through the helper (setJob, file rewrite, emit, setDelay).
  */
 import { writeFileSync } from "node:fs";
-import { connect, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { renderEvent, renderJson, renderText, renderTextParts, uniformJob, withMissing, type RasJob } from "../fakes/ras/render.mjs";
 import { rasJobServices } from "../helpers/ras-service.js";
+import { openRawRas, type RawRas } from "../helpers/ras-raw-client.js";
 
 const startJob = rasJobServices();
 
-interface Conn {
-  sock: Socket;
-  /** Everything received so far. */
-  text(): string;
-  /** Sends `line`, then waits until `expected` more bytes arrived and returns them. */
-  ask(line: string, expected: string): Promise<string>;
-  /** Resolves with everything received once the server closed the connection. */
-  closed: Promise<string>;
-  /** Arrival times (ms since connect) and sizes of the chunks received. */
-  chunks: { at: number; text: string }[];
-}
-
-async function open(port: number): Promise<Conn> {
-  const sock = connect(port, "127.0.0.1");
-  await new Promise<void>((resolve, reject) => sock.once("connect", resolve).once("error", reject));
-  const t0 = Date.now();
-  let buf = "";
-  const chunks: { at: number; text: string }[] = [];
-  const waiters: (() => void)[] = [];
-  sock.setEncoding("latin1");
-  sock.on("data", (d: string) => {
-    buf += d;
-    chunks.push({ at: Date.now() - t0, text: d });
-    for (const w of waiters.splice(0)) w();
-  });
-  const closed = new Promise<string>((resolve) => sock.once("close", () => resolve(buf)));
-  const waitLen = (n: number): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${n} bytes; got ${JSON.stringify(buf)}`)), 5000);
-      const check = (): void => {
-        if (buf.length >= n) {
-          clearTimeout(timer);
-          resolve();
-        } else waiters.push(check);
-      };
-      check();
-    });
-  return {
-    sock,
-    chunks,
-    closed,
-    text: () => buf,
-    ask: async (line, expected) => {
-      const from = buf.length;
-      sock.write(line);
-      await waitLen(from + expected.length);
-      return buf.slice(from);
-    },
-  };
-}
+const open = (port: number): Promise<RawRas> => openRawRas(port, "127.0.0.1", 5000);
 
 /** A 2-rank job on one node with these AllReduce counts. */
 const job = (version: string, allReduce: [number, number] = [9, 9]): RasJob =>

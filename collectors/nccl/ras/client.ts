@@ -46,6 +46,9 @@ export interface RasQueryOptions extends RasAddress {
 }
 
 export type RasFailure = "unreachable" | "timeout" | "error" | "untrusted";
+/** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
+export type RasQueryOutcome = "ok" | RasFailure;
+export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error", "untrusted"];
 
 export type RasQueryResult = { ok: true; text: string; ms: number; format: "json" | "text" } | { ok: false; result: RasFailure; reason: string; ms: number };
 

@@ -17,7 +17,7 @@
 import type { Logger } from "pino";
 import { rasFindings } from "./findings.js";
 import type { Finding } from "../verdict/report.js";
-import { queryRas, type RasAddress, type RasQueryResult } from "./client.js";
+import { queryRas, RAS_OUTCOMES, type RasAddress, type RasQueryOutcome, type RasQueryResult } from "./client.js";
 import { looksLikeJson, rasReportFromJson } from "./parse-json.js";
 import { RasMonitor, type RasMonitorState } from "./monitor.js";
 import type { RasEvent } from "./parse-event.js";
@@ -29,14 +29,12 @@ import { jobViewFromLogs, jobViewOf, type LoggedComm, type RasJobView, type RasR
 import { Succession, type ProbeResult } from "./peers.js";
 import { accepts, listenerOf, type ListenerSeen } from "./listener.js";
 import type { RasDefect } from "./defects.js";
-import { DIAG_DEADLINE_MS, DIAG_LEG_TIMEOUT_S, DiagnosticsEpisode, hasDiagnostics } from "./diagnostics.js";
-import { diagProblems, parseDiagnostics, type DiagReport } from "./parse-diag.js";
-import { diagFindings } from "./diag-findings.js";
-import { INSPECTOR_MASK, ProfilerSwitch, type SwitchTo } from "./profiler-switch.js";
+import { DiagnosticsEpisode, hasDiagnostics } from "./diagnostics.js";
+import type { DiagReport } from "./parse-diag.js";
+import { ProfilerSwitch, type SwitchTo } from "./profiler-switch.js";
+import { askDiagnostics, switchInspector, type ExchangeContext } from "./escalation.js";
 
-/** `untrusted`: the socket that answered is held by no rank process the logs know (nor root); the answer is ignored. */
-export type RasQueryOutcome = "ok" | "unreachable" | "timeout" | "error" | "untrusted";
-export const RAS_OUTCOMES: readonly RasQueryOutcome[] = ["ok", "unreachable", "timeout", "error", "untrusted"];
+export { RAS_OUTCOMES, type RasQueryOutcome } from "./client.js";
 
 /** Where the owner of a RAS socket is looked up, and which processes are the job's (ras/socket-owner.ts). */
 export interface RasOwnerSource {
@@ -359,83 +357,33 @@ export class RasWatch {
       });
   }
 
-  /** `CONTROL PROFILER_MASK`: Inspector on (its mask) or off (none), job-wide. */
-  private async switchInspector(to: SwitchTo, signal?: AbortSignal): Promise<void> {
-    const { host, port } = this.opts.address;
-    const where = `${host}:${port}`;
-    const r = await queryRas({
-      host,
-      port,
+  private exchange(): ExchangeContext {
+    return {
+      address: this.opts.address,
+      log: this.opts.log,
+      maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024,
       legTimeoutSeconds: this.opts.legTimeoutSeconds ?? 5,
-      deadlineMs: 5000,
-      maxBytes: 4096,
-      ...(signal !== undefined ? { signal } : {}),
-      command: `CONTROL PROFILER_MASK ${to === "on" ? INSPECTOR_MASK : "none"}`,
       verify: (c) => this.verifyPeer(c, "query"),
-    });
-    const reply = r.ok ? r.text.trim() : undefined;
-    const result = reply === "OK" ? "ok" : reply !== undefined ? "refused" : "failed";
-    this.switches.set(`${to}|${result}`, (this.switches.get(`${to}|${result}`) ?? 0) + 1);
-    this.profiler?.answered(to, result === "ok", this.opts.now(), this.opts.intervalMs);
-    const why = r.ok ? `NCCL answered "${(reply ?? "").slice(0, 120)}"` : r.reason;
-    if (to === "on")
-      this.opts.log[result === "ok" ? "info" : "warn"](
-        { ras_addr: where, result, reason: why },
-        result === "ok"
-          ? `nccl: NCCL Inspector switched on job-wide through RAS for this hang (CONTROL PROFILER_MASK ${INSPECTOR_MASK})`
-          : `nccl: NCCL Inspector could not be switched on: ${why}`,
-      );
-    else
-      this.opts.log[result === "ok" ? "info" : "warn"](
-        { ras_addr: where, result, reason: why },
-        result === "ok"
-          ? "nccl: NCCL Inspector switched off again job-wide (CONTROL PROFILER_MASK none)"
-          : `nccl: NCCL Inspector could not be switched off yet (${why}); trying again in one interval`,
-      );
+    };
   }
 
+  /** Inspector on or off (ras/escalation.ts), counted; the switch learns the answer. */
+  private async switchInspector(to: SwitchTo, signal?: AbortSignal): Promise<void> {
+    const result = await switchInspector(this.exchange(), to, signal);
+    this.switches.set(`${to}|${result}`, (this.switches.get(`${to}|${result}`) ?? 0) + 1);
+    this.profiler?.answered(to, result === "ok", this.opts.now(), this.opts.intervalMs);
+  }
+
+  /** RAS diagnostics (ras/escalation.ts), counted as a query for `diagnostics`; the episode learns the answer. */
   private async askDiagnostics(signal: AbortSignal): Promise<void> {
-    const { host, port } = this.opts.address;
-    const where = `${host}:${port}`;
-    const r = await queryRas({
-      host,
-      port,
-      legTimeoutSeconds: DIAG_LEG_TIMEOUT_S,
-      deadlineMs: DIAG_DEADLINE_MS,
-      maxBytes: this.opts.maxBytes ?? 4 * 1024 * 1024,
-      signal,
-      command: "DIAGNOSTICS",
-      verify: (c) => this.verifyPeer(c, "query"),
-    });
-    if (signal.aborted) return;
-    const now = this.opts.now();
-    const report = r.ok ? parseDiagnostics(r.text) : undefined;
-    const outcome: RasQueryOutcome = !r.ok ? r.result : report === undefined || (report.results.length === 0 && !report.busy) ? "error" : "ok";
-    const byReason = this.queriesBy.get(outcome);
+    const r = await askDiagnostics(this.exchange(), signal);
+    if (r === undefined) return;
+    const byReason = this.queriesBy.get(r.outcome);
     byReason?.set("diagnostics", (byReason.get("diagnostics") ?? 0) + 1);
-    this.queries.set(outcome, (this.queries.get(outcome) ?? 0) + 1);
-    if (report === undefined || outcome !== "ok") {
-      this.diag.failed(now, this.opts.intervalMs);
-      const reason = !r.ok ? r.reason : report?.errors[0] !== undefined ? report.errors[0] : "the answer holds no diagnostics line";
-      this.opts.log.warn({ ras_addr: where, reason, outcome }, `nccl: NCCL RAS diagnostics at ${where} gave no answer: ${reason}`);
-      return;
-    }
-    this.diag.answered(report, now, this.opts.intervalMs);
-    if (report.busy) {
-      this.opts.log.info({ ras_addr: where }, "nccl: NCCL RAS diagnostics are already running in the process asked (BUSY); asking again in one interval");
-      return;
-    }
-    const problems = diagProblems(report);
-    this.opts.log.info(
-      { ras_addr: where, ms: report.completed?.ms ?? null, peers: report.completed?.peers ?? null, results: report.results.length, problems: problems.length },
-      `nccl: NCCL RAS diagnostics for this hang: ${problems.length} problem(s) in ${report.results.length} result(s)${report.completed !== undefined ? ` from ${report.completed.peers} processes` : " (the answer ended early)"}`,
-    );
-    // The same words as `ringwatch analyze` on these lines (ras/diag-findings.ts).
-    for (const f of diagFindings(where, report).slice(0, 32))
-      this.opts.log[f.severity === "critical" ? "error" : "warn"](
-        { kind: f.kind, event: f.event ?? null, comm_id: f.comm_id, ranks: f.ranks, host: f.host ?? null, code: f.code ?? null },
-        `nccl: ${f.summary}`,
-      );
+    this.queries.set(r.outcome, (this.queries.get(r.outcome) ?? 0) + 1);
+    const now = this.opts.now();
+    if (r.report === undefined) this.diag.failed(now, this.opts.intervalMs);
+    else this.diag.answered(r.report, now, this.opts.intervalMs);
   }
 
   /** This node's role for the job now. */

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, sample, samplesOf } from "../helpers/agent-process.js";
-import { collectionsPerInterval, startBox, type Box } from "../cluster/box.js";
+import { collectionsPerInterval, startBox, type Box } from "./box.js";
 import { gate } from "../deploy/binaries.js";
 import { alertmanagerFile, rulesFile } from "../deploy/rules.js";
 import {
@@ -21,7 +21,7 @@ import {
   type Alertmanager,
   type Prometheus,
   type Webhook,
-} from "./alerting/stack.js";
+} from "../e2e/alerting/stack.js";
 
 const tools = gate(["prometheus", "alertmanager"]);
 const NODES = 32;
