@@ -152,7 +152,11 @@ describe.skipIf(tools.skip)(`cluster in a box: ${NODES} agents, one job of ${NOD
     const ms = took.t - t0;
     console.log(`cluster box: takeover by node 1 ${ms} ms after node 0's agent was killed`);
     expect(ms).toBeLessThan(2 * INTERVAL_S * 1000 + 2000);
-    const t1 = await box.scrape(1);
+    // The job logs a collection when it starts; the agent counts its query once the answer is in.
+    const t1 = await eventually(async () => {
+      const t = await box.scrape(1);
+      return samplesOf(t, "ringwatch_nccl_ras_queries_total").some((l) => l.includes('reason="takeover"') && !l.endsWith(" 0")) ? t : undefined;
+    }, 20_000);
     expect(sample(t1, `ringwatch_nccl_ras_role{comm_id="${COMM}",role="querier"}`)).toBe(1);
     expect(sample(t1, 'ringwatch_nccl_ras_queries_total{result="ok",reason="takeover"}')).toBe(1);
     // Then node 1 alone asks.
