@@ -1,5 +1,5 @@
 /**
- * Pure: whose job each GPU and each NCCL rank belongs to, from what the sources said this poll.
+ * Pure: whose job each GPU and each NCCL rank process belongs to, from what the sources said this poll.
  *
  * A GPU's jobs are the containers the kubelet gave it (pod-resources: namespace, pod, container) and
  * the jobs of the processes computing on it (their cgroup: pod UID, Slurm job and step). The two
@@ -8,8 +8,10 @@
  * share a GPU (time-slicing, MIG) or processes of several pods run on it, each is its own series.
  * A container given a MIG device is on that device's GPU, with its GPU instance and profile (mig.ts);
  * processes are on the whole GPU (nvidia-smi names no instance for them).
- * A rank's job comes from its process's cgroup and from the containers its GPU (NCCL's busId) was
- * given, merged the same way; a rank has at most one job.
+ * A job is a property of a process, not of a rank: the nccl collector's ranks are grouped into their
+ * processes (the pid the rank logged and its pid on the node), and a process's job comes from its
+ * cgroup and from the containers its ranks' GPUs (NCCL's busId) were given, merged the same way; a
+ * process has at most one job, however many communicators it is in.
  */
 import { canonicalBusId } from "../pci.js";
 import type { CgroupJob } from "./cgroup.js";
@@ -52,12 +54,21 @@ export interface GpuJob {
   job: Job;
 }
 
+/** The job of a process that runs NCCL ranks on this node. */
+export interface RankProcessJob {
+  /** The pid the process logged (its own PID namespace's), as ringwatch_nccl_rank_info's pid label. */
+  pid: string;
+  job: Job;
+}
+
 export interface Attribution {
   gpuJobs: GpuJob[];
-  rankJobs: { commId: string; rank: string; job: Job }[];
-  /** GPU processes and ranks whose job was not found. */
+  /** One per NCCL rank process whose job was found (two processes of one logged pid and one job: one entry). */
+  rankProcessJobs: RankProcessJob[];
+  /** GPU compute processes whose job was not found. */
   unattributedProcesses: number;
-  unattributedRanks: number;
+  /** NCCL rank processes (not ranks) whose job was not found. */
+  unattributedRankProcesses: number;
   /** Device ids of GPUs (GPU-/MIG- UUIDs) in pod-resources that match no GPU identity here, directly or through their MIG device's GPU. */
   unmatchedDevices: number;
 }
@@ -180,22 +191,34 @@ export function attribute(input: AttributionInput): Attribution {
     for (const placed of mergeGpu(uniquePlaced(allocated.get(gpu) ?? []), unique(running.get(gpu) ?? []))) gpuJobs.push({ gpu, ...placed });
   }
 
-  let unattributedRanks = 0;
-  const rankJobs: Attribution["rankJobs"] = [];
+  // A process runs a rank in each communicator it is in: its ranks are one process when they logged
+  // the same pid and were found at the same node pid (or both not found). Two processes of one logged
+  // pid in two PID namespaces (two pods) are two, once the nccl collector found them on the node.
+  const processes = new Map<string, { pid: number; nodePid: number | undefined; gpus: Set<string> }>();
   for (const r of input.ranks) {
-    const c = r.nodePid !== undefined ? cgroupOf(r.nodePid) : undefined;
+    const key = `${r.pid}/${r.nodePid ?? ""}`;
+    const p = processes.get(key) ?? { pid: r.pid, nodePid: r.nodePid, gpus: new Set<string>() };
+    processes.set(key, p);
     const gpu = r.pciBusId !== undefined ? byBus.get(canonicalBusId(r.pciBusId)) : undefined;
-    const given = uniquePlaced(gpu !== undefined ? (allocated.get(gpu) ?? []) : []);
+    if (gpu !== undefined) p.gpus.add(gpu);
+  }
+
+  let unattributedRankProcesses = 0;
+  const published = new Map<string, RankProcessJob>();
+  for (const p of processes.values()) {
+    const c = p.nodePid !== undefined ? cgroupOf(p.nodePid) : undefined;
+    // Its ranks run on whole GPUs as NCCL sees them: the MIG device one runs on does not matter here.
+    const given = uniquePlaced([...p.gpus].flatMap((gpu) => allocated.get(gpu) ?? []));
     const own = c !== undefined ? [fromCgroup(c)] : [];
-    // A rank runs on the whole GPU as NCCL sees it: the MIG device it runs on does not matter here.
-    const jobs = unique(mergeGpu(given, own).map((p) => p.job));
-    // Several candidates (a shared GPU and no cgroup to tell): the cgroup's, else none.
+    const jobs = unique(mergeGpu(given, own).map((x) => x.job));
+    // Several candidates (its GPUs shared or given to several containers, and no cgroup to tell): the cgroup's, else none.
     const job = jobs.length === 1 ? jobs[0] : own[0];
     if (job === undefined) {
-      unattributedRanks++;
+      unattributedRankProcesses++;
       continue;
     }
-    rankJobs.push({ commId: r.commId, rank: String(r.rank), job });
+    const pid = String(p.pid);
+    published.set(JSON.stringify([pid, keyOf(job)]), { pid, job });
   }
-  return { gpuJobs, rankJobs, unattributedProcesses, unattributedRanks, unmatchedDevices };
+  return { gpuJobs, rankProcessJobs: [...published.values()], unattributedProcesses, unattributedRankProcesses, unmatchedDevices };
 }

@@ -1,8 +1,8 @@
 /**
- * job collector (poll): whose job each GPU and each NCCL rank on this node belongs to, as info
- * series to join in PromQL. Sources, each optional: the kubelet's pod-resources socket (which
- * containers were given which GPU), nvidia-smi's compute processes (which pids compute on which
- * GPU), each process's <procfs>/<pid>/cgroup (pod UID, Slurm job and step), and the nccl
+ * job collector (poll): whose job each GPU and each process running NCCL ranks on this node belongs
+ * to, as info series to join in PromQL. Sources, each optional: the kubelet's pod-resources socket
+ * (which containers were given which GPU), nvidia-smi's compute processes (which pids compute on
+ * which GPU), each process's <procfs>/<pid>/cgroup (pod UID, Slurm job and step), and the nccl
  * collector's ranks with their processes. Reports itself absent only when it has none of them.
  * When pod-resources lists MIG devices, nvidia-smi -L (and -q) say which GPU and GPU instance each
  * is on (mig.ts, kept between polls).

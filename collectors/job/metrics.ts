@@ -9,7 +9,7 @@ const JOB_LABELS = ["namespace", "pod", "container", "pod_uid", "slurm_job", "sl
 
 export class JobMetrics {
   private readonly gpuJob: Gauge;
-  private readonly rankJob: Gauge;
+  private readonly processJob: Gauge;
   private readonly sourceUp: Gauge<"source">;
   private readonly unattributed: Gauge<"kind">;
   private readonly unmatched: Gauge;
@@ -21,11 +21,11 @@ export class JobMetrics {
       "Always 1: a job on this GPU (gpu is dmon's index): the Kubernetes container the kubelet gave it (pod-resources) and the pod UID and Slurm job and step of the processes computing on it (their cgroup); empty where unknown. A container given a MIG device of the GPU has its GPU instance id (gpu_instance) and profile (mig_profile, from nvidia-smi -L); both are empty for a whole GPU and for processes. One series per GPU, MIG device and job.",
       ["gpu", "gpu_instance", "mig_profile", ...JOB_LABELS],
     );
-    this.rankJob = gauge(
+    this.processJob = gauge(
       registry,
-      "ringwatch_nccl_rank_job_info",
-      "Always 1: the job of an NCCL rank on this node (its process's cgroup, and the container its GPU was given); empty where unknown. No series for a rank whose job is not known.",
-      ["comm_id", "rank", ...JOB_LABELS],
+      "ringwatch_nccl_process_job_info",
+      "Always 1: the job of a process on this node that runs NCCL ranks (its cgroup, and the container its ranks' GPUs were given); empty where unknown. pid is the pid the process logged, as ringwatch_nccl_rank_info's pid label: join on (instance, pid). One series per process, however many communicators it is in; none for a process whose job is not known.",
+      ["pid", ...JOB_LABELS],
     );
     this.sourceUp = gauge(
       registry,
@@ -36,7 +36,7 @@ export class JobMetrics {
     this.unattributed = gauge(
       registry,
       "ringwatch_job_unattributed",
-      "GPU compute processes (gpu_process) and NCCL ranks (nccl_rank) on this node whose job was not found at the last poll: bare processes, or processes whose cgroup could not be read.",
+      "GPU compute processes (gpu_process) and processes running NCCL ranks (nccl_rank: processes, not ranks; one process in several communicators counts once) on this node whose job was not found at the last poll: bare processes, or processes whose cgroup could not be read.",
       ["kind"],
     );
     this.unmatched = gauge(
@@ -54,12 +54,12 @@ export class JobMetrics {
       a.gpuJobs.map(({ gpu, gpuInstance, migProfile, job }) => ({ labels: { gpu, gpu_instance: gpuInstance, mig_profile: migProfile, ...job }, value: 1 })),
     );
     publishGauge(
-      this.rankJob,
-      a.rankJobs.map(({ commId, rank, job }) => ({ labels: { comm_id: commId, rank, ...job }, value: 1 })),
+      this.processJob,
+      a.rankProcessJobs.map(({ pid, job }) => ({ labels: { pid, ...job }, value: 1 })),
     );
     publishGauge(this.unattributed, [
       { labels: { kind: "gpu_process" }, value: a.unattributedProcesses },
-      { labels: { kind: "nccl_rank" }, value: a.unattributedRanks },
+      { labels: { kind: "nccl_rank" }, value: a.unattributedRankProcesses },
     ]);
     publishGauge(this.unmatched, [{ labels: {}, value: a.unmatchedDevices }]);
   }
@@ -73,7 +73,7 @@ export class JobMetrics {
 
   /** No attribution at all (the poll failed): the info series and counts go; source_up stays. */
   withdraw(): void {
-    for (const g of [this.gpuJob, this.rankJob, this.unattributed]) g.reset();
+    for (const g of [this.gpuJob, this.processJob, this.unattributed]) g.reset();
     this.unmatched.reset();
     this.unmatched.remove({});
   }

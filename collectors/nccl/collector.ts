@@ -11,6 +11,7 @@ import { commHangEndedLine, commHangLine } from "./logs/detect/hang-line.js";
 import { CollectorError, type Collector, type CollectorDeps, type CollectorHealth } from "../collector.js";
 import type { CommonSettings } from "../settings/common.js";
 import { NcclMetrics } from "./metrics.js";
+import { DEFAULT_SERIES, type SeriesOptions } from "./series.js";
 import type { GpuReadings } from "./verdict/gpu-readings.js";
 import { HangTransitions } from "./verdict/hang-transitions.js";
 import { addressIn, createNodeView, createRasNode, GpuSpinClock, localAddresses } from "./node-view.js";
@@ -39,6 +40,8 @@ export interface NcclOptions {
   procfsRoot: string;
   hangThresholdMs: number;
   maxComms: number;
+  /** Which NCCL series are published (--collector.nccl.rank-series, --collector.nccl.max-series); default DEFAULT_SERIES. */
+  series?: SeriesOptions;
   /** Processes whose liveness cannot be checked are retired after this long without a line. */
   retireAfterMs: number;
   checkPids: boolean;
@@ -203,20 +206,31 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const evaluate = (): CommVerdict[] => liveByComm(evaluateAll(tracker, deps.now(), detect, view), collLive);
   const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
 
-  const metrics = new NcclMetrics(deps.registry, () => {
-    // A follower that failed (no log directory) leaves the RAS verdicts to publish.
-    if (!logs.started && logs.failed === undefined) return;
-    const snapshot = ras?.snapshot();
-    const insp = inspector?.snapshot();
-    metrics.publish(tracker, evaluate(), logs.stats(), snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined, insp);
-    if (insp !== undefined) inspectorMetrics.publish(insp);
-    frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
-    if (snapshot !== undefined) rasMetrics.publish(snapshot);
-    pytorchMetrics.publish(
-      pytorch.evaluate(tracker.pt, () => knownRanks(tracker)),
-      tracker.pt,
-    );
-  });
+  const metrics = new NcclMetrics(
+    deps.registry,
+    () => {
+      // A follower that failed (no log directory) leaves the RAS verdicts to publish.
+      if (!logs.started && logs.failed === undefined) return;
+      const snapshot = ras?.snapshot();
+      const insp = inspector?.snapshot();
+      const showsRanks = metrics.publish(
+        tracker,
+        evaluate(),
+        logs.stats(),
+        snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined,
+        insp,
+      );
+      if (insp !== undefined) inspectorMetrics.publish(insp, showsRanks);
+      frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
+      if (snapshot !== undefined) rasMetrics.publish(snapshot);
+      pytorchMetrics.publish(
+        pytorch.evaluate(tracker.pt, () => knownRanks(tracker)),
+        tracker.pt,
+      );
+    },
+    opts.series ?? DEFAULT_SERIES,
+    log,
+  );
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);
   const inspectorMetrics = new InspectorMetrics(deps.registry);
@@ -259,6 +273,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       opts.procfsRoot = common.procfsRoot;
       opts.checkPids = n.checkPids;
       opts.hangThresholdMs = n.hangThresholdMs;
+      metrics.configure(n.series);
       detect.hangThresholdMs = n.hangThresholdMs;
       view = makeView();
       if (n.ras !== undefined) opts.ras = { ...opts.ras, ...n.ras };

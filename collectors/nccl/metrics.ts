@@ -5,6 +5,7 @@
  * by verdict/merge.ts.
  */
 import { Gauge, type Counter, type Registry } from "prom-client";
+import type { Logger } from "pino";
 import type { CommVerdict } from "./logs/detect/types.js";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
 import type { FollowerStats } from "../follow/types.js";
@@ -21,23 +22,23 @@ export interface RasPublish {
   snapshot: RasSnapshot;
   verdicts: readonly RasCommVerdict[];
 }
-import { rankHcaPorts } from "./logs/state/net-devices.js";
-import { transportOf } from "./logs/state/transport.js";
+import { DEFAULT_SERIES, ncclSeries, type NcclSeries, type SeriesOptions } from "./series.js";
 import type { Tracker } from "./logs/state/tracker.js";
 
 export class NcclMetrics {
   readonly hang: Gauge<"comm_id">;
-  private readonly collectives: Counter<"comm_id" | "rank">;
+  private readonly progress: Gauge<"comm_id" | "rank">;
+  private readonly slowest: Gauge<"comm_id">;
   private readonly lastProgress: Gauge<"comm_id" | "rank">;
-  private readonly lastOpCount: Gauge<"comm_id" | "rank">;
   private readonly info: Gauge<"comm_id" | "rank" | "nranks" | "pid" | "cuda_dev" | "bus_id" | "nccl_version">;
   private readonly behind: Gauge<"comm_id" | "rank">;
   private readonly straggler: Gauge<"comm_id" | "rank">;
   private readonly mismatch: Gauge<"comm_id">;
   private readonly threshold: Gauge<"comm_id">;
   private readonly evidence: Gauge<"comm_id" | "source">;
-  private readonly transport: Gauge<"comm_id" | "rank" | "net" | "gdr">;
-  private readonly netDevice: Gauge<"comm_id" | "rank" | "device" | "port">;
+  private readonly transport: Gauge<"pid" | "net" | "gdr">;
+  private readonly netDevice: Gauge<"pid" | "device" | "port">;
+  private readonly seriesDropped: Gauge;
   private readonly warnings: Counter<"kind">;
   private readonly watchdog: Counter<"rank" | "op_type">;
   private readonly hangSigns: Counter<"rank" | "sign">;
@@ -59,7 +60,15 @@ export class NcclMetrics {
   private readonly rasEvents: Counter<"event">;
   private readonly rasMonitor: Gauge;
 
-  constructor(registry: Registry, collect: () => void) {
+  /** Whether the last scrape left series out (logged once per stretch). */
+  private dropping = false;
+
+  constructor(
+    registry: Registry,
+    collect: () => void,
+    private options: SeriesOptions = DEFAULT_SERIES,
+    private readonly log?: Logger,
+  ) {
     // Registered first: prom-client reads metrics in registration order, so this collect hook
     // refreshes every NCCL series before any of them is read.
     this.hang = new Gauge({
@@ -72,7 +81,7 @@ export class NcclMetrics {
     this.behind = gauge(
       registry,
       "ringwatch_nccl_rank_behind",
-      "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in (0 for its other ranks here).",
+      "1 for a rank on this node that never entered the collective the other ranks of its hung communicator wait in No series for the others.",
       ["comm_id", "rank"],
     );
     this.evidence = gauge(
@@ -90,7 +99,7 @@ export class NcclMetrics {
     this.mismatch = gauge(
       registry,
       "ringwatch_nccl_collective_mismatch",
-      "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch.",
+      "1 when ranks of this communicator issued different collectives at the same sequence index, or NCCL warned of a mismatch. No series otherwise.",
       ["comm_id"],
     );
     this.threshold = gauge(
@@ -99,42 +108,47 @@ export class NcclMetrics {
       "Silence after which this communicator counts as hung: the configured threshold stretched by its recent gaps.",
       ["comm_id"],
     );
-    this.collectives = counter(
+    this.slowest = gauge(
       registry,
-      "ringwatch_nccl_rank_collectives_total",
-      "Collectives this rank entered (COLL lines counted), since ringwatch began reading it.",
+      "ringwatch_nccl_comm_slowest_rank_progress",
+      "Collectives the slowest rank of this communicator on this node has entered: NCCL's opCount + 1 where the communicator numbers its operations, else the COLL lines counted (single-node communicators from NCCL 2.27). Compared across nodes by ringwatch:nccl_node_lag:cross_node.",
+      ["comm_id"],
+    );
+    this.progress = gauge(
+      registry,
+      "ringwatch_nccl_rank_progress",
+      "Collectives this rank has entered, as ringwatch_nccl_comm_slowest_rank_progress counts them. Only while its communicator is suspect (docs/metrics.md, NCCL series budget).",
       ["comm_id", "rank"],
     );
-    this.lastProgress = gauge(registry, "ringwatch_nccl_rank_last_progress_timestamp_seconds", "Unix time of this rank's last collective (COLL line).", [
-      "comm_id",
-      "rank",
-    ]);
-    this.lastOpCount = gauge(
+    this.lastProgress = gauge(
       registry,
-      "ringwatch_nccl_rank_last_op_number",
-      "NCCL's opCount of this rank's last collective (per communicator; frozen at 0 on single-node communicators from NCCL 2.27).",
+      "ringwatch_nccl_rank_last_progress_timestamp_seconds",
+      "Unix time of this rank's last collective (COLL line). Only while its communicator is suspect.",
       ["comm_id", "rank"],
     );
-    this.info = gauge(registry, "ringwatch_nccl_rank_info", "Always 1: identity of a rank of a communicator seen on this node.", [
-      "comm_id",
-      "rank",
-      "nranks",
-      "pid",
-      "cuda_dev",
-      "bus_id",
-      "nccl_version",
-    ]);
+    this.info = gauge(
+      registry,
+      "ringwatch_nccl_rank_info",
+      "Always 1: identity of a rank of a communicator on this node. Only while its communicator is suspect.",
+      ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"],
+    );
     this.transport = gauge(
       registry,
-      "ringwatch_nccl_transport_info",
-      "Always 1: the network NCCL uses between nodes for this rank (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).",
-      ["comm_id", "rank", "net", "gdr"],
+      "ringwatch_nccl_process_transport_info",
+      "Always 1: the network this NCCL rank process uses between nodes (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).",
+      ["pid", "net", "gdr"],
     );
     this.netDevice = gauge(
       registry,
-      "ringwatch_nccl_rank_net_device_info",
-      "Always 1: an HCA port (device, port as ringwatch_infiniband_* label them) this rank's NCCL sends over: those its channel lines go through (via NET/IB/<n>), else every one its NET/IB Using line lists.",
-      ["comm_id", "rank", "device", "port"],
+      "ringwatch_nccl_process_net_device_info",
+      "Always 1: an HCA port (device, port as ringwatch_infiniband_* label them) this NCCL rank process sends over: those its channel lines go through (via NET/IB/<n>), else every one its NET/IB Using line lists.",
+      ["pid", "device", "port"],
+    );
+    this.seriesDropped = gauge(
+      registry,
+      "ringwatch_nccl_series_dropped",
+      "Series of communicators and ranks left out of the last scrape by --collector.nccl.max-series (logged once when it starts).",
+      [],
     );
     this.warnings = counter(registry, "ringwatch_nccl_warnings_total", "NCCL WARN lines by class.", ["kind"]);
     this.watchdog = counter(
@@ -223,76 +237,37 @@ export class NcclMetrics {
     );
   }
 
-  publish(t: Tracker, verdicts: readonly CommVerdict[], stats: FollowerStats | undefined, ras?: RasPublish, inspector?: InspectorSnapshot): void {
+  /** Returns whether a communicator's per-rank series are shown (NCCL Inspector's follow it). */
+  publish(
+    t: Tracker,
+    verdicts: readonly CommVerdict[],
+    stats: FollowerStats | undefined,
+    ras?: RasPublish,
+    inspector?: InspectorSnapshot,
+  ): (commId: string) => boolean {
     if (ras) this.publishRas(ras);
-    const coll: Sample[] = [];
-    const prog: Sample[] = [];
-    const opc: Sample[] = [];
-    const info: Sample[] = [];
-    const transport: Sample[] = [];
-    const netDevices: Sample[] = [];
-    for (const c of t.comms.values()) {
-      // Before NCCL 2.23 only the first process prints the version line: its peers share it.
-      let commVersion = "";
-      for (const r of c.ranks.values()) commVersion ||= t.processes.get(r.processKey)?.version ?? "";
-      for (const r of c.ranks.values()) {
-        const l = { comm_id: c.key, rank: String(r.rank) };
-        coll.push({ labels: l, value: r.countedBefore + r.collectives });
-        if (r.lastProgressMs !== undefined) prog.push({ labels: l, value: r.lastProgressMs / 1000 });
-        if (r.lastOpCount !== undefined) opc.push({ labels: l, value: r.lastOpCount });
-        const p = t.processes.get(r.processKey);
-        info.push({
-          labels: {
-            ...l,
-            nranks: String(r.nranks ?? c.nranks ?? ""),
-            pid: String(p?.pid ?? ""),
-            cuda_dev: String(r.cudaDev ?? ""),
-            bus_id: r.busId ?? "",
-            nccl_version: p?.version ?? commVersion,
-          },
-          value: 1,
-        });
-        if (p) {
-          const tr = transportOf(p);
-          transport.push({ labels: { ...l, net: tr.net, gdr: tr.gdr }, value: 1 });
-          for (const h of rankHcaPorts(p, r)) netDevices.push({ labels: { ...l, device: h.device, port: String(h.port) }, value: 1 });
-        }
-      }
-    }
-    // Ranks here that only RAS knows (no INIT line followed): their identity, so alerts name the pid.
-    for (const v of ras?.verdicts ?? []) {
-      const known = t.comms.get(v.commId);
-      for (const l of v.local) {
-        if (known?.ranks.has(l.rank)) continue;
-        info.push({
-          labels: {
-            comm_id: v.commId,
-            rank: String(l.rank),
-            nranks: String(v.size ?? ""),
-            pid: String(l.pid ?? ""),
-            cuda_dev: l.cudaDev ?? "",
-            bus_id: "",
-            nccl_version: ras?.snapshot.report?.version ?? "",
-          },
-          value: 1,
-        });
-      }
-    }
-    publishCounter(this.collectives, coll);
-    publishGauge(this.lastProgress, prog);
-    publishGauge(this.lastOpCount, opc);
-    publishGauge(this.info, info);
-    publishGauge(this.transport, transport);
-    publishGauge(this.netDevice, netDevices);
-
     // Verdicts of the logs, RAS and Inspector, merged per communicator (and rank): 1 if any says so.
     const merged = mergeVerdicts([...logsVerdicts(verdicts, t), ...rasCommunicatorVerdicts(ras?.verdicts ?? []), ...inspectorVerdicts(inspector)]);
-    publishGauge(this.hang, [...merged.hang.values()]);
-    publishGauge(this.behind, [...merged.behind.values()]);
-    publishGauge(this.evidence, [...merged.evidence.values()]);
-    publishGauge(this.straggler, [...merged.straggler.values()]);
-    publishGauge(this.mismatch, [...merged.mismatch.values()]);
-    publishGauge(this.threshold, [...merged.threshold.values()]);
+    const s = ncclSeries(
+      t,
+      merged,
+      { verdicts: ras?.verdicts ?? [], ...(ras?.snapshot.report?.version !== undefined ? { version: ras.snapshot.report.version } : {}) },
+      this.options,
+    );
+    publishGauge(this.hang, s.hang);
+    publishGauge(this.threshold, s.threshold);
+    publishGauge(this.slowest, s.slowest);
+    publishGauge(this.evidence, s.evidence);
+    publishGauge(this.mismatch, s.mismatch);
+    publishGauge(this.behind, s.behind);
+    publishGauge(this.straggler, s.straggler);
+    publishGauge(this.info, s.info);
+    publishGauge(this.progress, s.progress);
+    publishGauge(this.lastProgress, s.lastProgress);
+    publishGauge(this.transport, s.transport);
+    publishGauge(this.netDevice, s.netDevice);
+    publishGauge(this.seriesDropped, [{ labels: {}, value: s.dropped }]);
+    this.onDropped(s);
     publishGauge(this.signature, [...merged.signature.values()]);
     publishCounter(
       this.warnings,
@@ -319,6 +294,23 @@ export class NcclMetrics {
       publishCounter(this.readErrors, [{ labels: {}, value: stats.readErrors }]);
       publishCounter(this.filesDropped, [{ labels: {}, value: stats.filesDropped }]);
     }
+    const always = this.options.rankSeries === "always";
+    return (commId) => always || s.shownComms.has(commId);
+  }
+
+  /** --collector.nccl.rank-series and --collector.nccl.max-series, changed on SIGHUP. */
+  configure(options: SeriesOptions): void {
+    this.options = options;
+  }
+
+  private onDropped(s: NcclSeries): void {
+    if (s.dropped > 0 && !this.dropping) {
+      this.log?.warn(
+        { dropped: s.dropped, maxSeries: this.options.maxSeries, communicators: s.droppedComms.slice(0, 10), communicatorsCut: s.droppedComms.length },
+        "NCCL series over --collector.nccl.max-series: the least urgent communicators' and ranks' series are left out (ringwatch_nccl_series_dropped)",
+      );
+    } else if (s.dropped === 0 && this.dropping) this.log?.info({ maxSeries: this.options.maxSeries }, "NCCL series within --collector.nccl.max-series again");
+    this.dropping = s.dropped > 0;
   }
 
   private publishRas({ snapshot, verdicts }: RasPublish): void {

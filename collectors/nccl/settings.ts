@@ -1,12 +1,15 @@
 /** The nccl collector's settings as module.ts reads them; its reconfigure() takes them on SIGHUP. */
 import type { FlightRecorderOptions } from "./flight-recorder/watch.js";
 import type { RasAddress } from "./ras/client.js";
+import type { SeriesOptions } from "./series.js";
 
 export interface NcclSettings {
   /** Directories or globs to follow. */
   paths: string[];
   hangThresholdMs: number;
   maxCommunicators: number;
+  /** --collector.nccl.rank-series and --collector.nccl.max-series (series.ts). */
+  series: SeriesOptions;
   retireAfterMs: number;
   checkPids: boolean;
   polling: boolean | "auto";

@@ -523,7 +523,7 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
     const node = vars.get("node");
     const comm = vars.get("comm_id");
     expect(node && analyzeVariableQuery(variableQuery(node))).toMatchObject({ label: "node", info: { metrics: ["ringwatch_build_info"] } });
-    expect(comm && analyzeVariableQuery(variableQuery(comm))).toMatchObject({ label: "comm_id", info: { metrics: ["ringwatch_nccl_rank_info"] } });
+    expect(comm && analyzeVariableQuery(variableQuery(comm))).toMatchObject({ label: "comm_id", info: { metrics: ["ringwatch_nccl_hang_suspected"] } });
     expect(vars.has("job")).toBe(true);
     for (const v of dashboard.templating.list) {
       expect(v.type, v.name).toBe("query");
@@ -652,7 +652,7 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
       "ringwatch_nccl_straggler",
       "ringwatch_nccl_collective_mismatch",
       "ringwatch_gpu_hang_signature",
-      "ringwatch_nccl_transport_info",
+      "ringwatch_nccl_process_transport_info",
     ]) {
       expect(onPanels.has(verdict), verdict).toBe(true);
     }

@@ -2,7 +2,8 @@
  * The built agent attributes GPUs and NCCL ranks to their jobs: a fake kubelet pod-resources server
  * (the kubelet's proto, @grpc/grpc-js) on a real unix socket, the fake nvidia-smi replaying an H100
  * and listing one compute process, a procfs tree whose process has a real containerd cgroup line
- * (test/fixtures/procfs/job-cgroups/2202) and a rank's NCCL log naming that pid. And an H100 in MIG
+ * (test/fixtures/procfs/job-cgroups/2202) and an NCCL log of that pid's ranks in two communicators
+ * (one process: one ringwatch_nccl_process_job_info series). And an H100 in MIG
  * mode: its dmon, --query-gpu, -L and -q captures, all of one machine.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { gpuPod, startPodResourcesServer, type FakePodResources } from "../helpe
 import { DMON_H100_LOAD, QUERY_H100, fixture, tempDir } from "./env.js";
 
 const COMM = "0x49bbd7790311d5eb";
+const COMM2 = "0x7a1f00d2c4e5b6a8";
 const UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864";
 // The H100 capture's GPU 0 (masked identity).
 const UUID = "GPU-00000000-0000-0000-0000-000000000000";
@@ -41,15 +43,17 @@ function rankLog(dir: string): string {
   const logs = join(dir, "nccl");
   mkdirSync(logs);
   const host = hostname().split(".")[0] ?? "";
+  // busId 90 is 0000:00:09.0, the H100 capture's GPU 0 (the GPU given to the pod).
   writeFileSync(
     join(logs, `nccl-${host}-${PID}.log`),
-    `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55aa00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 9000 commId ${COMM} - Init COMPLETE\n`,
+    `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55aa00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 90 commId ${COMM} - Init COMPLETE\n` +
+      `${host}:${PID}:${PID} [0] NCCL INFO comm 0x55bb00 rank 1 nranks 4 cudaDev 0 nvmlDev 0 busId 90 commId ${COMM2} - Init COMPLETE\n`,
   );
   return logs;
 }
 
 describe("job collector end to end", () => {
-  it("serves ringwatch_gpu_job_info and ringwatch_nccl_rank_job_info from the socket, nvidia-smi and cgroups", async () => {
+  it("serves ringwatch_gpu_job_info and ringwatch_nccl_process_job_info from the socket, nvidia-smi and cgroups", async () => {
     const dir = tempDir();
     const socket = join(dir, "kubelet.sock");
     servers.push(await startPodResourcesServer(socket, [gpuPod("train", "llama-worker-0", "trainer", [UUID])]));
@@ -75,16 +79,21 @@ describe("job collector end to end", () => {
     agents.push(a);
     const text = await eventually(async () => {
       const t = await a.scrape();
-      return samplesOf(t, "ringwatch_gpu_job_info").length > 0 && samplesOf(t, "ringwatch_nccl_rank_job_info").length > 0 ? t : undefined;
+      // Until the nccl collector finds the process in procfs, its job is its GPU's container alone (no pod UID).
+      const found = samplesOf(t, "ringwatch_nccl_process_job_info").some((s) => s.includes(`pod_uid="${UID}"`));
+      return samplesOf(t, "ringwatch_gpu_job_info").length > 0 && found ? t : undefined;
     }, 20_000);
     // GPU 0 went to one container and its one process is of that pod: one series with both.
     expect(samplesOf(text, "ringwatch_gpu_job_info")).toEqual([
       `ringwatch_gpu_job_info{gpu="0",gpu_instance="",mig_profile="",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
     ]);
-    // The rank's process, found by its NSpid in procfs, is in that pod's cgroup.
-    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")).toHaveLength(1);
-    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")[0]).toContain(`comm_id="${COMM}",rank="0"`);
-    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")[0]).toContain(`pod_uid="${UID}"`);
+    // The ranks' process, found by its NSpid in procfs, is in that pod's cgroup on that pod's GPU: one
+    // series for both its communicators, with the pid its log lines give.
+    expect(samplesOf(text, "ringwatch_nccl_process_job_info")).toEqual([
+      `ringwatch_nccl_process_job_info{pid="${PID}",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
+    ]);
+    expect(samplesOf(text, "ringwatch_nccl_rank_job_info")).toEqual([]);
+    expect(sample(text, 'ringwatch_job_unattributed{kind="nccl_rank"}')).toBe(0);
     expect(sample(text, 'ringwatch_job_source_up{source="pod_resources"}')).toBe(1);
     expect(sample(text, 'ringwatch_job_source_up{source="compute_apps"}')).toBe(1);
     expect(sample(text, 'ringwatch_collector_success{collector="job"}')).toBe(1);

@@ -89,6 +89,24 @@ const COLL_FACTOR: Record<string, (n: number) => { traffic: (b: number) => numbe
 };
 
 /** algoBwGbs and busBwGbs as the plugin computes them (GB = 1e9 bytes; 0 for a zero time). */
+/** A record of communicator 0xabc1 (2 ranks on one node: rank 0, pid 41000), 1 MiB AllReduce #0 in 100 µs, written at dumpUs; `over` changes any field. */
+export function recordSpec(dumpUs: number, over: Partial<InspectorRecordSpec> = {}): InspectorRecordSpec {
+  return {
+    commId: "0xabc1",
+    rank: 0,
+    nranks: 2,
+    nnodes: 1,
+    dumpUs,
+    hostname: "gpu-node-01",
+    pid: 41000,
+    op: "AllReduce",
+    sn: 0,
+    msgBytes: 2 ** 20,
+    execUs: 100,
+    ...over,
+  };
+}
+
 export function bandwidth(op: string, msgBytes: number, execUs: number, nranks: number, p2p = false): { algoGbs: number; busGbs: number } {
   const timeInSec = execUs / 1e6;
   const f = p2p ? { traffic: (b: number) => b, factor: 1 } : (COLL_FACTOR[op]?.(nranks) ?? { traffic: () => 0, factor: 0 });

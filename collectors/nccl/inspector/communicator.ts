@@ -5,5 +5,12 @@ import type { InspectorSnapshot } from "./types.js";
 export function communicatorVerdicts(snapshot: InspectorSnapshot | undefined): CommunicatorVerdict[] {
   return (snapshot?.comms ?? [])
     .filter((c) => c.active)
-    .map((c) => ({ commId: c.commId, evidence: [], ranks: c.ranks.map((r) => ({ rank: r.rank, straggler: r.straggler })), gpus: [] }));
+    .map((c) => ({
+      commId: c.commId,
+      evidence: [],
+      ranks: c.ranks.map((r) => ({ rank: r.rank, straggler: r.straggler })),
+      gpus: [],
+      // A rank the straggler comparison names, or a bandwidth drop: its ranks' series are shown.
+      suspect: c.straggler !== undefined || c.bandwidthDrop,
+    }));
 }

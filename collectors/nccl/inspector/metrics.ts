@@ -3,10 +3,15 @@
  * snapshot: counters while a communicator is known, gauges only while it is active (a record in
  * the last 2 minutes), so an ended job's last values do not linger. ringwatch_nccl_straggler is
  * set in metrics.ts, from this and the COLL lines.
+ *
+ * The series budget (docs/metrics.md): per active communicator one bus bandwidth series (its
+ * largest message size), and the bandwidth drop only where it fires; per rank only for the
+ * communicators whose ranks the nccl collector shows (suspect, or --collector.nccl.rank-series=always).
  */
 import type { Counter, Gauge, Registry } from "prom-client";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../../publish.js";
-import type { InspectorSnapshot } from "./types.js";
+import type { InspectorCommSnapshot, InspectorSnapshot, SizeBucket } from "./types.js";
+import { SIZE_BUCKETS } from "./size-bucket.js";
 
 export class InspectorMetrics {
   private readonly collectives: Counter<"comm_id" | "rank">;
@@ -16,6 +21,7 @@ export class InspectorMetrics {
   private readonly busbw: Gauge<"comm_id" | "rank" | "size_bucket">;
   private readonly delay: Gauge<"comm_id" | "rank">;
   private readonly drop: Gauge<"comm_id">;
+  private readonly commBusbw: Gauge<"comm_id" | "size_bucket">;
   private readonly records: Counter;
   private readonly skipped: Counter<"reason">;
 
@@ -60,6 +66,12 @@ export class InspectorMetrics {
       "1 while the communicator's bus bandwidth (NCCL Inspector) stays under half its own recent level for the same collective and message size.",
       ["comm_id"],
     );
+    this.commBusbw = gauge(
+      registry,
+      "ringwatch_nccl_comm_busbw_bytes_per_second",
+      "Median over this node's ranks of their median bus bandwidth (NCCL Inspector's GPU timings) in the largest message-size bucket the communicator's recent collectives reached.",
+      ["comm_id", "size_bucket"],
+    );
     this.records = counter(registry, "ringwatch_nccl_inspector_records_total", "NCCL Inspector records read.", []);
     this.skipped = counter(
       registry,
@@ -69,7 +81,8 @@ export class InspectorMetrics {
     );
   }
 
-  publish(s: InspectorSnapshot): void {
+  /** showsRanks: whether a communicator's per-rank series are shown (NcclMetrics.publish). */
+  publish(s: InspectorSnapshot, showsRanks: (commId: string) => boolean): void {
     const coll: Sample[] = [];
     const p2p: Sample[] = [];
     const seq: Sample[] = [];
@@ -77,7 +90,14 @@ export class InspectorMetrics {
     const bw: Sample[] = [];
     const delay: Sample[] = [];
     const drop: Sample[] = [];
+    const commBw: Sample[] = [];
     for (const c of s.comms) {
+      if (c.active) {
+        const bw = commBusbw(c);
+        if (bw !== undefined) commBw.push({ labels: { comm_id: c.commId, size_bucket: bw.bucket }, value: bw.bytesPerSecond });
+        if (c.bandwidthDrop) drop.push({ labels: { comm_id: c.commId }, value: 1 });
+      }
+      if (!showsRanks(c.commId)) continue;
       for (const r of c.ranks) {
         const labels = { comm_id: c.commId, rank: String(r.rank) };
         coll.push({ labels, value: r.collectives });
@@ -88,7 +108,6 @@ export class InspectorMetrics {
         for (const b of r.busBw) bw.push({ labels: { ...labels, size_bucket: b.bucket }, value: b.bytesPerSecond });
         if (r.delaySeconds !== undefined) delay.push({ labels, value: r.delaySeconds });
       }
-      if (c.active) drop.push({ labels: { comm_id: c.commId }, value: c.bandwidthDrop ? 1 : 0 });
     }
     publishCounter(this.collectives, coll);
     publishCounter(this.p2p, p2p);
@@ -97,10 +116,23 @@ export class InspectorMetrics {
     publishGauge(this.busbw, bw);
     publishGauge(this.delay, delay);
     publishGauge(this.drop, drop);
+    publishGauge(this.commBusbw, commBw);
     publishCounter(this.records, [{ labels: {}, value: s.stats.records }]);
     publishCounter(
       this.skipped,
       (Object.entries(s.stats.skipped) as [string, number][]).map(([reason, n]) => ({ labels: { reason }, value: n })),
     );
   }
+}
+
+/** The median over the ranks of their medians, in the largest size bucket any rank has. */
+export function commBusbw(c: InspectorCommSnapshot): { bucket: SizeBucket; bytesPerSecond: number } | undefined {
+  let top = -1;
+  for (const r of c.ranks) for (const b of r.busBw) top = Math.max(top, SIZE_BUCKETS.indexOf(b.bucket));
+  const bucket = SIZE_BUCKETS[top];
+  if (bucket === undefined) return undefined;
+  const values = c.ranks.flatMap((r) => r.busBw.filter((b) => b.bucket === bucket).map((b) => b.bytesPerSecond)).sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  const v = values.length % 2 === 1 ? values[mid] : ((values[mid - 1] ?? 0) + (values[mid] ?? 0)) / 2;
+  return v === undefined ? undefined : { bucket, bytesPerSecond: v };
 }

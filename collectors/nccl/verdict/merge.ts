@@ -39,6 +39,8 @@ export interface CommunicatorVerdict {
   mismatch?: boolean;
   /** The local ranks' GPUs as read while silent. */
   gpus: readonly GpuObservation[];
+  /** Suspicion short of a verdict (a straggler candidate not yet held long enough): its ranks' series are shown (series.ts). */
+  suspect?: boolean;
 }
 
 /** A value per label set. */
@@ -52,6 +54,8 @@ export interface MergedVerdicts {
   mismatch: Series;
   threshold: Series;
   signature: Series;
+  /** Communicators some source suspects without a verdict. */
+  suspect: ReadonlySet<string>;
 }
 
 /** Samples keyed by their labels; a label set set twice keeps the larger value. */
@@ -80,8 +84,10 @@ export function mergeVerdicts(verdicts: Iterable<CommunicatorVerdict>): MergedVe
   const mismatch = new MaxSeries();
   const threshold = new MaxSeries();
   const signature = new MaxSeries();
+  const suspect = new Set<string>();
   for (const v of verdicts) {
     const comm = { comm_id: v.commId };
+    if (v.suspect === true) suspect.add(v.commId);
     if (v.hang !== undefined) hang.set(comm, v.hang ? 1 : 0);
     if (v.mismatch !== undefined) mismatch.set(comm, v.mismatch ? 1 : 0);
     if (v.thresholdMs !== undefined) threshold.setFirst(comm, v.thresholdMs / 1000);
@@ -94,5 +100,14 @@ export function mergeVerdicts(verdicts: Iterable<CommunicatorVerdict>): MergedVe
     for (const source of v.evidence) evidence.set({ comm_id: v.commId, source }, 1);
     for (const g of v.gpus) if (g.signature !== "busy") signature.set({ gpu: g.gpu, signature: g.signature }, 1);
   }
-  return { hang: hang.m, evidence: evidence.m, behind: behind.m, straggler: straggler.m, mismatch: mismatch.m, threshold: threshold.m, signature: signature.m };
+  return {
+    hang: hang.m,
+    evidence: evidence.m,
+    behind: behind.m,
+    straggler: straggler.m,
+    mismatch: mismatch.m,
+    threshold: threshold.m,
+    signature: signature.m,
+    suspect,
+  };
 }

@@ -65,6 +65,7 @@ describe("parseCli", () => {
       paths: ["/var/log/nccl"],
       hangThresholdMs: 120_000,
       maxCommunicators: 256,
+      series: { rankSeries: "suspect", maxSeries: 2000 },
       retireAfterMs: 3_600_000,
       checkPids: true,
       polling: "auto",

@@ -75,7 +75,7 @@ describe("exposition", () => {
     if (a.kind !== "run") throw new Error("not a run");
     const agent = createAgent(a.config, { logger: pino({ level: "silent" }) });
     const text = await agent.runOnce();
-    expect(text).toContain("ringwatch_nccl_rank_collectives_total{");
+    expect(text).toContain("ringwatch_nccl_comm_slowest_rank_progress{");
     expect(await exposition(agent.registry)).toBe(await agent.registry.metrics());
   });
 });

@@ -24,8 +24,9 @@ const UUID = [
 const BUS = ["00000000:18:00.0", "00000000:2A:00.0", "00000000:3A:00.0", "00000000:5D:00.0"];
 const gpus = new Map<string, GpuIdentityReading>(UUID.map((uuid, i) => [String(i), { index: String(i), uuid, pciBusId: BUS[i] }]));
 const gpuPeer = { identities: () => gpus };
-// Pod uid of fixture pid 2202 (containerd, v1) and the Slurm job of pid 1101 (v2).
+// Pod uids of fixture pids 2202 (containerd, v1) and 2206 (guaranteed pod, v2); pid 1101 is Slurm's (v2).
 const UID_2202 = "0125ec2f-b64a-4868-8f5b-94b56cbab864";
+const UID_2206 = "dc430cd3-34b7-4ea6-be26-ddfd88d7ddff";
 
 const rig = useToolRig("rw-job-");
 const servers: FakePodResources[] = [];
@@ -67,7 +68,7 @@ const sortBy = (xs: { labels: Record<string, string | number> }[]): string[] => 
 const labelsOf = (ls: Record<string, string>[]): string[] => ls.map((l) => JSON.stringify(Object.entries(l).sort())).sort();
 
 describe("job collector", () => {
-  it("joins pod-resources, compute processes and cgroups into one series per GPU and job, and one per rank", async () => {
+  it("joins pod-resources, compute processes and cgroups into one series per GPU and job, and one per rank process", async () => {
     const { socket } = await server([
       gpuPod("train", "llama-worker-0", "trainer", [UUID[0] ?? "", UUID[1] ?? ""]),
       // Time-slicing: two pods share GPU 2 through replica ids.
@@ -84,6 +85,13 @@ describe("job collector", () => {
       { commId: "0x49bbd7790311d5eb", rank: 1, pid: 46, nodePid: undefined, pciBusId: "0:2a:00.0" },
       { commId: "0x77aa", rank: 5, pid: 1101, nodePid: 1101, pciBusId: "0:5d:00.0" },
       { commId: "0x77aa", rank: 6, pid: 99, nodePid: 3302, pciBusId: undefined },
+      // The same three processes in a second communicator: no more series, no more unattributed.
+      { commId: "0x5150", rank: 0, pid: 45, nodePid: 2202, pciBusId: "0:18:00.0" },
+      { commId: "0x5150", rank: 1, pid: 46, nodePid: undefined, pciBusId: "0:2a:00.0" },
+      { commId: "0x5150", rank: 2, pid: 99, nodePid: 3302, pciBusId: undefined },
+      // Another pod's process that logged pid 45 too (its own PID namespace), found at node pid 2206, on
+      // GPU 2 (time-sliced between two pods): its own series with its cgroup's pod UID.
+      { commId: "0x6262", rank: 0, pid: 45, nodePid: 2206, pciBusId: "0:3a:00.0" },
     ]);
     await c.update?.();
     const reg = rig.deps().registry;
@@ -97,15 +105,21 @@ describe("job collector", () => {
         { gpu: "3", ...WHOLE, ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
-    expect(sortBy(await series(reg, "ringwatch_nccl_rank_job_info"))).toEqual(
+    // One series per process, labelled with the pid it logged (ringwatch_nccl_rank_info's pid).
+    expect(sortBy(await series(reg, "ringwatch_nccl_process_job_info"))).toEqual(
       labelsOf([
-        { comm_id: "0x49bbd7790311d5eb", rank: "0", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
-        { comm_id: "0x49bbd7790311d5eb", rank: "1", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
-        { comm_id: "0x77aa", rank: "5", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
+        { pid: "45", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
+        { pid: "45", ...EMPTY, pod_uid: UID_2206 },
+        // Not found on the node (no cgroup): the single container its GPU was given.
+        { pid: "46", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
+        { pid: "1101", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
+    // The per-rank series is gone.
+    expect(reg.getSingleMetric("ringwatch_nccl_rank_job_info")).toBeUndefined();
     expect(await valueOf(reg, "ringwatch_gpu_job_info", { gpu: "2", ...WHOLE, ...EMPTY, namespace: "infer", pod: "bert-1", container: "server" })).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_unattributed", { kind: "gpu_process" })).toBe(1);
+    // pid 99 (a login session's cgroup, no GPU): one process, in two communicators.
     expect(await valueOf(reg, "ringwatch_job_unattributed", { kind: "nccl_rank" })).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_unmatched_devices")).toBe(1);
     expect(await valueOf(reg, "ringwatch_job_source_up", { source: "pod_resources" })).toBe(1);

@@ -17,6 +17,8 @@ export function communicatorVerdicts(verdicts: readonly CommVerdict[], state: Pi
       ranks: [...comm.ranks.keys()].map((rank) => ({ rank, behind: v.behind.includes(rank), straggler: v.stragglers.includes(rank) })),
       mismatch: v.mismatch,
       gpus: v.gpus,
+      // A rank the straggler window names, held or not yet: a candidate.
+      suspect: comm.stragglerHold.size > 0,
     });
   }
   return out;

@@ -129,7 +129,7 @@ export interface RankState {
   collectives: number;
   /**
    * COLL lines counted before `collectives` started again (a second Init of the rank, counting
-   * restarted after a resumed read): ringwatch_nccl_rank_collectives_total is the sum, so it never goes down.
+   * restarted after a resumed read): ringwatch_nccl_rank_progress counts the sum, so it never goes down.
    */
   countedBefore: number;
   /** True when counting began at the communicator's Init line (the count is the real sequence). */

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { InspectorFeed } from "../../../../collectors/nccl/inspector/feed.js";
 import { Rng } from "../../../sim/rng.js";
 import { simulateInspectorJob } from "../../../helpers/inspector-job.js";
-import { inspectorLine, type InspectorRecordSpec } from "../../../helpers/inspector-writer.js";
+import { inspectorLine, recordSpec, type InspectorRecordSpec } from "../../../helpers/inspector-writer.js";
 
 const T0_US = 1_760_000_000_000_000;
 
@@ -24,20 +24,7 @@ function retainedHeap(): number {
 }
 
 function rec(over: Partial<InspectorRecordSpec> = {}): InspectorRecordSpec {
-  return {
-    commId: "0xabc1",
-    rank: 0,
-    nranks: 2,
-    nnodes: 1,
-    dumpUs: T0_US,
-    hostname: "gpu-node-01",
-    pid: 41000,
-    op: "AllReduce",
-    sn: 0,
-    msgBytes: 2 ** 20,
-    execUs: 100,
-    ...over,
-  };
+  return recordSpec(T0_US, over);
 }
 
 describe("InspectorFeed", () => {

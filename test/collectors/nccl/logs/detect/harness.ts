@@ -8,6 +8,7 @@ import { DEFAULT_DETECT, type CommVerdict, type DetectOptions } from "../../../.
 import { evaluateAll, type NodeView } from "../../../../../collectors/nccl/logs/detect/verdict.js";
 import type { GpuReading } from "../../../../../collectors/nccl/verdict/gpu-signature.js";
 import { NcclMetrics } from "../../../../../collectors/nccl/metrics.js";
+import type { SeriesOptions } from "../../../../../collectors/nccl/series.js";
 import { parseLine } from "../../../../../collectors/nccl/logs/parse/line.js";
 import { Tracker } from "../../../../../collectors/nccl/logs/state/tracker.js";
 import type { Scenario } from "../../../../sim/index.js";
@@ -35,7 +36,7 @@ const READINGS: Record<"busy" | "spin" | "idle", GpuReading> = {
 /** Ranks whose files this node reads: those on `host` (default: the first node). */
 export function createHarness(
   sim: Scenario,
-  opts: { host?: string; gpu?: GpuMode; detect?: Partial<DetectOptions>; epochMs?: number; liveness?: "pids" | "unknown" } = {},
+  opts: { host?: string; gpu?: GpuMode; detect?: Partial<DetectOptions>; epochMs?: number; liveness?: "pids" | "unknown"; series?: SeriesOptions } = {},
 ): Harness {
   const host = opts.host ?? sim.spec.nodes[0];
   const epoch = opts.epochMs ?? 1_800_000_000_000;
@@ -58,7 +59,7 @@ export function createHarness(
     },
   };
   const registry = new Registry();
-  const metrics = new NcclMetrics(registry, () => metrics.publish(tracker, evaluateAll(tracker, epoch + t, detect, view), undefined));
+  const metrics = new NcclMetrics(registry, () => metrics.publish(tracker, evaluateAll(tracker, epoch + t, detect, view), undefined), opts.series);
 
   /** Every file is looked at every tick: a line read now was not there at the tick before. */
   let sinceMs: number | undefined;

@@ -137,7 +137,7 @@ describe("NCCL verdicts on simulated jobs", () => {
     expect(v?.hangSuspected).toBe(true);
     expect(v?.behind).toEqual([]); // the rank behind is not here: Prometheus compares counts across nodes
     const text = await h.scrape();
-    const counts = samplesOf(text, "ringwatch_nccl_rank_collectives_total").filter((l) => l.includes(`comm_id="${world?.key ?? ""}"`));
+    const counts = samplesOf(text, "ringwatch_nccl_rank_progress").filter((l) => l.includes(`comm_id="${world?.key ?? ""}"`));
     expect(counts).toHaveLength(8);
     expect(new Set(counts.map((l) => l.split(" ")[1])).size).toBe(1);
   });

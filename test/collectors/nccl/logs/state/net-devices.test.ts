@@ -1,13 +1,15 @@
 /**
- * ringwatch_nccl_rank_net_device_info on the real logs: each rank's HCA ports are the NET/IB Using
- * list's entries that its channel lines go through (02: PXN through the other GPU's HCA; 04: the
- * second of two listed, not the RoCE one first), else the whole list; none where NET/IB lists none.
+ * Each rank's HCA ports on the real logs (rankHcaPorts): the NET/IB Using list's entries that its
+ * channel lines go through (02: PXN through the other GPU's HCA; 04: the second of two listed, not
+ * the RoCE one first), else the whole list; none where NET/IB lists none. The process's
+ * ringwatch_nccl_process_net_device_info is the union of its ranks' ports.
  */
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { NcclMetrics } from "../../../../../collectors/nccl/metrics.js";
 import { parseLine } from "../../../../../collectors/nccl/logs/parse/line.js";
 import { Tracker } from "../../../../../collectors/nccl/logs/state/tracker.js";
+import { rankHcaPorts } from "../../../../../collectors/nccl/logs/state/net-devices.js";
 import { readCapture } from "../../../../helpers/fixtures.js";
 
 function feedLines(t: Tracker, source: string, lines: string[]): void {
@@ -17,13 +19,27 @@ function feedLines(t: Tracker, source: string, lines: string[]): void {
   });
 }
 
-async function netDevices(t: Tracker): Promise<string[]> {
+/** Each rank's ports, as `{comm_id,rank,device,port} 1` lines. */
+function netDevices(t: Tracker): string[] {
+  const out: string[] = [];
+  for (const c of t.comms.values()) {
+    for (const r of c.ranks.values()) {
+      const p = t.processes.get(r.processKey);
+      if (p === undefined) continue;
+      for (const h of rankHcaPorts(p, r)) out.push(`{comm_id="${c.key}",rank="${r.rank}",device="${h.device}",port="${h.port}"} 1`);
+    }
+  }
+  return out.sort();
+}
+
+/** The published per-process series, without their name. */
+async function processNetDevices(t: Tracker): Promise<string[]> {
   const registry = new Registry();
   new NcclMetrics(registry, () => undefined).publish(t, [], undefined);
   return (await registry.metrics())
     .split("\n")
-    .filter((l) => l.startsWith("ringwatch_nccl_rank_net_device_info{"))
-    .map((l) => l.replace("ringwatch_nccl_rank_net_device_info", ""))
+    .filter((l) => l.startsWith("ringwatch_nccl_process_net_device_info{"))
+    .map((l) => l.replace("ringwatch_nccl_process_net_device_info", ""))
     .sort();
 }
 
@@ -36,7 +52,7 @@ function fed(name: string): Tracker {
 describe("each rank's HCA ports, from its NET/IB lines", () => {
   it("02 (2.23.4, 4 nodes x 2 ranks, IBext_v8): the ports the channel lines go through, PXN included", async () => {
     const c = 'comm_id="0x70fba02a8d314739"';
-    expect(await netDevices(fed("02-full-2.23.4-4node-ib-gdrdma-init-complete-perf-destroy.log"))).toEqual([
+    expect(netDevices(fed("02-full-2.23.4-4node-ib-gdrdma-init-complete-perf-destroy.log"))).toEqual([
       // gpu34 (ranks 0, 1): via NET/IBext_v8/1 = [1]mlx5_0; gpu40 (4, 5): /0 = [0]mlx5_2, rank 5
       // through rank 4's HCA (`/0(4)`, PXN); gpu36 (2, 3): /5 = mlx5_4; gpu41 (6, 7): /1 = mlx5_0.
       `{${c},rank="0",device="mlx5_0",port="1"} 1`,
@@ -48,10 +64,23 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
       `{${c},rank="6",device="mlx5_0",port="1"} 1`,
       `{${c},rank="7",device="mlx5_0",port="1"} 1`,
     ]);
+    // One series per process and port: the capture's 8 ranks are 8 processes, so the same ports.
+    const perProcess = await processNetDevices(fed("02-full-2.23.4-4node-ib-gdrdma-init-complete-perf-destroy.log"));
+    expect(perProcess.map((l) => /device="([^"]+)"/.exec(l)?.[1]).sort()).toEqual([
+      "mlx5_0",
+      "mlx5_0",
+      "mlx5_0",
+      "mlx5_0",
+      "mlx5_2",
+      "mlx5_2",
+      "mlx5_4",
+      "mlx5_4",
+    ]);
+    expect(new Set(perProcess.map((l) => /pid="([^"]+)"/.exec(l)?.[1])).size).toBe(8);
   });
 
-  it("04 (2.16.5): [0]mlx5_0 RoCE and [1]mlx5_2 IB are listed, the channels use /1: only mlx5_2", async () => {
-    expect(await netDevices(fed("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log"))).toEqual([
+  it("04 (2.16.5): [0]mlx5_0 RoCE and [1]mlx5_2 IB are listed, the channels use /1: only mlx5_2", () => {
+    expect(netDevices(fed("04-full-2.16.5-2node-rank0-gdr-enabled-topo-trace.log"))).toEqual([
       '{comm_id="0xb2f794396f6d0bd1",rank="0",device="mlx5_2",port="1"} 1',
     ]);
   });
@@ -59,7 +88,8 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
   it("05 (2.29.2): NET/IB lists no device and the data goes over sockets: no series", async () => {
     const t = fed("05-full-2.29.2-p2p-shm-disabled-socket-fallback-internal-error.log");
     expect(t.comms.size).toBeGreaterThan(0);
-    expect(await netDevices(t)).toEqual([]);
+    expect(netDevices(t)).toEqual([]);
+    expect(await processNetDevices(t)).toEqual([]);
   });
 
   it("13 (2.10.3, 4 HCAs): before any channel line, the rank has every listed port; the ranks' series go with their communicator", async () => {
@@ -70,13 +100,15 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
     const t = new Tracker();
     // The capture is cut before its Init lines: this one is written in 2.10's form.
     feedLines(t, "13", [...using, "lassen206:23224:23224 [0] NCCL INFO comm 0x1a2b3c0 rank 0 nranks 8 cudaDev 0 busId 404000 - Init COMPLETE"]);
-    const all = await netDevices(t);
+    const all = netDevices(t);
     expect(all.map((l) => /device="([^"]+)"/.exec(l)?.[1])).toEqual(["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]);
     // Then a channel line through NET/IB/3 narrows it to [3]mlx5_2.
     feedLines(t, "13", ["lassen206:23224:23300 [0] NCCL INFO Channel 00 : 0[404000] -> 4[404000] [send] via NET/IB/3/GDRDMA"]);
-    expect((await netDevices(t)).map((l) => /device="([^"]+)"/.exec(l)?.[1])).toEqual(["mlx5_2"]);
+    expect(netDevices(t).map((l) => /device="([^"]+)"/.exec(l)?.[1])).toEqual(["mlx5_2"]);
+    expect(await processNetDevices(t)).toEqual(['{pid="23224",device="mlx5_2",port="1"} 1']);
     for (const key of [...t.comms.keys()]) t.retireComm(key);
-    expect(await netDevices(t)).toEqual([]);
+    expect(netDevices(t)).toEqual([]);
+    expect(await processNetDevices(t)).toEqual([]);
   });
 
   it("one process driving two GPUs (25's swat1-04 pid 2017630 prints [4] and [5]): each rank gets its own GPU's ports", async () => {
@@ -90,10 +122,12 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
       ...readCapture("nccl/25-init-16rank-channels-net-ib-no-gdrdma.log").split("\n").slice(1, 3),
       `${h} [5] NCCL INFO Channel 01/0 : 5[5] -> 12[4] [send] via NET/IB/2`,
     ]);
-    expect(await netDevices(t)).toEqual([
+    expect(netDevices(t)).toEqual([
       '{comm_id="0x25",rank="4",device="mlx5_3",port="1"} 1',
       '{comm_id="0x25",rank="5",device="mlx5_2",port="1"} 1',
       '{comm_id="0x25",rank="5",device="mlx5_3",port="1"} 1',
     ]);
+    // The process: both GPUs' ports, once each.
+    expect(await processNetDevices(t)).toEqual(['{pid="2017630",device="mlx5_2",port="1"} 1', '{pid="2017630",device="mlx5_3",port="1"} 1']);
   });
 });
