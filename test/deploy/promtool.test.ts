@@ -193,6 +193,21 @@ describe.skipIf(tools.skip)(`shipped rules and Alertmanager config, checked by p
         (await run(tools.path.amtool, ["config", "routes", "test", `--config.file=${file}`, ...labels])).stdout.trim();
       expect(await route("alertname=RingwatchNcclHang", "severity=page", "comm_id=0x1")).toBe("ringwatch-pager");
       expect(await route("alertname=RingwatchNcclStraggler", "severity=warning", "comm_id=0x1")).toBe("ringwatch-chat");
+      expect(await route("alertname=RingwatchNcclSocketTransport", "severity=critical", "node=node-a", "pid=4242")).toBe("ringwatch-chat");
+      // A transport alert has no comm_id: it takes the route that groups it per node.
+      const tree = (
+        await run(tools.path.amtool, [
+          "config",
+          "routes",
+          "test",
+          `--config.file=${file}`,
+          "--tree",
+          "alertname=RingwatchNcclSocketTransport",
+          "severity=critical",
+          "pid=4242",
+        ])
+      ).stdout;
+      expect(tree).toContain('{alertname=~"RingwatchNccl(SocketTransport|GpuDirectRdmaDisabled)"}');
       expect(await route("alertname=RingwatchGpuFellOff", "severity=page")).toBe("ringwatch-pager");
       expect(await route("alertname=RingwatchMtuMismatch", "severity=critical")).toBe("ringwatch-chat");
       expect(await route("alertname=SomethingElse", "severity=page")).toBe("your-default");
