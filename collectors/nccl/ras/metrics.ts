@@ -46,7 +46,7 @@ export class RasAskMetrics {
     this.gate = gauge(
       registry,
       "ringwatch_nccl_ras_version_gate",
-      "1 for the decision on timed RAS queries for the job's NCCL version: periodic, or suspicion_only (a known RAS defect, named by defect, and no --collector.nccl.ras-poll-known-defective).",
+      "1 for the decision on timed RAS queries for the job's NCCL version: periodic, or suspicion_only (a known RAS defect, named by defect, or unknown_version with nccl_version empty while no report or log names it; and no --collector.nccl.ras-poll-known-defective).",
       ["nccl_version", "decision", "defect"],
     );
     this.listening = gauge(

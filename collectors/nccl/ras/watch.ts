@@ -90,7 +90,11 @@ export interface RasElection {
 }
 
 /** Which NCCL version the timed queries are decided for, and the decision (ringwatch_nccl_ras_version_gate). */
+/** RasGate.defect while no version is known. */
+export const UNKNOWN_VERSION = "unknown_version";
+
 export interface RasGate {
+  /** Empty while no version is known. */
   version: string;
   decision: "periodic" | "suspicion_only";
   /** The first known defect of that version (its id), when there is one. */
@@ -402,10 +406,15 @@ export class RasWatch {
     return logged !== undefined ? jobViewFromLogs(logged, false)?.view : undefined;
   }
 
-  /** Timed queries for the job's NCCL version: undefined while no version is known. */
+  /**
+   * Timed queries for the job's NCCL version. Where known defects gate queries, a version not
+   * known yet (no report, no log names it) is gated too: every NCCL whose RAS answers STATUS has
+   * one (ras/defects.ts), and asking to learn it would be the very query that hurts. Undefined:
+   * no gate (--collector.nccl.ras-poll-known-defective, and no version known).
+   */
   private gate(): RasGate | undefined {
     const version = this.report?.version ?? this.opts.versionHint?.();
-    if (version === undefined) return undefined;
+    if (version === undefined) return this.opts.knownDefects === undefined ? undefined : { version: "", decision: "suspicion_only", defect: UNKNOWN_VERSION };
     const defects = this.opts.knownDefects?.(version) ?? [];
     return { version, decision: defects.length > 0 ? "suspicion_only" : "periodic", defect: defects[0]?.id };
   }
@@ -536,7 +545,8 @@ export class RasWatch {
       job: this.job,
       role: this.paused ? "undetermined" : this.role(),
       backoffMs: this.schedule.backoffMs,
-      gate: this.gate(),
+      // The unknown version's gate says something only while a job listens.
+      gate: this.schedule.hasListener || this.gate()?.defect !== UNKNOWN_VERSION ? this.gate() : undefined,
       listener: this.listener.kind,
       listenerAccepts: this.listener.kind === "unknown" && this.schedule.hasListener,
       peerChecks: this.succession?.checks ?? new Map<string, number>(),

@@ -4,7 +4,8 @@
  * fake clock; the service is a real process (test/fakes/nccl-ras) on a real socket.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { RasWatch, lastTextReport } from "../../../../collectors/nccl/ras/watch.js";
+import { RasWatch, UNKNOWN_VERSION, lastTextReport } from "../../../../collectors/nccl/ras/watch.js";
+import { defectsOf } from "../../../../collectors/nccl/ras/defects.js";
 import { rasVerdicts, type RasNode } from "../../../../collectors/nccl/ras/verdict.js";
 import { readCapture } from "../../../helpers/fixtures.js";
 import { memoryLogger } from "../../../helpers/memory-logger.js";
@@ -29,8 +30,14 @@ afterEach(async () => {
   await Promise.all(watches.splice(0).map((w) => w.close()));
 });
 
-/** A watch with a 30 s interval and no jitter (random() = 0.5). */
-function watch(port: number, clock: { t: number }, deadlineMs = 3000, random = (): number => 0.5): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
+/** A watch with a 30 s interval and no jitter (random() = 0.5); `knownDefects` gates timed queries as --collector.nccl.ras-poll-known-defective=false does. */
+function watch(
+  port: number,
+  clock: { t: number },
+  deadlineMs = 3000,
+  random = (): number => 0.5,
+  knownDefects?: typeof defectsOf,
+): { w: RasWatch; logs: () => Array<Record<string, unknown>> } {
   const { logger, lines } = memoryLogger("info");
   const w = new RasWatch(
     {
@@ -40,6 +47,7 @@ function watch(port: number, clock: { t: number }, deadlineMs = 3000, random = (
       log: logger,
       deadlineMs,
       progress: { hangThresholdMs: THRESHOLD, gapFactor: 2, maxThresholdMs: 30 * 60_000 },
+      ...(knownDefects !== undefined ? { knownDefects } : {}),
     },
     random,
   );
@@ -125,6 +133,20 @@ describe("RasWatch", () => {
     expect(count(w, "ok")).toBe(2);
     await ticks(w, clock, [20_000], true); // still the same hang: the interval rules
     expect(count(w, "ok")).toBe(2);
+  });
+
+  it("known defects gate timed queries: a job whose version nothing names yet is never asked to learn it; a suspicion asks, and the report's version (2.26.2) keeps the gate", async () => {
+    const s = await service(REPORT_97);
+    const clock = { t: 0 };
+    const { w } = watch(s.port, clock, 3000, () => 0.5, defectsOf);
+    await ticks(w, clock, [0, 5_000, 30_000, 60_000, 90_000]);
+    expect(s.connections()).toBe(0);
+    expect(w.snapshot().gate).toEqual({ version: "", decision: "suspicion_only", defect: UNKNOWN_VERSION });
+    await ticks(w, clock, [95_000], true);
+    expect(count(w, "ok")).toBe(1);
+    expect(w.snapshot().gate).toEqual({ version: "2.26.2", decision: "suspicion_only", defect: defectsOf("2.26.2")[0]?.id });
+    await ticks(w, clock, [125_000, 155_000, 185_000]);
+    expect(s.connections()).toBe(1);
   });
 
   it("repeats are spread by ±10 % so the nodes of a job drift apart", async () => {
