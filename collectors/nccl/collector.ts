@@ -20,6 +20,7 @@ import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder/watch.js";
 import { FlightRecorderMetrics } from "./flight-recorder/metrics.js";
 import { RasAskMetrics } from "./ras/metrics.js";
+import { RasReportMetrics } from "./ras/report-metrics.js";
 import { InspectorMetrics } from "./inspector/metrics.js";
 import { knownRanks } from "./logs/pytorch/findings.js";
 import { PytorchMetrics } from "./logs/pytorch/metrics.js";
@@ -213,13 +214,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (!logs.started && logs.failed === undefined) return;
       const snapshot = ras?.snapshot();
       const insp = inspector?.snapshot();
-      const showsRanks = metrics.publish(
-        tracker,
-        evaluate(),
-        logs.stats(),
-        snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined,
-        insp,
-      );
+      const rasPublished = snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined;
+      const showsRanks = metrics.publish(tracker, evaluate(), logs.stats(), rasPublished, insp);
+      if (rasPublished !== undefined) rasReportMetrics.publish(rasPublished);
       if (insp !== undefined) inspectorMetrics.publish(insp, showsRanks);
       frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);
       if (snapshot !== undefined) rasMetrics.publish(snapshot);
@@ -234,6 +231,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);
   const inspectorMetrics = new InspectorMetrics(deps.registry);
+  const rasReportMetrics = new RasReportMetrics(deps.registry);
   const rasMetrics = new RasAskMetrics(deps.registry);
   const pytorchMetrics = new PytorchMetrics(deps.registry);
   const pytorch = new PytorchVerdicts({ log, now: deps.now });

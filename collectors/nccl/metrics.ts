@@ -2,26 +2,21 @@
  * The NCCL collector's series. Everything is recomputed at scrape time from the tracker and the
  * verdicts (cheap: bounded state), so retired ranks and ended hangs disappear at once. The hang,
  * behind, straggler, mismatch, threshold and GPU signature series are the sources' verdicts merged
- * by verdict/merge.ts.
+ * by verdict/merge.ts; which of them a scrape shows is series.ts (the series budget). What RAS's
+ * reports say is ras/report-metrics.ts.
  */
 import { Gauge, type Counter, type Registry } from "prom-client";
 import type { Logger } from "pino";
 import type { CommVerdict } from "./logs/detect/types.js";
-import { counter, gauge, publishCounter, publishGauge, type Sample } from "../publish.js";
+import { counter, gauge, publishCounter, publishGauge } from "../publish.js";
 import type { FollowerStats } from "../follow/types.js";
-import { MAX_RAS_SERIES, type RasSnapshot } from "./ras/watch.js";
-import type { RasCommVerdict } from "./ras/verdict.js";
+import type { RasPublish } from "./ras/report-metrics.js";
 import type { InspectorSnapshot } from "./inspector/types.js";
 import { communicatorVerdicts as inspectorVerdicts } from "./inspector/communicator.js";
 import { communicatorVerdicts as logsVerdicts } from "./logs/detect/communicator.js";
 import { communicatorVerdicts as rasCommunicatorVerdicts } from "./ras/communicator.js";
 import { mergeVerdicts } from "./verdict/merge.js";
 
-/** What RAS adds to a scrape: the last answer and the verdicts of this node's communicators. */
-export interface RasPublish {
-  snapshot: RasSnapshot;
-  verdicts: readonly RasCommVerdict[];
-}
 import { DEFAULT_SERIES, ncclSeries, type NcclSeries, type SeriesOptions } from "./series.js";
 import type { Tracker } from "./logs/state/tracker.js";
 
@@ -52,13 +47,6 @@ export class NcclMetrics {
   private readonly filesDropped: Counter;
   private readonly commsDropped: Counter;
   private readonly unresolved: Counter;
-  private readonly rasLastReport: Gauge;
-  private readonly rasBehind: Gauge<"comm_id" | "rank" | "process">;
-  private readonly rasMismatch: Gauge<"comm_id">;
-  private readonly rasDead: Gauge<"process">;
-  private readonly rasFindings: Gauge<"kind">;
-  private readonly rasEvents: Counter<"event">;
-  private readonly rasMonitor: Gauge;
 
   /** Whether the last scrape left series out (logged once per stretch). */
   private dropping = false;
@@ -193,48 +181,6 @@ export class NcclMetrics {
       "COLL lines whose communicator's Init line was never seen (not attributed to a comm_id).",
       [],
     );
-    this.rasLastReport = gauge(
-      registry,
-      "ringwatch_nccl_ras_last_report_timestamp_seconds",
-      "Unix time of the last status report NCCL's RAS service gave.",
-      [],
-    );
-    this.rasBehind = gauge(
-      registry,
-      "ringwatch_nccl_ras_rank_behind",
-      "1 for a rank of a hung communicator, on any node of the job, that NCCL RAS shows at a lower count of some collective type and a higher count of none, or whose process it cannot reach; process is node:pid.",
-      ["comm_id", "rank", "process"],
-    );
-    this.rasMismatch = gauge(
-      registry,
-      "ringwatch_nccl_ras_collective_mismatch",
-      "1 for a hung communicator whose ranks NCCL RAS shows issued different collectives (more of one type, fewer of another), or where only the ranks ahead are listed.",
-      ["comm_id"],
-    );
-    this.rasDead = gauge(
-      registry,
-      "ringwatch_nccl_ras_dead_process",
-      "1 for a job process (node:pid) that NCCL RAS's last report calls dead, or that a PEER_DEAD monitor event named (at once, NCCL 2.29+): it died or its node is cut off.",
-      ["process"],
-    );
-    this.rasEvents = counter(
-      registry,
-      "ringwatch_nccl_ras_monitor_events_total",
-      "Events NCCL RAS's monitor mode pushed (NCCL 2.29+) by event: PEER_DEAD, PEER_NEW, other.",
-      ["event"],
-    );
-    this.rasMonitor = gauge(
-      registry,
-      "ringwatch_nccl_ras_monitor_subscribed",
-      "1 while ringwatch follows NCCL RAS's monitor events (NCCL 2.29+; 0 with no job, or an older NCCL).",
-      [],
-    );
-    this.rasFindings = gauge(
-      registry,
-      "ringwatch_nccl_ras_findings",
-      "Findings in NCCL RAS's last report about hung communicators and dead processes, by the kind `ringwatch analyze` gives them.",
-      ["kind"],
-    );
   }
 
   /** Returns whether a communicator's per-rank series are shown (NCCL Inspector's follow it). */
@@ -245,7 +191,6 @@ export class NcclMetrics {
     ras?: RasPublish,
     inspector?: InspectorSnapshot,
   ): (commId: string) => boolean {
-    if (ras) this.publishRas(ras);
     // Verdicts of the logs, RAS and Inspector, merged per communicator (and rank): 1 if any says so.
     const merged = mergeVerdicts([...logsVerdicts(verdicts, t), ...rasCommunicatorVerdicts(ras?.verdicts ?? []), ...inspectorVerdicts(inspector)]);
     const s = ncclSeries(
@@ -311,41 +256,5 @@ export class NcclMetrics {
       );
     } else if (s.dropped === 0 && this.dropping) this.log?.info({ maxSeries: this.options.maxSeries }, "NCCL series within --collector.nccl.max-series again");
     this.dropping = s.dropped > 0;
-  }
-
-  private publishRas({ snapshot, verdicts }: RasPublish): void {
-    publishGauge(this.rasLastReport, snapshot.lastReportMs !== undefined ? [{ labels: {}, value: snapshot.lastReportMs / 1000 }] : []);
-    const behind: Sample[] = [];
-    const mism: Sample[] = [];
-    const hung = new Set<string>();
-    for (const v of verdicts) {
-      if (!v.hang) continue;
-      hung.add(v.commId);
-      if (v.crossed || (v.behind.length === 0 && v.waitingIn !== undefined)) mism.push({ labels: { comm_id: v.commId }, value: 1 });
-      for (const r of v.behind) {
-        if (behind.length >= MAX_RAS_SERIES) break;
-        behind.push({
-          labels: { comm_id: v.commId, rank: String(r.rank), process: r.pid !== undefined && r.node !== undefined ? `${r.node}:${r.pid}` : "" },
-          value: 1,
-        });
-      }
-    }
-    publishGauge(this.rasBehind, behind);
-    publishGauge(this.rasMismatch, mism.slice(0, MAX_RAS_SERIES));
-    publishGauge(
-      this.rasDead,
-      snapshot.dead.map((process) => ({ labels: { process }, value: 1 })),
-    );
-    publishCounter(
-      this.rasEvents,
-      [...snapshot.events].map(([event, n]) => ({ labels: { event }, value: n })),
-    );
-    publishGauge(this.rasMonitor, [{ labels: {}, value: snapshot.monitor === "subscribed" ? 1 : 0 }]);
-    const kinds = new Map<string, number>();
-    for (const f of snapshot.findings) if (f.comm_id === null || hung.has(f.comm_id)) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
-    publishGauge(
-      this.rasFindings,
-      [...kinds].map(([kind, n]) => ({ labels: { kind }, value: n })),
-    );
   }
 }

@@ -2,7 +2,7 @@
  * How this node asks NCCL RAS (ras/schedule.ts, ras/peers.ts): its queries by result and reason, its
  * role for the job, the backoff, the decision for the job's NCCL version, whether a service listens,
  * and the checks of other nodes' agents. Recomputed at scrape time from the watch's snapshot. What
- * the reports say (ranks behind, dead processes) is published by the collector's metrics.ts.
+ * the reports say (ranks behind, dead processes) is ras/report-metrics.ts.
  */
 import type { Counter, Gauge, Registry } from "prom-client";
 import { counter, gauge, publishCounter, publishGauge, type Sample } from "../../publish.js";
