@@ -3,16 +3,19 @@
  * one per simulated node, and one simulated job of 256 ranks (8 per node) whose RAS listeners share
  * one job state and count every job-wide collection. Debian's Prometheus scrapes every agent with the
  * shipped rules; Debian's Alertmanager routes. Intervals are short (2 s) so the suite fits CI;
- * bench/cluster-box.ts prints the same figures for 64 or 128 nodes.
+ * bench/cluster-box.ts prints the same figures for 64 or 128 nodes. The last suite gives a box of 8
+ * nodes the job's NCCL debug logs (box-logs.ts) and checks the NCCL series budget in Prometheus,
+ * healthy and hung (BOX_SERIES=1 bench/cluster-box.ts prints the figures at 32 nodes).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually, sample, samplesOf } from "../helpers/agent-process.js";
-import { collectionsPerInterval, startBox, type Box } from "./box.js";
+import { collectionsPerInterval, jobSeries, startBox, type Box } from "./box.js";
 import { gate } from "../deploy/binaries.js";
 import { alertmanagerFile, rulesFile } from "../deploy/rules.js";
 import {
   alertmanagerForTest,
   amAlerts,
+  freePort,
   readText,
   rulesWithShortFor,
   startAlertmanager,
@@ -173,24 +176,120 @@ describe("cluster in a box: what is never asked", () => {
     await box?.stop();
   }, 60_000);
 
-  it("a job still starting: no query before the settle time; NCCL 2.29.7 without the opt-in: no timed query after the first", async () => {
+  it("without the opt-in and with no log naming the NCCL version: no query before the settle time nor after it (an unknown version counts as gated)", async () => {
     box = await startBox({ nodes: 4, ranksPerNode: 8, version: "2.29.7", intervalS: 1, settleS: 3, thresholdS: 6, listen: false });
     const b = box;
     await new Promise((r) => setTimeout(r, 2000));
     expect(b.cluster.collections()).toEqual([]);
-    const listenAt = Date.now();
     await b.cluster.control({ listen: true });
-    // Each node's first query comes after the settle time, at a random moment of the next interval.
-    await eventually(() => Promise.resolve(b.cluster.collections().length >= 4 ? true : undefined), 30_000);
-    const first = b.cluster.collections();
-    expect(Math.min(...first.map((c) => c.t)) - listenAt).toBeGreaterThanOrEqual(3000 - 2100); // settle, less the 2 s between looks
-    expect(new Set(first.map((c) => c.node)).size).toBe(4);
-    // The report said 2.29.7 (NVIDIA/nccl#2346): nothing more on a timer.
-    const n = b.cluster.collections().length;
+    // The service is seen (the socket tables, every 2 s): the gate says why nothing is asked.
+    const unknown = 'ringwatch_nccl_ras_version_gate{nccl_version="",decision="suspicion_only",defect="unknown_version"}';
+    await eventually(async () => (sample(await b.scrape(0), unknown) === 1 ? true : undefined), 30_000);
+    // Past the settle time and several intervals: no node asked to learn the version.
     await new Promise((r) => setTimeout(r, 8000));
-    expect(b.cluster.collections().length).toBe(n);
-    const t = await b.scrape(0);
-    expect(sample(t, 'ringwatch_nccl_ras_version_gate{nccl_version="2.29.7",decision="suspicion_only",defect="nccl#2346"}')).toBe(1);
-    expect(sample(t, 'ringwatch_nccl_ras_queries_total{result="ok",reason="periodic"}')).toBe(1);
+    expect(b.cluster.collections()).toEqual([]);
+    for (const a of b.agents) expect(sample(await b.scrape(a.node), unknown), `node ${a.node}`).toBe(1);
   }, 120_000);
 });
+
+const LOG_NODES = 8;
+/** Rank 21: node 2 (127.0.1.3), pid 4021. */
+const BEHIND = 21;
+
+describe.skipIf(tools.skip)(
+  `cluster in a box with the job's NCCL logs: ${LOG_NODES} agents, ${LOG_NODES * 8} ranks, Prometheus${tools.skip ? ` (SKIPPED: ${tools.message})` : ""}`,
+  () => {
+    let box: Box | undefined;
+    let prom: Prometheus | undefined;
+    afterAll(async () => {
+      await prom?.stop();
+      await box?.stop();
+    }, 60_000);
+
+    it("the series budget at cluster scale: healthy, no per-(rank, communicator) series and one hang_suspected per (node, communicator); hung, RingwatchNcclHang names the rank behind and the hung communicator's ranks have series", async () => {
+      box = await startBox({
+        nodes: LOG_NODES,
+        ranksPerNode: 8,
+        version: "2.29.7",
+        intervalS: INTERVAL_S,
+        settleS: 1,
+        thresholdS: THRESHOLD_S,
+        flags: ["--collector.nccl.ras-poll-known-defective"],
+        logs: {},
+      });
+      const b = box;
+      const logs = b.logs;
+      if (logs === undefined) throw new Error("no logs");
+      prom = await startPrometheus(tools.path.prometheus, {
+        rules: rulesWithShortFor(readText(rulesFile), "1s"),
+        targets: b.agents.map((a) => ({ url: a.url, labels: { node: `node-${a.node}` } })),
+        alertmanager: `http://127.0.0.1:${await freePort()}`, // nothing listens: the alerts are read from Prometheus
+      });
+      const p = prom;
+      const from = Date.now();
+      const world = b.commId;
+
+      // Every node publishes ringwatch_nccl_hang_suspected for each communicator it holds a rank of.
+      await eventually(
+        async () => {
+          const r = await p.query("count by (node) (ringwatch_nccl_hang_suspected)");
+          const byNode = new Map(r.map((x) => [x.metric.node, Number(x.value[1])]));
+          return b.agents.every((a) => byNode.get(`node-${a.node}`) === logs.commsOn(a.node));
+        },
+        { timeoutMs: 180_000, everyMs: 500, what: "every node's communicators in Prometheus" },
+      );
+      // A healthy stretch: the job moves 3 steps on every node (the world communicator's slowest rank).
+      const progress = async (): Promise<Map<string, number>> =>
+        new Map((await p.query(`ringwatch_nccl_comm_slowest_rank_progress{comm_id="${world}"}`)).map((x) => [x.metric.node ?? "", Number(x.value[1])]));
+      const p0 = await progress();
+      expect(p0.size).toBe(LOG_NODES);
+      await eventually(
+        async () => {
+          const p1 = await progress();
+          return [...p0].every(([node, v]) => (p1.get(node) ?? 0) >= v + 3);
+        },
+        { timeoutMs: 60_000, everyMs: 500, what: "3 more steps on every node" },
+      );
+      const healthy = await jobSeries(p.url, { heldFrom: from });
+      console.log(
+        `cluster box with logs: healthy, ${healthy.now.total} NCCL series now (${healthy.now.perComm} per communicator, ${healthy.now.other} other), ${healthy.held?.total} held since Prometheus started`,
+      );
+      expect(healthy.now.perRankComm).toBe(0);
+      expect(healthy.held?.perRankComm).toBe(0);
+      expect(await p.query("count by (node, comm_id) (ringwatch_nccl_hang_suspected) > 1")).toEqual([]);
+      expect(await p.query("ringwatch_nccl_hang_suspected == 1")).toEqual([]);
+      expect((await p.query("count(count by (comm_id) (ringwatch_nccl_hang_suspected))"))[0]?.value[1]).toBe(String(logs.commCount));
+
+      // Rank 21 stops before the world AllReduce the others enter, in the logs and in RAS.
+      const h = await b.hang({ behind: BEHIND });
+      expect(h.logs).toMatchObject({ rank: BEHIND, comm: "world", op: "AllReduce" });
+      const alert = await eventually(
+        async () => {
+          const r = await p.query('ALERTS{alertname="RingwatchNcclHang",alertstate="firing",rank!=""}');
+          return r.length > 0 ? r : undefined;
+        },
+        { timeoutMs: 90_000, everyMs: 250, what: "RingwatchNcclHang naming a rank" },
+      );
+      console.log(
+        `cluster box with logs: RingwatchNcclHang naming rank ${alert[0]?.metric.rank} firing ${Date.now() - h.at} ms after the hang (threshold ${THRESHOLD_S} s)`,
+      );
+      expect(alert.map((a) => [a.metric.comm_id, a.metric.rank, a.metric.node, a.metric.pid])).toEqual([
+        [world, String(BEHIND), "node-2", String(4000 + BEHIND)],
+      ]);
+      // The hung communicator's ranks have their series again: every node shows its 8.
+      const info = await eventually(
+        async () => {
+          const r = await p.query(`ringwatch_nccl_rank_info{comm_id="${world}"}`);
+          return r.length === LOG_NODES * 8 ? r : undefined;
+        },
+        { timeoutMs: 60_000, everyMs: 500, what: "every rank_info of the hung communicator" },
+      );
+      expect(info.find((r) => r.metric.rank === String(BEHIND))?.metric).toMatchObject({ node: "node-2", pid: String(4000 + BEHIND) });
+      const hung = await jobSeries(p.url);
+      console.log(
+        `cluster box with logs: hung, ${hung.now.total} NCCL series now (${hung.now.perRankComm} per (rank, communicator), ${hung.now.perComm} per communicator)`,
+      );
+      expect(hung.now.perRankComm).toBeGreaterThanOrEqual(LOG_NODES * 8);
+    }, 420_000);
+  },
+);
