@@ -1,6 +1,10 @@
 /**
  * What one ringwatch exposition covers of the bench node: GPUs, InfiniBand ports, gdr, mtu and
- * NCCL communicators. A scrape is "complete" when it has all of them.
+ * NCCL communicators. A scrape is "complete" when it has all of them. A communicator is counted by
+ * its ringwatch_nccl_hang_suspected series, which every communicator with a rank on the node has
+ * (0 while healthy); the per-rank series (ringwatch_nccl_rank_info) exist only while a
+ * communicator is suspect, or with --collector.nccl.rank-series=always (docs/metrics.md, NCCL
+ * series budget), so rankSeries is 0 for the healthy bench job by default.
  */
 import { COMMUNICATORS } from "./nccl-job.js";
 import { GPUS, HCA_PORTS } from "./node-fixture.js";
@@ -27,7 +31,7 @@ const count = (text: string, prefix: string): number => {
 
 export function coverage(text: string): Coverage {
   const comms = new Set<string>();
-  for (const m of text.matchAll(/^ringwatch_nccl_rank_info\{[^}]*comm_id="([^"]*)"/gm)) comms.add(m[1] ?? "");
+  for (const m of text.matchAll(/^ringwatch_nccl_hang_suspected\{[^}]*comm_id="([^"]*)"/gm)) comms.add(m[1] ?? "");
   const c = {
     gpus: count(text, "ringwatch_gpu_power_watts{"),
     hcaPorts: count(text, "ringwatch_infiniband_state_id{"),

@@ -310,6 +310,8 @@ interface NResult {
   agent: Timing;
   nodeExporter?: Timing;
   rssMB: number;
+  /** V8's heap in use at the scrape (nodejs_heap_size_used_bytes): what the state holds, without the heap V8 keeps from reading the logs. */
+  heapUsedMB: number;
   peakMB: number;
   processResidentMB: number | undefined;
   hang?: HangResult;
@@ -344,6 +346,7 @@ async function healthy(node: BenchNode, n: number, flags: string[], ne: NodeExpo
       rssMB: mem.rssMB,
       peakMB: mem.peakMB,
       processResidentMB: resident === undefined ? undefined : resident / 2 ** 20,
+      heapUsedMB: (valueOf(series, "nodejs_heap_size_used_bytes") ?? NaN) / 2 ** 20,
     };
   } finally {
     await agent.stop();
@@ -495,7 +498,7 @@ try {
   for (const r of results) {
     console.log("");
     console.log(
-      `N = ${r.n}: ${fmt(r.written.lines)} lines, ${fmt(r.counts.commIds)} comm_id values, communicators dropped ${r.communicatorsDropped ?? "?"}, process_resident_memory_bytes ${r.processResidentMB === undefined ? "?" : fmt(r.processResidentMB, 1)} MB; agent scrape ${fmt(r.agent.bodyBytes)} B, ${r.agent.gzip ? `${fmt(r.agent.wireBytes)} B gzipped` : "sent uncompressed"}; node_exporter ${r.nodeExporter ? `${fmt(r.nodeExporter.series)} series, ${fmt(r.nodeExporter.bodyBytes)} B, ${r.nodeExporter.gzip ? `${fmt(r.nodeExporter.wireBytes)} B gzipped` : "sent uncompressed"}` : "—"}; most NCCL series:`,
+      `N = ${r.n}: ${fmt(r.written.lines)} lines, ${fmt(r.counts.commIds)} comm_id values, communicators dropped ${r.communicatorsDropped ?? "?"}, process_resident_memory_bytes ${r.processResidentMB === undefined ? "?" : fmt(r.processResidentMB, 1)} MB, V8 heap used ${fmt(r.heapUsedMB, 1)} MB; agent scrape ${fmt(r.agent.bodyBytes)} B, ${r.agent.gzip ? `${fmt(r.agent.wireBytes)} B gzipped` : "sent uncompressed"}; node_exporter ${r.nodeExporter ? `${fmt(r.nodeExporter.series)} series, ${fmt(r.nodeExporter.bodyBytes)} B, ${r.nodeExporter.gzip ? `${fmt(r.nodeExporter.wireBytes)} B gzipped` : "sent uncompressed"}` : "—"}; most NCCL series:`,
     );
     for (const [name, k] of r.counts.byName.slice(0, 12)) console.log(`    ${fmt(k).padStart(7)}  ${name}`);
     if (r.hang) {

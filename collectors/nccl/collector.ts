@@ -214,8 +214,10 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (!logs.started && logs.failed === undefined) return;
       const snapshot = ras?.snapshot();
       const insp = inspector?.snapshot();
+      // The logs' verdicts first: they say which communicators still have a live rank here, which RAS's use.
+      const logVerdicts = evaluate();
       const rasPublished = snapshot !== undefined ? { snapshot, verdicts: rasNow(snapshot) } : undefined;
-      const showsRanks = metrics.publish(tracker, evaluate(), logs.stats(), rasPublished, insp);
+      const showsRanks = metrics.publish(tracker, logVerdicts, logs.stats(), rasPublished, insp);
       if (rasPublished !== undefined) rasReportMetrics.publish(rasPublished);
       if (insp !== undefined) inspectorMetrics.publish(insp, showsRanks);
       frMetrics.publish(fr?.snapshot() ?? NO_FLIGHT_RECORDER);

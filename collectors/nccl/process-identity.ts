@@ -82,7 +82,8 @@ export class ProcessIdentity {
     // the wrong one: docker --net=host, the node's pid 45 and a container's 45).
     const native = own && this.innermost(p.pid) === p.pid;
     if (native && this.hasOpen(p.pid, p) === true && this.remember(p, p.pid)) return true;
-    const candidates = this.candidates(p.pid);
+    // The scan may be up to a cache period old: a candidate that has exited since is none.
+    const candidates = this.candidates(p.pid)?.filter((pid) => this.startTime(pid) !== undefined);
     if (candidates === undefined) return own ? this.ownFallback(p) : undefined;
     if (native && candidates.length <= 1 && this.remember(p, p.pid)) return true;
     const miss = this.misses.get(p.key);

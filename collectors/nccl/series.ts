@@ -252,6 +252,8 @@ export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInp
       d.samples.push({ family: "info", sample: { labels: info, value: 1 } });
     }
   }
+  // Communicators only another source suspects (NCCL Inspector's bandwidth drop): shown, with no rank of the logs.
+  for (const commId of v.suspect) detail(commId, 0);
   for (const s of merged.behind.values()) if (s.value === 1) detail(s.labels.comm_id ?? "", 0)?.samples.push({ family: "behind", sample: s });
   for (const s of merged.straggler.values()) if (s.value === 1) detail(s.labels.comm_id ?? "", 0)?.samples.push({ family: "straggler", sample: s });
 
@@ -281,6 +283,7 @@ export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInp
   const order = [...details.values()].sort((a, b) => a.priority - b.priority || b.size - a.size || (a.commId < b.commId ? -1 : a.commId > b.commId ? 1 : 0));
   for (const d of order) {
     let cut = false;
+    if (d.samples.length === 0) out.shownComms.add(d.commId);
     for (const { family, sample } of d.samples) {
       if (budget.admit(out[family], sample)) out.shownComms.add(d.commId);
       else cut = true;

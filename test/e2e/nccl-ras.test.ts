@@ -71,12 +71,15 @@ describe("production mode: NCCL RAS alone", () => {
     expect(sample(hung, `ringwatch_nccl_hang_evidence{comm_id="${COMM}",source="ras"}`)).toBe(1);
     expect(sample(hung, `ringwatch_nccl_ras_rank_behind{comm_id="${COMM}",rank="12",process="10.0.0.2:5152"}`)).toBe(1);
     expect(samplesOf(hung, "ringwatch_nccl_ras_rank_behind")).toHaveLength(1);
-    // This node's ranks: none behind, and their identity from RAS (so the alert names the pid).
-    expect(samplesOf(hung, "ringwatch_nccl_rank_behind").filter((l) => l.includes(COMM))).toHaveLength(8);
-    expect(samplesOf(hung, "ringwatch_nccl_rank_behind").filter((l) => l.endsWith(" 1"))).toEqual([]);
-    expect(
-      sample(hung, `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="3",nranks="16",pid="${process.pid}",cuda_dev="3",bus_id="",nccl_version="2.29.7"}`),
-    ).toBe(1);
+    // This node's ranks: none behind (no rank_behind series: none fires), and the identity of all 8
+    // from RAS, with the hang (so the alert names the pid).
+    expect(samplesOf(hung, "ringwatch_nccl_rank_behind")).toEqual([]);
+    const info = samplesOf(hung, "ringwatch_nccl_rank_info");
+    expect(info).toHaveLength(8);
+    for (let r = 0; r < 8; r++)
+      expect(info, `rank ${r}`).toContain(
+        `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="${r}",nranks="16",pid="${process.pid}",cuda_dev="${r}",bus_id="",nccl_version="2.29.7"} 1`,
+      );
     expect(samplesOf(hung, "ringwatch_nccl_ras_collective_mismatch")).toEqual([]);
     expect(ras.commands().slice(0, 4)).toEqual(["CLIENT PROTOCOL 2", "TIMEOUT 5", "SET FORMAT json", "STATUS"]);
     await eventually(
@@ -92,6 +95,9 @@ describe("production mode: NCCL RAS alone", () => {
     }, 10_000);
     expect(samplesOf(moved, "ringwatch_nccl_ras_rank_behind")).toEqual([]);
     expect(samplesOf(moved, "ringwatch_nccl_hang_evidence")).toEqual([]);
+    // No longer suspect: its ranks' identity goes with the hang; the communicator stays watched.
+    expect(samplesOf(moved, "ringwatch_nccl_rank_info")).toEqual([]);
+    expect(samplesOf(moved, "ringwatch_nccl_hang_suspected")).toEqual([`ringwatch_nccl_hang_suspected{comm_id="${COMM}"} 0`]);
   });
 
   it("monitor mode (NCCL 2.29+): a dead peer is on /metrics at once, long before the next 60 s query", async () => {

@@ -2,8 +2,9 @@
  * The agent's scrape passes Debian's `promtool check metrics` (parse and lint, exit 0). promtool
  * lints only families that have series, so twice: a real scrape of the built agent with every
  * collector on fakes and real-format trees (gpu, infiniband, gdr, mtu), two fake NCCL ranks writing
- * their logs (the per-rank series) and prom-client's process metrics; and every family the agent
- * registers, given one series each.
+ * their logs (the per-rank series, which a healthy communicator has with
+ * --collector.nccl.rank-series=always, and the per-process ones) and prom-client's process metrics;
+ * and every family the agent registers, given one series each.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
@@ -37,7 +38,7 @@ afterAll(async () => {
 describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${tools.skip ? ` (SKIPPED: ${tools.message})` : ""}`, () => {
   it("a full scrape (every collector, NCCL per-rank series, process metrics) exits 0 with nothing to say", async () => {
     const dir = tempDir();
-    agent = await startAgent([...fakeFlags(tree.root), `--collector.nccl.path=${dir}`], fakeEnv());
+    agent = await startAgent([...fakeFlags(tree.root), `--collector.nccl.path=${dir}`, "--collector.nccl.rank-series=always"], fakeEnv());
     for (const r of [0, 1]) {
       ranks.push(
         spawn(process.execPath, [join(fakesDir, "nccl-rank"), dir, String(r), "2", COMM], {
@@ -50,7 +51,8 @@ describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${to
     const text = await eventually(async () => {
       const t = await a.scrape();
       const up = ["gpu", "infiniband", "gdr", "mtu", "nccl"].every((c) => sample(t, `ringwatch_collector_success{collector="${c}"}`) === 1);
-      return up && samplesOf(t, "ringwatch_nccl_rank_last_op_number").length === 2 && samplesOf(t, "ringwatch_gpu_power_watts").length > 0 ? t : undefined;
+      const ncclUp = samplesOf(t, "ringwatch_nccl_rank_progress").length === 2 && samplesOf(t, "ringwatch_nccl_process_transport_info").length === 2;
+      return up && ncclUp && samplesOf(t, "ringwatch_gpu_power_watts").length > 0 ? t : undefined;
     }, 30_000);
     const { types } = parsePromText(text);
     // Every family promtool would lint is there, with series.
@@ -58,20 +60,35 @@ describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${to
       "ringwatch_infiniband_state_id",
       "ringwatch_network_mtu_bytes",
       "ringwatch_nccl_rank_info",
-      "ringwatch_nccl_transport_info",
+      "ringwatch_nccl_rank_progress",
+      "ringwatch_nccl_rank_last_progress_timestamp_seconds",
+      "ringwatch_nccl_comm_slowest_rank_progress",
+      "ringwatch_nccl_hang_suspected",
+      "ringwatch_nccl_process_transport_info",
+      "ringwatch_nccl_process_net_device_info",
+      "ringwatch_nccl_series_dropped",
       "process_cpu_seconds_total",
       "nodejs_heap_size_used_bytes",
       "nodejs_active_handles",
     ]) {
       expect(samplesOf(text, family).length, family).toBeGreaterThan(0);
     }
-    expect(sample(text, `ringwatch_nccl_rank_last_op_number{comm_id="${COMM}",rank="0"}`)).toBeGreaterThan(0);
+    expect(sample(text, `ringwatch_nccl_rank_progress{comm_id="${COMM}",rank="0"}`)).toBeGreaterThan(0);
     // The lints behind the renames, read here too: `_total` only on counters, `_count`, `_sum`, `_bucket` only on histograms and summaries.
     const misnamed = [...types].filter(
       ([name, type]) => (name.endsWith("_total") && type !== "counter") || (/_(count|sum|bucket)$/.test(name) && type !== "histogram" && type !== "summary"),
     );
     expect(misnamed).toEqual([]);
-    expect(types.has("ringwatch_nccl_rank_last_op_count")).toBe(false);
+    // Renamed, then removed (docs/metrics.md, Contract changes).
+    for (const gone of [
+      "ringwatch_nccl_rank_last_op_count",
+      "ringwatch_nccl_rank_last_op_number",
+      "ringwatch_nccl_rank_collectives_total",
+      "ringwatch_nccl_transport_info",
+      "ringwatch_nccl_rank_net_device_info",
+      "ringwatch_nccl_rank_job_info",
+    ])
+      expect(types.has(gone), gone).toBe(false);
 
     if (tools.fail) throw new Error(tools.message);
     const check = await promtoolCheckMetrics(tools.path.promtool, text);
@@ -95,7 +112,9 @@ describe.skipIf(tools.skip)(`the agent's scrape under promtool check metrics${to
       else if (type === "summary") text += series("", ['quantile="0.5"']) + series("_sum") + series("_count");
       else text += series("");
     }
-    expect(text).toContain("# TYPE ringwatch_nccl_rank_last_op_number gauge");
+    expect(text).toContain("# TYPE ringwatch_nccl_rank_progress gauge");
+    expect(text).toContain("# TYPE ringwatch_nccl_comm_slowest_rank_progress gauge");
+    expect(text).not.toContain("ringwatch_nccl_rank_last_op_number");
     expect(text).toContain("# TYPE nodejs_active_handles gauge");
     expect(text.match(/^# TYPE /gm)?.length).toBeGreaterThan(150);
     if (tools.fail) throw new Error(tools.message);

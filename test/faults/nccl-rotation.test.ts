@@ -1,7 +1,11 @@
 /**
  * NCCL logs deleted, rotated, copytruncated and truncated under the running agent while simulated
- * jobs write them. One agent follows six job directories, each with its own fault; per job the
- * collective counts on /metrics must equal the COLL lines the job wrote: none lost, none twice.
+ * jobs write them. One agent follows six job directories, each with its own fault; per job each
+ * rank's progress on /metrics (--collector.nccl.rank-series=always: ringwatch_nccl_rank_progress of
+ * every rank) must be what the job wrote: with NCCL 2.27, whose single-node communicators keep
+ * opCount at 0, the COLL lines counted, none lost, none twice; with 2.23, opCount + 1 of the rank's
+ * last COLL line. Over all jobs, the lines read (ringwatch_nccl_log_lines_total) must be the lines
+ * written: none lost, none twice, whatever the version.
  * Rename and delete happen while the job writes; a truncation destroys what was not read yet (no
  * follower can get it back), so around those the job pauses until the agent has caught up.
  */
@@ -9,7 +13,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, truncateSync,
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 import { eventually } from "../helpers/eventually.js";
 import { JobWriter, type WriteStyle } from "./lib/job-writer.js";
 
@@ -61,10 +65,10 @@ let root: string;
 let agent: RunningAgent | undefined;
 const results = new Map<string, Result>();
 
-/** ringwatch_nccl_rank_collectives_total per `comm_id/rank` of the given comms. */
+/** ringwatch_nccl_rank_progress per `comm_id/rank` of the given comms. */
 function counts(text: string, commIds: Set<string>): Map<string, number> {
   const out = new Map<string, number>();
-  for (const l of samplesOf(text, "ringwatch_nccl_rank_collectives_total")) {
+  for (const l of samplesOf(text, "ringwatch_nccl_rank_progress")) {
     const m = /comm_id="([^"]+)",rank="(\d+)"\} (\d+)/.exec(l);
     if (m && commIds.has(m[1] as string)) out.set(`${m[1]}/${m[2]}`, Number(m[3]));
   }
@@ -76,7 +80,8 @@ const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) 
 /** The counts once the agent has caught up with w (a shortfall after 15 s is the test's finding, asserted by the caller). */
 async function countsWhenCaughtUp(w: JobWriter, timeoutMs = 15_000): Promise<Map<string, number>> {
   const a = agent as RunningAgent;
-  await eventually(async () => total(counts(await a.scrape(), w.commIds)) >= w.coll, { timeoutMs, everyMs: 250, what: "collectives counted" }).catch(
+  const want = total(w.expectedProgress());
+  await eventually(async () => total(counts(await a.scrape(), w.commIds)) >= want, { timeoutMs, everyMs: 250, what: "collectives counted" }).catch(
     () => undefined,
   );
   await new Promise((r) => setTimeout(r, 1000)); // anything counted twice would show up now
@@ -145,6 +150,8 @@ beforeAll(async () => {
       "--no-collector.mtu",
       `--collector.nccl.path=${join(root, "logs")}`,
       "--collector.nccl.check-pids=false",
+      // Every rank's progress, though the jobs are healthy.
+      "--collector.nccl.rank-series=always",
     ],
     {},
     30_000,
@@ -164,7 +171,8 @@ function expectExact(name: string): void {
   expect(r.collAtFault).toBeGreaterThan(50);
   expect(w.coll - r.collAtFault).toBeGreaterThan(50); // lines were written after the fault
   expect(w.commIds.size).toBe(1);
-  const want = new Map([...w.collByRank].map(([rank, n]) => [`${[...w.commIds][0]}/${rank}`, n]));
+  const want = w.expectedProgress();
+  expect(want.size).toBe(w.collByRank.size);
   expect(Object.fromEntries(r.counted)).toEqual(Object.fromEntries(want));
 }
 
@@ -175,6 +183,12 @@ describe("NCCL logs changed under the running agent: collective counts stay exac
   // were counted a second time (151 written, 177 counted). A new file whose head is a followed
   // file's head (or one it had before a truncation) is now followed from its end.
   it.each(VERSIONS.map(LATE_COPY))("%s", (name) => expectExact(name));
+
+  it("read every line of every job once: the lines read are the lines written", async () => {
+    const written = [...results.values()].reduce((n, r) => n + r.writer.lines, 0);
+    expect(results.size).toBe(ALL.length + VERSIONS.length);
+    expect(sample(await (agent as RunningAgent).scrape(), "ringwatch_nccl_log_lines_total")).toBe(written);
+  });
 
   it("the agent logged no error and kept serving", async () => {
     const a = agent as RunningAgent;

@@ -37,6 +37,8 @@ describe("an hour of a node's life in a minute", () => {
     // Deleted files are forgotten: the agent follows what is on disk, not all it ever saw.
     expect(r.filesFollowedAtEnd).toBe(r.filesOnDiskAtEnd);
     // Ended jobs' ranks retire (--collector.nccl.retire-after=20s): at most the four youngest jobs remain.
+    // (The agent runs with --collector.nccl.rank-series=always: the running jobs' ranks have series.)
+    expect(r.rankSeriesAtEnd).toBeGreaterThan(0);
     expect(r.rankSeriesAtEnd).toBeLessThanOrEqual(4 * 16 * 3);
   });
 

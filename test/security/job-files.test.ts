@@ -21,7 +21,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, fakesDir, sample, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 import { isRoot, NOBODY, stageBuild, type StagedBuild } from "../helpers/staged-build.js";
 
 const ATTACKER = { uid: 4242, gid: 4242 };
@@ -183,7 +183,10 @@ describe.runIf(isRoot)("a job user attacks the folders the agent follows (agent 
   it("the legitimate job's hang is still called, with its rank behind", () => {
     expect(calledAfterMs).toBeGreaterThan(0);
     expect(sample(hungScrape, `ringwatch_nccl_rank_behind{comm_id="${COMM}",rank="5"}`)).toBe(1);
-    expect(sample(hungScrape, `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`)).toBe(40);
+    // Rank 0 entered #40 (the fake rank prints opCount n for its nth collective: 0x28 + 1).
+    expect(sample(hungScrape, `ringwatch_nccl_rank_progress{comm_id="${COMM}",rank="0"}`)).toBe(41);
+    // The hung communicator's ranks are named, with the hang.
+    expect(samplesOf(hungScrape, "ringwatch_nccl_rank_info").filter((l) => l.includes(`comm_id="${COMM}"`))).toHaveLength(8);
   });
 
   it("the attacker's 300 communicators gave way to the job's, and that is counted and logged once", () => {

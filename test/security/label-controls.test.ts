@@ -64,16 +64,17 @@ describe("control characters from a job's log in label values", () => {
     writeFileSync(log, init);
     appendFileSync(log, colls);
 
-    const collectives = `ringwatch_nccl_rank_collectives_total{comm_id="${COMM}",rank="0"}`;
-    // Both writes read: the device list and the three collectives after it.
+    // Both writes read: the device list, and every line after it (the three collectives, the last opCount 3).
+    const lines = `${init}${colls}`.split("\n").length - 1;
     const text = await eventually(async () => {
       const t = await a.scrape();
-      return samplesOf(t, "ringwatch_nccl_rank_net_device_info").length > 0 && sample(t, collectives) === 3 ? t : undefined;
+      return samplesOf(t, "ringwatch_nccl_process_net_device_info").length > 0 && sample(t, "ringwatch_nccl_log_lines_total") === lines ? t : undefined;
     }, 20_000);
-    const devices = samplesOf(text, "ringwatch_nccl_rank_net_device_info");
-    // The rank sends over the crafted port (its channel line goes via NET/IB/0): that one series.
-    expect(devices).toEqual([`ringwatch_nccl_rank_net_device_info{comm_id="${COMM}",rank="0",device="${SHOWN.replace(/\\/g, "\\\\")}",port="1"} 1`]);
-    const series = parsePromText(text).series.filter((s) => s.name === "ringwatch_nccl_rank_net_device_info");
+    expect(sample(text, `ringwatch_nccl_comm_slowest_rank_progress{comm_id="${COMM}"}`)).toBe(4);
+    const devices = samplesOf(text, "ringwatch_nccl_process_net_device_info");
+    // The rank's process sends over the crafted port (its channel line goes via NET/IB/0): that one series.
+    expect(devices).toEqual([`ringwatch_nccl_process_net_device_info{pid="4242",device="${SHOWN.replace(/\\/g, "\\\\")}",port="1"} 1`]);
+    const series = parsePromText(text).series.filter((s) => s.name === "ringwatch_nccl_process_net_device_info");
     expect(series.map((s) => s.labels.device)).toEqual([SHOWN]); // what Prometheus stores: backslash, x, 1, b
     expect([...text].filter(isRawControl)).toEqual([]);
 

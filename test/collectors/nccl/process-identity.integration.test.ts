@@ -74,6 +74,22 @@ describe("ProcessIdentity", () => {
     expect(id.alive(p)).toBeUndefined();
   });
 
+  it("a rank of this node in a container: gone once its process is, at every look until the next scan", () => {
+    const proc = temp();
+    const logs = temp();
+    const log = join(logs, `nccl-${NODE}-45.log`);
+    writeFileSync(log, "x\n");
+    fakeProc(proc, 4242, [4242, 45], 5000, [log]);
+    const id = new ProcessIdentity(proc, NODE, () => 0);
+    const p = { key: `${NODE}:45`, host: NODE, pid: 45, sources: new Map([[log, 0]]) };
+    expect(id.alive(p)).toBe(true);
+    rmSync(join(proc, "4242"), { recursive: true });
+    expect(id.alive(p)).toBe(false);
+    // The scan that found it is still the latest (the clock stands still): its exited pid is no candidate.
+    expect(id.alive(p)).toBe(false);
+    expect(id.alive(p)).toBe(false);
+  });
+
   it("a pod's rank (its own host name) is found by its open log, and is gone when its process is", () => {
     const proc = temp();
     const logs = temp();

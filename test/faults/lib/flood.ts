@@ -40,7 +40,15 @@ export interface FloodResult {
   rssBeforeMb: number;
   rssAfterMb: number;
   rssMaxMb: number;
+  /** COLL lines written. */
   collWritten: number;
+  /**
+   * The collectives the agent says the ranks entered: ringwatch_nccl_rank_progress summed over
+   * every (communicator, rank) (--collector.nccl.rank-series=always). Each rank's progress is
+   * opCount + 1 of its last COLL line where its communicator numbers its operations (the simulator
+   * numbers them from 0, one per collective) and its COLL lines counted where it does not (a
+   * single-node communicator from NCCL 2.27): so, every line read, the COLL lines written.
+   */
   collCounted: number;
   linesInFiles: number;
   linesRead: number;
@@ -53,8 +61,7 @@ export interface FloodResult {
 /** How long the agent may take to read every line after the flood (a bound for a bug; on a busy machine it trails further). */
 const CATCH_UP_LIMIT_MS = 60_000;
 
-const collectivesCounted = (text: string): number =>
-  samplesOf(text, "ringwatch_nccl_rank_collectives_total").reduce((a, l) => a + Number(l.split(" ").pop()), 0);
+const collectivesCounted = (text: string): number => samplesOf(text, "ringwatch_nccl_rank_progress").reduce((a, l) => a + Number(l.split(" ").pop()), 0);
 
 /** Newlines in every file of dir (the lines that were written). */
 function countLines(files: string[]): number {
@@ -80,6 +87,8 @@ export async function runScrapeFlood(o: FloodOptions): Promise<FloodResult> {
         "--no-collector.mtu",
         `--collector.nccl.path=${dir}`,
         "--collector.nccl.check-pids=false",
+        // Every rank's progress (collCounted), though the job is healthy.
+        "--collector.nccl.rank-series=always",
       ],
       {},
       30_000,
@@ -208,7 +217,7 @@ export function floodTable(r: FloodResult): string {
     ["failed responses", String(r.failed) + (r.firstFailure ? ` (first: ${r.firstFailure})` : "")],
     ["latency p50 / p99 / max", `${r.p50Ms.toFixed(1)} / ${r.p99Ms.toFixed(1)} / ${r.maxMs.toFixed(1)} ms`],
     ["agent RSS before / after / max", `${r.rssBeforeMb.toFixed(0)} / ${r.rssAfterMb.toFixed(0)} / ${r.rssMaxMb.toFixed(0)} MB`],
-    ["COLL lines written / counted", `${r.collWritten} / ${r.collCounted}`],
+    ["COLL lines written / collectives counted", `${r.collWritten} / ${r.collCounted}`],
     ["log lines in files / read", `${r.linesInFiles} / ${r.linesRead}`],
     ["unresolved collectives", String(r.unresolved)],
   ];

@@ -5,8 +5,9 @@
  *  - "append": one O_APPEND descriptor per file for the whole run
  *  - "nccl":   one descriptor opened like NCCL's fopen(path, "w"): no O_APPEND, so after the file is
  *              truncated under it the next write lands at its old offset and leaves a hole of NULs
- * Counts what it wrote: lines, and COLL lines per rank (what ringwatch_nccl_rank_collectives_total
- * must add up to).
+ * Counts what it wrote: lines (what ringwatch_nccl_log_lines_total must add up to), COLL lines per
+ * rank, and per communicator and rank the COLL lines and the last opCount, from which
+ * expectedProgress() gives what ringwatch_nccl_rank_progress must be.
  */
 import { appendFileSync, closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
@@ -20,6 +21,10 @@ export class JobWriter {
   coll = 0;
   readonly collByRank = new Map<number, number>();
   readonly commIds = new Set<string>();
+  /** Per commId, per rank: the COLL lines written and the opCount of the last one. */
+  readonly collByComm = new Map<string, Map<number, { lines: number; lastOpCount: number }>>();
+  /** commId of each communicator name, from its Init line. */
+  private readonly commIdOf = new Map<string, string>();
   private readonly fds = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
@@ -43,18 +48,48 @@ export class JobWriter {
     const res = this.sim.advance(simMs);
     for (const l of res.lines) {
       if (l.stream !== "nccl") continue;
+      const m = /commId (0x[0-9a-f]+)/.exec(l.text);
+      if (m?.[1]) {
+        this.commIds.add(m[1]);
+        if (l.comm !== undefined) this.commIdOf.set(l.comm, m[1]);
+      }
       if (l.kind === "coll") {
         this.coll++;
         this.collByRank.set(l.rank, (this.collByRank.get(l.rank) ?? 0) + 1);
+        const id = (l.comm === undefined ? undefined : this.commIdOf.get(l.comm)) ?? l.comm ?? "";
+        let ranks = this.collByComm.get(id);
+        if (ranks === undefined) {
+          ranks = new Map<number, { lines: number; lastOpCount: number }>();
+          this.collByComm.set(id, ranks);
+        }
+        const r = ranks.get(l.rank) ?? { lines: 0, lastOpCount: 0 };
+        r.lines++;
+        r.lastOpCount = parseInt(/opCount ([0-9a-f]+)/.exec(l.text)?.[1] ?? "0", 16);
+        ranks.set(l.rank, r);
       }
-      const m = /commId (0x[0-9a-f]+)/.exec(l.text);
-      if (m?.[1]) this.commIds.add(m[1]);
     }
     for (const [file, lines] of res.byFile) {
       if (file.startsWith("stderr-")) continue;
       this.write(join(this.dir, file), `${lines.join("\n")}\n`);
       this.lines += lines.length;
     }
+  }
+
+  /**
+   * What ringwatch_nccl_rank_progress must be per `commId/rank` once every line is read: the
+   * collectives each rank entered, as the agent counts them (collectors/nccl/series.ts
+   * rankProgress): opCount + 1 of its last COLL line where the communicator numbers its operations
+   * (opCount > 0 on some rank: NCCL before 2.27, or a multi-node communicator), else its COLL lines
+   * (a single-node communicator from 2.27, whose opCount stays 0). Only the latter is a count of
+   * lines; the lines read are ringwatch_nccl_log_lines_total against `lines`.
+   */
+  expectedProgress(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const [id, ranks] of this.collByComm) {
+      const numbered = [...ranks.values()].some((r) => r.lastOpCount > 0);
+      for (const [rank, r] of ranks) out.set(`${id}/${rank}`, numbered ? r.lastOpCount + 1 : r.lines);
+    }
+    return out;
   }
 
   /** Writes `simPerTick` ms of job every `tickMs` of wall time until pause()/close(). */

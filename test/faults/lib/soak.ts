@@ -96,7 +96,15 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     FAKE_NVSMI_DMON: join(fixturesDir, "tools/nvidia_smi_dmon/01-slurm-on-aws-s-pcut-8gpu-g7e.txt"),
     FAKE_NVSMI_PACE_MS: "25",
   });
-  const flags = [...rigFlags(rig).filter((f) => !f.startsWith("--collector.interval")), "--collector.interval=1s", "--collector.nccl.retire-after=20s"];
+  const flags = [
+    ...rigFlags(rig).filter((f) => !f.startsWith("--collector.interval")),
+    "--collector.interval=1s",
+    "--collector.nccl.retire-after=20s",
+    // A rank_info series for every rank, though the jobs are healthy (rankSeriesAtEnd: whether ended
+    // jobs' ranks retire), and no budget that would hide ranks that did not.
+    "--collector.nccl.rank-series=always",
+    "--collector.nccl.max-series=1000000",
+  ];
   const agent = await startAgent(flags, env, 30_000);
   const pid = agent.child.pid as number;
   const watcher = watchProcess(pid, 1000);
