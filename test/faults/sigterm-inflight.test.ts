@@ -12,7 +12,7 @@ import { idleKeepAlive, slowGet, type ClientResult } from "./lib/slow-client.js"
 import { childPids } from "./lib/proc.js";
 import { killTokened, makeRig, newToken, rigEnv, rigFlags, tokenEnv, type Rig } from "./lib/tool-rig.js";
 
-const RANKS = 1200;
+const RANKS = 1800;
 const QUICK = 6;
 let rig: Rig;
 let token: string;
@@ -28,10 +28,21 @@ let leftovers: number[] = [];
 beforeAll(async () => {
   rig = makeRig();
   const logs = manyLogs(rig.ncclDir);
-  logs.write(0, RANKS); // 1,200 ranks: a 1 MB exposition, more than the socket buffers of a client that reads slowly hold
+  logs.write(0, RANKS); // 1,800 ranks, each rank's series shown: a 1 MB exposition, more than the socket buffers of a client that reads slowly hold
   token = newToken();
   const env = rigEnv({ ...tokenEnv(token), FAULT_IP: "hang-hard", FAULT_LSMOD: "hang-hard", FAULT_NVSMI_DMON: "hang-hard" });
-  agent = await startAgent([...rigFlags(rig), "--collector.nccl.max-communicators=4096", "--collector.timeout=10s"], env, 30_000);
+  agent = await startAgent(
+    [
+      ...rigFlags(rig),
+      "--collector.nccl.max-communicators=4096",
+      // Every rank's series, as a small cluster may choose: the exposition this test needs is big.
+      "--collector.nccl.rank-series=always",
+      "--collector.nccl.max-series=100000",
+      "--collector.timeout=10s",
+    ],
+    env,
+    30_000,
+  );
   const a = agent;
   // Wait until the exposition is big and the hanging tools are running.
   for (let i = 0; i < 120; i++) {
