@@ -43,8 +43,24 @@ export function noteNetUse(proc: ProcessState, cudaDev: number | undefined, netD
 }
 
 /**
- * The HCA ports a rank uses: those its GPU's channel lines went through, else (no channel line over
- * the network yet, or one naming no listed device) every device its process listed. Sorted.
+ * Whether this NCCL connects its channels at a communicator's first collective (NCCL_RUNTIME_CONNECT,
+ * on by default from 2.22) rather than during init: its channel lines come later, or never for a
+ * communicator that crosses no network.
+ */
+export function connectsAtRuntime(version: string | undefined): boolean {
+  const m = version === undefined ? null : /^(\d+)\.(\d+)/.exec(version);
+  if (m === null) return false;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  return major > 2 || (major === 2 && minor >= 22);
+}
+
+/**
+ * The HCA ports a rank uses: those its GPU's channel lines went through. Else (no channel line over
+ * the network, or one naming no listed device) every device its process listed, where NCCL
+ * connects during init; none where it connects at runtime (2.22+): the channel lines that name them
+ * are still to come, and a series per listed port that goes when they come would churn at every job
+ * start. Sorted.
  */
 export function rankHcaPorts(proc: ProcessState, rank: RankState): HcaPort[] {
   if (proc.ibDevices.length === 0) return [];
@@ -54,7 +70,10 @@ export function rankHcaPorts(proc: ProcessState, rank: RankState): HcaPort[] {
   // Lines without a header device, or a rank whose device the Init line did not print.
   if (used.size === 0 && (rank.cudaDev === undefined || proc.netDevUse.size === 1)) add(proc.netDevUse.get(-1));
   let picked = proc.ibDevices.filter((d) => used.has(d.index));
-  if (picked.length === 0) picked = proc.ibDevices;
+  if (picked.length === 0) {
+    if (connectsAtRuntime(proc.version)) return [];
+    picked = proc.ibDevices;
+  }
   const seen = new Set<string>();
   const out: HcaPort[] = [];
   for (const d of picked) {

@@ -111,6 +111,28 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
     expect(await processNetDevices(t)).toEqual([]);
   });
 
+  it("29 (2.22.3, 8 RoCE HCAs): NCCL connects at the first collective, so no port before its channel lines, then the one they go through", async () => {
+    const using = readCapture("nccl/29-init-2.22.3-k8s-roce-8hca.log")
+      .split("\n")
+      .filter((l) => l.startsWith("job-3bb823c0-6d27-4312-8094-1c5910bf9b51-worker-0:5664:5734 [1] NCCL INFO NET/IB : Using"));
+    expect(using).toHaveLength(1);
+    const h = "job-3bb823c0-6d27-4312-8094-1c5910bf9b51-worker-0:5664";
+    const t = new Tracker();
+    // The capture holds no version or Init line of this process: these are written in 2.22's form.
+    feedLines(t, "29", [
+      `${h}:5664 [1] NCCL INFO NCCL version 2.22.3+cuda12.6`,
+      ...using,
+      `${h}:5664 [1] NCCL INFO ncclCommInitRank comm 0x7f2c1c000000 rank 1 nranks 16 cudaDev 1 nvmlDev 1 busId 2a000 commId 0x2922 - Init COMPLETE`,
+    ]);
+    expect(t.comms.size).toBe(1);
+    expect(netDevices(t)).toEqual([]);
+    expect(await processNetDevices(t)).toEqual([]);
+    // The first collective connects: its channel lines name [5]mlx5_5.
+    feedLines(t, "29", [`${h}:5740 [1] NCCL INFO Channel 00/0 : 1[1] -> 9[1] [send] via NET/IB/5`]);
+    expect(netDevices(t)).toEqual(['{comm_id="0x2922",rank="1",device="mlx5_5",port="1"} 1']);
+    expect(await processNetDevices(t)).toEqual(['{pid="5664",device="mlx5_5",port="1"} 1']);
+  });
+
   it("one process driving two GPUs (25's swat1-04 pid 2017630 prints [4] and [5]): each rank gets its own GPU's ports", async () => {
     const t = new Tracker();
     const h = "swat1-04:2017630:2017699";
