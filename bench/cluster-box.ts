@@ -34,17 +34,11 @@ import { agentMain, outDir, repoRoot } from "./paths.js";
 const NODES = Number(process.env.BOX_NODES ?? 32);
 const INTERVAL_S = Number(process.env.BOX_INTERVAL_S ?? 2);
 const STRETCH = 10;
+/** The box every figure uses: 8 ranks a node, NCCL 2.29.7 (opted in to timed queries), a 1 s settle. */
+const BOX = { nodes: NODES, ranksPerNode: 8, version: "2.29.7", intervalS: INTERVAL_S, settleS: 1 } as const;
 
 async function healthy(querier: "elected" | "every-node"): Promise<void> {
-  const box = await startBox({
-    nodes: NODES,
-    ranksPerNode: 8,
-    version: "2.29.7",
-    intervalS: INTERVAL_S,
-    settleS: 1,
-    thresholdS: 6,
-    flags: ["--collector.nccl.ras-poll-known-defective", `--collector.nccl.ras-querier=${querier}`],
-  });
+  const box = await startBox({ ...BOX, thresholdS: 6, flags: ["--collector.nccl.ras-poll-known-defective", `--collector.nccl.ras-querier=${querier}`] });
   try {
     // Past the job start: every node's first query, a settle and an interval.
     await new Promise((r) => setTimeout(r, (3 * INTERVAL_S + 2) * 1000));
@@ -129,17 +123,7 @@ async function series(): Promise<void> {
   const agent = process.env.BOX_AGENT ?? agentMain;
   const behind = Number(process.env.BOX_BEHIND ?? Math.min(77, NODES * 8 - 1));
   const t0 = Date.now();
-  const box = await startBox({
-    nodes: NODES,
-    ranksPerNode: 8,
-    version: "2.29.7",
-    intervalS: INTERVAL_S,
-    settleS: 1,
-    thresholdS,
-    flags: ["--collector.nccl.ras-poll-known-defective"],
-    logs: { comms },
-    agent,
-  });
+  const box = await startBox({ ...BOX, thresholdS, flags: ["--collector.nccl.ras-poll-known-defective"], logs: { comms }, agent });
   let prom: Prometheus | undefined;
   try {
     const logs = box.logs;

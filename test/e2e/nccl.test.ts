@@ -72,17 +72,22 @@ const VERDICT_FAMILIES = [
   "ringwatch_nccl_bandwidth_drop",
 ];
 
+/** The nccl collector alone, following `dir`, with a short hang threshold. */
+function ncclOnly(dir: string, threshold: string): string[] {
+  return [
+    "--no-collector.gpu",
+    "--no-collector.infiniband",
+    "--no-collector.gdr",
+    "--no-collector.mtu",
+    `--collector.nccl.path=${dir}`,
+    `--collector.nccl.hang-threshold=${threshold}`,
+  ];
+}
+
 describe("nccl collector end to end", () => {
   it("a rank that never enters collective #40: hang and that rank behind on /metrics; the verdict drops when the job ends", async () => {
     const dir = tempDir();
-    agent = await startAgent([
-      "--no-collector.gpu",
-      "--no-collector.infiniband",
-      "--no-collector.gdr",
-      "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`,
-      "--collector.nccl.hang-threshold=4s",
-    ]);
+    agent = await startAgent(ncclOnly(dir, "4s"));
     const a = agent;
     const t0 = Date.now();
     const started = startRanks(dir, 8, (r) => (r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }));
@@ -149,12 +154,7 @@ describe("nccl collector end to end", () => {
     });
     ras = await startRasService(dir, report);
     agent = await startAgent([
-      "--no-collector.gpu",
-      "--no-collector.infiniband",
-      "--no-collector.gdr",
-      "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`,
-      "--collector.nccl.hang-threshold=4s",
+      ...ncclOnly(dir, "4s"),
       `--collector.nccl.ras-addr=127.0.0.1:${ras.port}`,
       "--collector.nccl.ras-settle=1ms", // the fake service is ready at once
       "--collector.nccl.ras-poll-known-defective", // its NCCL version is in the defect table
@@ -196,14 +196,7 @@ describe("nccl collector end to end", () => {
 
   it("a healthy job raises nothing and every line is read", async () => {
     const dir = tempDir();
-    agent = await startAgent([
-      "--no-collector.gpu",
-      "--no-collector.infiniband",
-      "--no-collector.gdr",
-      "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`,
-      "--collector.nccl.hang-threshold=3s",
-    ]);
+    agent = await startAgent(ncclOnly(dir, "3s"));
     const a = agent;
     const started = startRanks(dir, 4, () => ({}));
     // Every rank entered more than 30 collectives (over 3 s of the job, the hang threshold).
@@ -236,14 +229,7 @@ describe("nccl collector end to end", () => {
 
   it("the per-rank series: none for a healthy job, one hang_suspected 0 per communicator; all of them with --collector.nccl.rank-series=always", async () => {
     const dir = tempDir();
-    const flags = [
-      "--no-collector.gpu",
-      "--no-collector.infiniband",
-      "--no-collector.gdr",
-      "--no-collector.mtu",
-      `--collector.nccl.path=${dir}`,
-      "--collector.nccl.hang-threshold=3s",
-    ];
+    const flags = ncclOnly(dir, "3s");
     // Two agents follow the same logs: the default (suspect) and always.
     agent = await startAgent(flags);
     agent2 = await startAgent([...flags, "--collector.nccl.rank-series=always"]);
