@@ -162,9 +162,13 @@ describe("nccl collector end to end", () => {
     ]);
     const a = agent;
     const started = startRanks(dir, 8, () => ({ FAKE_RANK_STALL_AFTER: "40" }), 16);
+    // RAS's report is the job's from the start: it may call the hang before every local rank's log has
+    // reached #40 on a busy machine. Wait for both, then look at one scrape.
     const named = await eventually(async () => {
       const t = await a.scrape();
-      return sample(t, `ringwatch_nccl_ras_rank_behind{comm_id="${COMM}",rank="12",process="10.0.0.2:5150"}`) === 1 ? t : undefined;
+      const rasNamed = sample(t, `ringwatch_nccl_ras_rank_behind{comm_id="${COMM}",rank="12",process="10.0.0.2:5150"}`) === 1;
+      const logsDone = sample(t, `ringwatch_nccl_comm_slowest_rank_progress{comm_id="${COMM}"}`) === 41;
+      return rasNamed && logsDone && labelValues(t, "ringwatch_nccl_rank_info", "pid").length === started.length ? t : undefined;
     }, 40_000);
     expect(sample(named, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`)).toBe(1);
     // This node alone cannot tell: all 8 of its ranks entered #40 (no rank_behind series: none fires).
