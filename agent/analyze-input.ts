@@ -3,7 +3,9 @@
  * the shell expanded there) can stop it: a dangling or looping symlink, a FIFO, a socket or a device
  * is skipped with one line, and the verdict comes from the rest.
  *
- * - A directory gives its entries, sorted, without dot files and without descending.
+ * - A directory gives its files and those of its subfolders (Lister), sorted, without dot files;
+ *   a glob the shell did not expand gives what it matches (analyze-glob.ts). Files are listed
+ *   (stat, which opens nothing) before any is opened, so that the total size is known.
  * - Only regular files are read. A path is looked at through an O_PATH descriptor (Linux), which
  *   names the inode without opening it: no FIFO partner is waited for and no device driver is
  *   called. A regular file is then reopened through /proc/self/fd, so the very inode looked at is
@@ -14,8 +16,10 @@
  *   it; a device on standard input (`< /dev/zero`) is refused.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, statSync, type Stats } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { isatty } from "node:tty";
+import { expandGlob, hasGlob } from "./analyze-glob.js";
+import { notALogByName } from "./analyze-sniff.js";
 
 /** Linux O_PATH (node:fs does not export it). */
 const O_PATH = 0o10000000;
@@ -61,28 +65,152 @@ export class Input {
 /** One thing an argument names: an input to read, or why it is not read (one line each). */
 export type Entry = { input: Input } | { path: string; skipped: string } | { path: string; error: string };
 
-/** The entries of one argument (a file, a directory or `-`), each opened only when reached. */
-export function* entries(arg: string): Generator<Entry> {
-  if (arg === "-") {
-    yield stdin();
-    return;
+/** Folders read below a folder named (a bundle: bundle/node1/logs/rank0/...). */
+export const MAX_DEPTH = 16;
+/** Files listed in one run, at most; the rest are not read (one line says so). */
+export const MAX_FILES = 20_000;
+
+/** A regular file found, not opened yet: its size then (for the progress display). */
+export interface Found {
+  path: string;
+  /** Named on the command line, not met in a folder or matched by a glob. */
+  named: boolean;
+  size: number;
+}
+
+/** What listing an argument finds: a file to open, why a path is not read, or a bound that was hit. */
+export type Listed = { found: Found } | { path: string; skipped: string } | { path: string; error: string } | { stopped: string };
+
+/**
+ * Lists the files that the arguments of one run name, without opening them: a folder with its
+ * subfolders (sorted; without dot files and dot folders, and `__MACOSX`), a glob the shell did not
+ * expand, `-`. Each folder and each file is listed once, by device and inode, so a symbolic link
+ * back up a tree ends there and two names of one file are read once. Bounded by MAX_DEPTH and
+ * MAX_FILES, with a line when a bound is hit.
+ */
+export class Lister {
+  private files = 0;
+  private full = false;
+  private readonly dirs = new Map<string, string>();
+  private readonly seen = new Map<string, string>();
+
+  constructor(
+    private readonly maxFiles = MAX_FILES,
+    private readonly maxDepth = MAX_DEPTH,
+  ) {}
+
+  *list(arg: string): Generator<Listed> {
+    if (arg === "-") {
+      yield { found: { path: "-", named: true, size: stdinSize() } };
+      return;
+    }
+    let st: Stats;
+    try {
+      st = statSync(arg);
+    } catch (err) {
+      if (code(err) === "ENOENT" && hasGlob(arg)) yield* this.glob(arg);
+      else yield lookFailed(arg, err);
+      return;
+    }
+    yield* this.named(arg, st);
   }
-  const first = look(arg, true);
-  if (first !== "directory") {
-    yield first;
-    return;
+
+  private *glob(pattern: string): Generator<Listed> {
+    const r = expandGlob(pattern, Math.max(1, this.maxFiles - this.files));
+    if (r.paths.length === 0) yield { path: pattern, error: "no file matches this pattern" };
+    for (const path of r.paths) yield* this.met(path === "-" ? "./-" : path, path, 0);
+    if (r.stopped !== undefined) yield { stopped: r.stopped };
   }
-  let names: string[];
+
+  private *named(path: string, st: Stats): Generator<Listed> {
+    if (st.isDirectory()) yield* this.walk(path, st, path, 0);
+    else if (st.isFile()) yield* this.file(path, st, true);
+    else yield { path, skipped: NAMED_NOT_REGULAR };
+  }
+
+  private *walk(dir: string, st: Stats, root: string, depth: number): Generator<Listed> {
+    const key = `${st.dev}:${st.ino}`;
+    const before = this.dirs.get(key);
+    if (before !== undefined) {
+      yield { path: dir, skipped: `the folder ${before}, read already (a symbolic link to it)` };
+      return;
+    }
+    this.dirs.set(key, dir);
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch (err) {
+      yield { path: dir, error: code(err) };
+      return;
+    }
+    for (const name of names) {
+      if (this.full) return;
+      if (name.startsWith(".") || name === "__MACOSX") continue;
+      yield* this.met(join(dir, name), root, depth + 1);
+    }
+  }
+
+  /** A path met in a folder `depth` below root, or matched by a glob: read unless it is no log by its name. */
+  private *met(path: string, root: string, depth: number): Generator<Listed> {
+    let st: Stats;
+    try {
+      st = statSync(path);
+    } catch (err) {
+      yield lookFailed(path, err);
+      return;
+    }
+    if (st.isDirectory()) {
+      if (depth > this.maxDepth) yield { path, skipped: `more than ${this.maxDepth} folders below ${root}` };
+      else yield* this.walk(path, st, root, depth);
+    } else if (!st.isFile()) yield { path, skipped: "not a regular file" };
+    else {
+      const why = notALogByName(basename(path));
+      if (why !== undefined) yield { path, skipped: why };
+      else yield* this.file(path, st, false);
+    }
+  }
+
+  private *file(path: string, st: Stats, named: boolean): Generator<Listed> {
+    if (this.full) return;
+    if (this.files >= this.maxFiles) {
+      this.full = true;
+      yield { stopped: `stopped at ${this.maxFiles} files: ${path} and what follows is not read (name fewer folders)` };
+      return;
+    }
+    const key = `${st.dev}:${st.ino}`;
+    const before = this.seen.get(key);
+    if (before !== undefined) {
+      yield { path, skipped: `the same file as ${before}` };
+      return;
+    }
+    this.seen.set(key, path);
+    this.files++;
+    yield { found: { path, named, size: st.size } };
+  }
+}
+
+/** Opens what a listing found: standard input, or a regular file (else why not). */
+export function open(f: Found): Entry {
+  if (f.path === "-") return stdin();
+  const e = look(f.path, f.named);
+  return e === "directory" ? { path: f.path, skipped: "not a regular file (replaced while being opened)" } : e;
+}
+
+/** The entries of one argument (a file, a folder, a glob or `-`), each opened only when reached. */
+export function* entries(arg: string, lister = new Lister()): Generator<Entry> {
+  for (const l of lister.list(arg)) {
+    if ("found" in l) yield open(l.found);
+    else if ("stopped" in l) yield { path: arg, skipped: l.stopped };
+    else yield l;
+  }
+}
+
+function stdinSize(): number {
   try {
-    names = readdirSync(arg).sort();
-  } catch (err) {
-    yield { path: arg, error: code(err) };
-    return;
-  }
-  for (const name of names) {
-    if (name.startsWith(".")) continue;
-    const e = look(join(arg, name), false);
-    if (e !== "directory") yield e; // subdirectories are not read
+    const st = fstatSync(0);
+    return st.isFile() ? st.size : 0;
+  } catch {
+    return 0;
   }
 }
 
@@ -139,7 +267,7 @@ function reopen(path: string, pathFd: number | undefined): number {
   }
 }
 
-function lookFailed(path: string, err: unknown): Entry {
+function lookFailed(path: string, err: unknown): { path: string; skipped: string } | { path: string; error: string } {
   const c = code(err);
   if (c === "ELOOP") return { path, skipped: "symbolic link loop" };
   if (c === "ENOENT") {

@@ -5,7 +5,7 @@ import { FLAGS } from "./flags.js";
 export function helpText(): string {
   const lines = [
     "usage: ringwatch [flags]",
-    "       ringwatch analyze [--json] FILE...",
+    "       ringwatch analyze [--json] [--fail-on=warning|critical] FILE|DIR|GLOB|- ...   (ringwatch analyze --help)",
     "",
     "Flags (each also as env RINGWATCH_<NAME> and as a YAML key in --config.file):",
   ];

@@ -28,8 +28,9 @@ describe("ringwatch analyze", () => {
     expect(behind[0]?.evidence[0]).toMatch(/nccl-node-b-\d+\.log:\d+$/);
     expect(report.findings[0]?.kind).toBe("rank_behind"); // the verdict comes first
     const text = await runAgent(["analyze", dir]);
-    expect(text.stdout.split("\n")[2]).toBe("VERDICT");
-    expect(text.stdout.split("\n")[3]).toMatch(
+    // The headline first: the rank behind, then the finding it rests on.
+    expect(text.stdout.split("\n")[2]).toMatch(/^VERDICT: Rank 11 \(node-b:\d+\) never entered collective #\d+ /);
+    expect(text.stdout.split("\n")[4]).toMatch(
       /^ {2}CRITICAL rank_behind: Rank 11 \(node-b:\d+\) never entered collective #\d+ \((AllReduce|AllGather|ReduceScatter|Broadcast)\)/,
     );
   });
@@ -128,20 +129,25 @@ describe("ringwatch analyze", () => {
     expect(report.findings[2]).toMatchObject({ host: "gpu-node-04", code: 12028, count: 4 });
     expect(report.findings[4]).toMatchObject({ count: 1, evidence: [`${file}:32`, `${file}:33`] });
     const text = (await runAgent(["analyze", file])).stdout.split("\n");
-    expect(text[2]).toBe("VERDICT");
-    expect(text[3]).toBe(
+    expect(text[2]).toBe(
+      `VERDICT: NCCL RAS diagnostics: the GPU memory of rank 11 of communicator ${C} has uncorrected ECC errors (worst count 1). Also: warning gpu_xid (below).`,
+    );
+    expect(text[4]).toBe(
       `  CRITICAL nccl_diagnostic: NCCL RAS diagnostics: the GPU memory of rank 11 of communicator ${C} has uncorrected ECC errors (worst count 1). ` +
         "Such a GPU can return wrong data or crash the job: drain the node, reset the GPU and check nvidia-smi -q -d ECC.",
     );
     expect(text).toContain(`      evidence: ${file}:12`);
-    expect(text[5]).toMatch(/^ {2}WARNING gpu_xid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported Xid 94 once\. /);
-    expect(text[7]).toMatch(
-      /^ {2}WARNING nvswitch_sxid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported NVSwitch SXid 12028 \(Non-fatal, link\(s\) \{32,33\}\) 4 times\. /,
+    // The diagnostics' other findings below it; the kernel's Xid and SXid an incident of their own.
+    expect(text[6]).toBe("      with it (2):");
+    expect(text[7]).toMatch(/^ {8}WARNING nccl_diagnostic: NCCL RAS diagnostics: NCCL_IB_HCA is not the same on all 16 ranks/);
+    expect(text[12]).toMatch(/^ {2}WARNING gpu_xid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported Xid 94 once\. /);
+    expect(text[15]).toMatch(
+      /^ {8}WARNING nvswitch_sxid: NCCL RAS diagnostics: the kernel log of gpu-node-04 reported NVSwitch SXid 12028 \(Non-fatal, link\(s\) \{32,33\}\) 4 times\. /,
     );
-    expect(text[9]).toContain(
+    expect(text[7]).toContain(
       `WARNING nccl_diagnostic: NCCL RAS diagnostics: NCCL_IB_HCA is not the same on all 16 ranks of communicator ${C}: NCCL_IB_HCA=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11 on ranks 0-7, unset on ranks 8-15.`,
     );
-    expect(text[11]).toContain(`WARNING nccl_diagnostic: NCCL RAS diagnostics gathered only 15 of 16 ranks of communicator ${C} (GPU inventory, ECC)`);
+    expect(text[9]).toContain(`WARNING nccl_diagnostic: NCCL RAS diagnostics gathered only 15 of 16 ranks of communicator ${C} (GPU inventory, ECC)`);
   });
 
   it("reads the logs of this node with a RAS JSON report (ncclras -f json) naming a rank on another node", async () => {
@@ -157,9 +163,10 @@ describe("ringwatch analyze", () => {
     }));
     // Saved by an editor that adds a byte-order mark.
     writeFileSync(join(dir, "ras.json"), `\ufeff${rasJson([{ hash: 0x77aa00bb11cc22ddn, size: 16, ranks }])}`);
-    writeFileSync(join(dir, "other.json"), '{"job": "llm-64", "step": 1200}\n'); // JSON, but no RAS report: read as lines, harmlessly
+    writeFileSync(join(dir, "other.json"), '{"job": "llm-64", "step": 1200}\n'); // JSON, but no RAS report: skipped with a word
     const r = await runAgent(["analyze", "--json", dir]);
     expect(r.code).toBe(0);
+    expect(r.stderr).toBe(`ringwatch: analyze: skipped ${join(dir, "other.json")}: JSON, not a RAS report\n`);
     const report = JSON.parse(r.stdout) as Report;
     expect(report.processes).toHaveLength(16);
     const ras = report.findings.filter((f) => f.evidence.some((e) => e.includes("ras.json:")));

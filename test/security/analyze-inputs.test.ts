@@ -91,7 +91,7 @@ describe("ringwatch analyze on a folder a job could write to", () => {
     await listeningSocket(join(dir, "sock.log"));
     symlinkSync("/dev/zero", join(dir, "zero.log"));
     mkdirSync(join(dir, "sub"));
-    copyFileSync(CAPTURE, join(dir, "sub", "deeper.log")); // not descended into, as before
+    copyFileSync(CAPTURE, join(dir, "sub", "deeper.log")); // read too: a bundle's folders are (node1/, node2/)
 
     const r = await runAgent(["analyze", "--json", dir]);
     expect(r.code).toBe(0);
@@ -107,7 +107,7 @@ describe("ringwatch analyze on a folder a job could write to", () => {
     expectCaptureVerdict(r.stdout, join(dir, "rank.log"));
     const text = await runAgent(["analyze", dir]);
     expect(text.code).toBe(0);
-    expect(text.stdout.split("\n")[0]).toMatch(/^ringwatch analyze: 1 file\(s\), \d+ lines/); // rank.log alone
+    expect(text.stdout.split("\n")[0]).toMatch(/^ringwatch analyze: 2 file\(s\), \d+ lines/); // rank.log and sub/deeper.log
   });
 
   it("a FIFO or a device named on the command line is skipped with one line; with nothing else to read, exit 2", async () => {

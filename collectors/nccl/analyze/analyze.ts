@@ -13,6 +13,7 @@ import { looksLikeJson, rasReportFromJson } from "../ras/parse-json.js";
 import { transportOf } from "../logs/state/transport.js";
 import { Tracker } from "../logs/state/tracker.js";
 import { commFindings } from "../logs/findings/comm.js";
+import { withProcessRanks } from "../logs/findings/procs.js";
 import { flightRecorderFindings, processGroupSummaries } from "../flight-recorder/findings.js";
 import { HardwareTally, hardwareFindings, type HardwareEvent } from "../logs/findings/hardware.js";
 import { pytorchFindings } from "../logs/pytorch/findings.js";
@@ -21,7 +22,13 @@ import { rasFindings, type RasSource } from "../ras/findings.js";
 import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
-import { sortFindings, type CommunicatorSummary, type ProcessSummary, type Report } from "../verdict/report.js";
+import { StallReader } from "../logs/horovod/stall.js";
+import { StoreBarrierReader, storeBarrierFindings } from "../logs/pytorch/store-barrier.js";
+import { horovodStallFindings } from "../logs/horovod/findings.js";
+import { FrTextReader } from "../flight-recorder/text-report.js";
+import { frTextFindings } from "../flight-recorder/text-findings.js";
+import { headlineOf, incidentsOf } from "../verdict/incidents.js";
+import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
 /** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
 export const FR_ENTRIES_PER_GROUP = 512;
@@ -53,7 +60,8 @@ export interface HardwareLog {
 /**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
  * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, NCCL RAS diagnostics
- * (`NCCL DIAG` lines), and Flight Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * (`NCCL DIAG` lines), Horovod's stall reports and the Flight Recorder analyzer's text pasted among
+ * the lines, and Flight Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
  * says what they mean.
  */
 export class LogAnalysis {
@@ -62,6 +70,8 @@ export class LogAnalysis {
   /** The NCCL RAS diagnostics lines of each log (ras/parse-diag.ts), wherever they stand in it. */
   private readonly diag: { source: string; report: DiagReport }[] = [];
   private readonly dumps: FrRead[] = [];
+  /** Horovod's stall reports (logs/horovod/stall.ts) and torchfrtrace's text (flight-recorder/text-report.ts) of each log. */
+  private readonly texts: TextReaders[] = [];
   private readonly unwrappers: LineUnwrapper[] = [];
   private readonly kernel = new HardwareTally();
 
@@ -76,6 +86,10 @@ export class LogAnalysis {
     this.ras.push({ source: name, reports: reader.reports() });
     const diag: DiagReport = { results: [], busy: false, errors: [] };
     this.diag.push({ source: name, report: diag });
+    const stall = new StallReader();
+    const frText = new FrTextReader();
+    const barrier = new StoreBarrierReader(name);
+    this.texts.push({ source: name, stall, frText, barrier });
     const t = this.tracker;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
@@ -91,6 +105,9 @@ export class LogAnalysis {
         unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
         diagLine(diag, text, lineNo);
+        stall.line(text, lineNo);
+        frText.line(text, lineNo);
+        barrier.line(text, lineNo);
         if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
       },
       skip(n: number): void {
@@ -136,7 +153,7 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
-    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel);
+    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts);
   }
 }
 
@@ -192,23 +209,53 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
+/** The readers of one log's lines that are not NCCL's or PyTorch's own: Horovod's stall reports, torchfrtrace's text. */
+interface TextReaders {
+  source: string;
+  stall: StallReader;
+  frText: FrTextReader;
+  barrier: StoreBarrierReader;
+}
+
+/**
+ * torchfrtrace's `Not all ranks joining collective` blocks are also read, line by line, by the
+ * PyTorch desync reader (logs/parse/desync.ts: the opening line and `missing ranks: {...}`); the
+ * block's finding says more (process group, op, the stack), so the desync reader's rank_behind whose
+ * evidence lies inside such a block is left out.
+ */
+function withoutFrTextDuplicates(findings: Finding[], texts: readonly TextReaders[]): Finding[] {
+  const claimed = new Set<string>();
+  for (const x of texts) for (const b of x.frText.blocks) if (b.what === "not_joined") for (const n of b.lines) claimed.add(`${x.source}:${n}`);
+  if (claimed.size === 0) return findings;
+  return findings.filter((f) => !(f.kind === "rank_behind" && f.evidence.length > 0 && f.evidence.every((e) => claimed.has(e))));
+}
+
 function reportOf(
   t: Tracker,
   ras: readonly RasSource[],
   diag: readonly { source: string; report: DiagReport }[],
   dumps: readonly FrRead[],
   hardware: HardwareTally,
+  texts: readonly TextReaders[],
 ): Report {
   const fr = analyzeFrDumps(dumps);
-  const findings = sortFindings([
-    ...hardwareFindings(t, hardware),
-    ...flightRecorderFindings(fr),
-    ...rasFindings(ras),
-    ...diag.flatMap((d) => diagFindings(d.source, d.report)),
-    ...commFindings(t),
-    ...pytorchFindings(t),
-    ...pytorchDebugFindings(t.pt),
-    ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
-  ]);
-  return { findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
+  const findings = sortFindings(
+    withProcessRanks(t, [
+      ...hardwareFindings(t, hardware),
+      ...flightRecorderFindings(fr),
+      ...rasFindings(ras),
+      ...diag.flatMap((d) => diagFindings(d.source, d.report)),
+      ...commFindings(t),
+      ...withoutFrTextDuplicates(pytorchFindings(t), texts),
+      ...texts.flatMap((x) => [
+        ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
+        ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
+        ...storeBarrierFindings(x.barrier.timeouts),
+      ]),
+      ...pytorchDebugFindings(t.pt),
+      ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
+    ]),
+  );
+  const incidents = incidentsOf(findings);
+  return { headline: headlineOf(findings, incidents), incidents, findings, ...summaries(t), process_groups: processGroupSummaries(fr) };
 }

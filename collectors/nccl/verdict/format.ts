@@ -17,6 +17,14 @@ function stackLines(f: Finding): string[] {
   return out;
 }
 
+/** A finding: its mark and summary, the stacks it names, the lines that show it. */
+function findingLines(f: Finding, indent: string): string[] {
+  const out = [`${indent}${MARK[f.severity]} ${f.kind}: ${f.summary}`];
+  out.push(...stackLines(f).map((l) => indent.slice(2) + l));
+  if (f.evidence.length > 0) out.push(`${indent}    evidence: ${f.evidence.join(", ")}`);
+  return out;
+}
+
 export function formatReport(r: Report, inputs: { files: number; lines: number; dumps?: number }): string {
   const out: string[] = [];
   const dumps = inputs.dumps ? `, ${inputs.dumps} Flight Recorder dump(s)` : "";
@@ -24,18 +32,23 @@ export function formatReport(r: Report, inputs: { files: number; lines: number; 
     `ringwatch analyze: ${inputs.files} file(s), ${inputs.lines} lines${dumps}, ${r.processes.length} process(es), ${r.communicators.length} communicator(s)`,
   );
   out.push("");
+  out.push(`VERDICT: ${r.headline}`);
   if (r.findings.length === 0) {
-    out.push("VERDICT: nothing wrong found in these logs.");
     if (r.communicators.length > 0) out.push("Every communicator's ranks seen here are at the same collective; transport and GPUDirect RDMA as listed below.");
     else if (r.process_groups.length > 0) out.push("Every process group's ranks in the Flight Recorder dumps completed every collective they enqueued.");
-    else out.push("No NCCL communicator was found: are NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,COLL set for these runs?");
-  } else {
-    out.push("VERDICT");
-    for (const f of r.findings) {
-      out.push(`  ${MARK[f.severity]} ${f.kind}: ${f.summary}`);
-      out.push(...stackLines(f));
-      if (f.evidence.length > 0) out.push(`      evidence: ${f.evidence.join(", ")}`);
-    }
+    else if (r.processes.length > 0)
+      out.push(
+        "NCCL lines were read, but no communicator's Init line: collectives cannot be tied to ranks (NCCL_DEBUG_SUBSYS=INIT,COLL from the job's start shows them).",
+      );
+    else out.push("No NCCL line was found: are NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=INIT,COLL set for these runs?");
+  }
+  for (const inc of r.incidents) {
+    out.push("");
+    const [lead, ...rest] = inc.findings.map((i) => r.findings[i]).filter((f): f is Finding => f !== undefined);
+    if (lead === undefined) continue;
+    out.push(...findingLines(lead, "  "));
+    if (rest.length > 0) out.push(`      with it (${rest.length}):`);
+    for (const f of rest) out.push(...findingLines(f, "        "));
   }
   if (r.process_groups.length > 0) {
     out.push("", "PROCESS GROUPS (Flight Recorder)");

@@ -101,7 +101,20 @@ export interface ProcessGroupSummary {
   ranks: { rank: number; dump: string; last_enqueued: number | null; last_started: number | null; last_completed: number | null }[];
 }
 
+/** Findings that are evidence of one fact (verdict/incidents.ts). */
+export interface Incident {
+  severity: Severity;
+  /** One sentence: what happened (the leading finding's first sentence). */
+  headline: string;
+  /** Indexes into the report's findings: the leading finding first, then those that support it. */
+  findings: number[];
+}
+
 export interface Report {
+  /** The verdict in one line: the first incident's headline, or that the logs show a healthy job. */
+  headline: string;
+  /** The findings grouped by incident, the most important first. */
+  incidents: Incident[];
   findings: Finding[];
   processes: ProcessSummary[];
   communicators: CommunicatorSummary[];

@@ -103,12 +103,28 @@ interface FrCollective {
 /** A rank this many collectives behind is in another phase of the job, not one collective late. */
 const FAR_BEHIND = 1000;
 
+/** Ranks behind in a communicator, the ranks ahead of them, and the collective they wait in. */
+interface BehindInComm {
+  comm: string;
+  behind: readonly number[];
+  processes: readonly string[];
+  ahead: readonly number[];
+  seq: number;
+  op?: string;
+}
+
 export const rankBehindWords = {
   /** logs/: the COLL lines of a communicator. */
-  logs: (f: { comm: string; behind: readonly number[]; processes: readonly string[]; ahead: readonly number[]; seq: number; op?: string }): string =>
+  logs: (f: BehindInComm & { reached: number }): string =>
     `Rank ${rankList(f.behind)} (${f.processes.join(", ")}) never entered collective #${f.seq}${f.op ? ` (${f.op})` : ""} of communicator ${f.comm}; ` +
-    `rank ${rankList(f.ahead)} entered it and wait there. ` +
+    `rank ${rankList(f.ahead)} entered it${f.reached > f.seq ? ` (and enqueued up to #${f.reached})` : ""} and wait there. ` +
     `Look at what rank ${rankList(f.behind)} was doing instead (py-spy dump of that process): it is stuck or took another code path.`,
+
+  /** Init START without Init COMPLETE on these ranks while the others completed init and entered collective #seq. */
+  initNeverCompleted: (f: BehindInComm): string =>
+    `Rank ${rankList(f.behind)} (${f.processes.join(", ")}) never completed init of communicator ${f.comm} (Init START, no Init COMPLETE); ` +
+    `rank ${rankList(f.ahead)} completed it and entered collective #${f.seq}${f.op ? ` (${f.op})` : ""}, where they wait for it. ` +
+    `Rank ${rankList(f.behind)}'s last lines say which init step it is in (bootstrap, connection setup to a peer).`,
 
   /** PyTorch's desync report (TORCH_NCCL_DESYNC_DEBUG, Flight Recorder): finished #seq, never joined #next. */
   desyncFinished: (f: { ranks: readonly number[]; seq?: number; next?: number }): string =>
@@ -623,8 +639,9 @@ export const collectiveMismatchWords = {
 
 export const hangSuspectedWords = {
   /** logs/: `waiting` of `seen` ranks wait in #seq for the ranks behind. */
-  logs: (f: { comm: string; seq: number; op?: string; waiting: number; seen: number; behind: readonly number[] }): string =>
-    `Communicator ${f.comm} is stuck in collective #${f.seq}${f.op ? ` (${f.op})` : ""}: ${f.waiting} of ${f.seen} ranks seen wait in it for rank ${rankList(f.behind)}.`,
+  logs: (f: { comm: string; seq: number; op?: string; waiting: number; seen: number; behind: readonly number[]; reached: number }): string =>
+    `Communicator ${f.comm} is stuck in collective #${f.seq}${f.op ? ` (${f.op})` : ""}: ${f.waiting} of ${f.seen} ranks seen wait in it for rank ${rankList(f.behind)}` +
+    `${f.reached > f.seq ? ` (they enqueued up to #${f.reached})` : ""}.`,
 
   /** PyTorch's status lines: every rank entered work #seq and none completed it. */
   pytorch: (f: { group: string; ranks: readonly number[]; seq: number; enqueued: number }): string =>
@@ -640,6 +657,31 @@ export const hangSuspectedWords = {
   barrierErrors: (f: { ranks: readonly number[]; reporter?: number }): string =>
     `Rank ${rankList(f.ranks)} failed or died: ${f.reporter !== undefined ? `rank ${f.reporter}` : "a rank"} reached monitoredBarrier but got errors waiting for it. ` +
     `The job stops there; rank ${rankList(f.ranks)}'s own log has the first error.`,
+
+  /**
+   * Init START without Init COMPLETE on these ranks, and no rank of the communicator went on to a
+   * collective in these logs: init had not finished where they end (a cut log, or a hang in init).
+   */
+  initIncomplete: (f: { comm: string; ranks: readonly number[]; processes: readonly string[]; nranks?: number; completed: readonly number[] }): string =>
+    `Communicator ${f.comm}${f.nranks !== undefined ? ` (${f.nranks} ranks)` : ""}: ${f.ranks.length === 0 ? `${f.processes.join(", ")}` : `rank ${rankList(f.ranks)}`} logged Init START and no Init COMPLETE` +
+    `${f.completed.length > 0 ? ` (rank ${rankList(f.completed)} completed init)` : ""}: init had not finished where these logs end. ` +
+    "If the job stopped here, it hangs in communicator init: bootstrap or connection setup to a peer (the network, a firewall, NCCL_SOCKET_IFNAME), or a rank that never called ncclCommInitRank; the last lines of these ranks say which step.",
+
+  /** PyTorch's store-based barrier at init timed out: `joined` of `world` ranks reached it. */
+  storeBarrier: (f: { key: string; ranks: readonly number[]; world?: number; joined?: number; timeout?: string }): string => {
+    const who = `rank ${rankList(f.ranks)} waited`;
+    const within = f.timeout !== undefined ? ` within ${f.timeout}` : "";
+    if (f.world !== undefined && f.joined !== undefined && f.joined > f.world)
+      return (
+        `PyTorch timed out initializing a process group: ${f.joined} ranks joined its store-based barrier (${f.key}) where the world has ${f.world} (${who}). ` +
+        "Another job shares this rendezvous store (the same MASTER_ADDR:MASTER_PORT, or a stale store): give each job its own port."
+      );
+    const count = f.world !== undefined && f.joined !== undefined ? `only ${f.joined} of ${f.world} ranks` : "not every rank";
+    return (
+      `PyTorch timed out initializing a process group: ${count} reached its store-based barrier (${f.key})${within}; ${who}. ` +
+      "The job hangs at init: the ranks that never joined crashed, are stuck before init_process_group / new_group (data loading, a download, another rank's earlier error) or started late; their own logs say which."
+    );
+  },
 
   /** monitoredBarrier: every rank but these reached it. */
   barrier: (f: { ranks: readonly number[] }): string => `The job hangs at a monitoredBarrier: every rank but ${rankList(f.ranks)} reached it.`,
@@ -662,6 +704,14 @@ export const watchdogTimeoutWords = {
   timedOut: (f: { group: string; ranks: readonly number[]; seq?: number; op?: string; ranForMs: number; timeoutMs?: number }): string =>
     `PyTorch watchdog timed out on ${f.ranks.length ? theRanks(f.ranks) : "a rank"} of ${f.group} ${f.seq !== undefined ? `in work SeqNum=${f.seq} (${f.op ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
     `${f.ranForMs ? ` after ${f.ranForMs} ms` : ""}${f.timeoutMs ? ` (timeout ${f.timeoutMs} ms)` : ""}.`,
+
+  /** Ranks that printed only "Some NCCL operations have failed or timed out ... taking the entire process down". */
+  aftermath: (f: { ranks: readonly number[] }): string =>
+    `Rank ${rankList(f.ranks)} printed only that NCCL operations failed or timed out and took ${f.ranks.length === 1 ? "its process" : "their processes"} down: ${f.ranks.length === 1 ? "its" : "their"} watchdog saw the failure too.`,
+
+  /** Said after a timeout when every rank shown entered that work and none completed it. */
+  noneCompleted: (f: { ranks: readonly number[]; enqueued: number }): string =>
+    `${f.ranks.length > 1 ? `Every rank shown (${rankList(f.ranks)}) entered it` : "The rank entered it"} and none completed it (enqueued up to #${f.enqueued}): the collective itself does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
 
   /** `failure detected by watchdog at work sequence id: N`; `first`: the status of the first rank, where known. */
   failureDetected: (f: { group: string; ranks: readonly number[]; seq: number; first?: { rank: number; enqueued: number; completed?: number } }): string => {
@@ -705,6 +755,15 @@ export function pytorchErrorText(what: string, text: string | undefined): string
 }
 
 export const networkErrorWords = {
+  /** A process's return chain carried ncclRemoteError with no network WARN of its own. */
+  chain: (f: { process: string; chain: string; warn?: string }): string =>
+    `NCCL on ${f.process} failed because a remote process exited or the network failed: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : ""}. ` +
+    "This process only saw it happen: the first error is in a peer's log (a crashed rank, a connection reset, an IB completion error).",
+
+  /** Network errors that followed a CUDA failure: said in that failure's finding. */
+  fallout: (f: { processes: readonly string[]; peer?: string }): string =>
+    `The network errors that followed on ${f.processes.length > 0 ? f.processes.join(", ") : "other processes"}${f.peer !== undefined ? ` (peer ${f.peer})` : ""} come from it.`,
+
   /**
    * NCCL's WARNs of failed connections, by the peer they point at: the processes that saw them
    * (`host:pid [dev]`, or a launcher's rank for a line that names no process), the WARN kinds, IB's completion status, what the system or plugin said, the processes'
@@ -836,7 +895,8 @@ function socketsOn(f: SocketFacts): string {
 export const socketTransportWords = {
   /** Every process of the logs on one host: the sockets join ranks of that host. */
   oneHost: (f: SocketFacts & { host: string }): string =>
-    `NCCL moves data between the ranks of ${f.host} over TCP sockets on ${socketsOn(f)}, not over NVLink/PCIe (P2P) or shared memory: P2P and SHM are off (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE) or the ranks share a GPU. ` +
+    `NCCL moves data between the ranks of ${f.host} over TCP sockets on ${socketsOn(f)}, not over NVLink/PCIe (P2P) or shared memory. ` +
+    "On one host that happens when P2P and SHM are disabled (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE), when the ranks look like different hosts to NCCL (NCCL_HOSTID, containers without a shared /dev/shm or IPC namespace) or when they share a GPU; these lines do not say which. " +
     "Fine for a test; a real job loses most of its bandwidth this way.",
 
   /** Between nodes; `loopback`: one of the interfaces is `lo`. */
@@ -887,4 +947,108 @@ export const dumpUnreadableWords = {
 export const kernelLogTruncatedWords = {
   dropped: (f: { dropped: number; kept: number }): string =>
     `${f.dropped} more kernel events are not shown: the report keeps ${f.kept} devices and codes, the most severe first. Give analyze fewer nodes' kernel logs at a time to see them.`,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Horovod's stall inspector (logs/horovod/): rank_behind, and hang_suspected where the report names
+// only the ranks that did submit.
+
+/** `more than 60 s ago`, or the stall-check time when the report's line does not say (it wrapped). */
+function stallAge(seconds: number | undefined): string {
+  return seconds !== undefined ? `more than ${seconds} s ago` : "longer ago than the stall-check time (HOROVOD_STALL_CHECK_TIME_SECONDS)";
+}
+
+export const horovodStallWords = {
+  /** `ranks` have not submitted the tensors the other ranks wait in; `names`: some of them, per rank; `reports`: how many reports named them. */
+  missing: (f: {
+    ranks: readonly number[];
+    seconds?: number;
+    names: readonly { ranks: readonly number[]; tensors: readonly string[] }[];
+    reports: number;
+    shutdown?: { ranks: readonly number[]; seconds?: number };
+  }): string => {
+    const what = f.names
+      .slice(0, 3)
+      .map((n) => `${f.names.length > 1 ? `${theRanks(n.ranks)}: ` : ""}${n.tensors.slice(0, 3).join(", ")}${n.tensors.length > 3 ? ", ..." : ""}`)
+      .join("; ");
+    const stop = f.shutdown
+      ? ` ${theRanks(f.shutdown.ranks)} stalled past the shutdown time${f.shutdown.seconds !== undefined ? ` (${f.shutdown.seconds} s)` : ""}: Horovod shuts the job down.`
+      : f.reports > 1
+        ? ` Reported ${f.reports} times: the stall lasts.`
+        : "";
+    return (
+      `Horovod's stall inspector: ${theRanks(f.ranks)} ${verb(f.ranks, "has", "have")} not submitted the tensors the other ranks submitted ` +
+      `${stallAge(f.seconds)}${what ? ` (${what})` : ""}; the other ranks wait for ${verb(f.ranks, "it", "them")}.${stop} ` +
+      `Look at what ${theRanks(f.ranks)} ${verb(f.ranks, "does", "do")} instead (py-spy dump): a slow or stuck rank (validation or checkpointing on one rank, uneven data), ` +
+      "or tensors named differently on different ranks, which never match."
+    );
+  },
+
+  /** The oldest report lists only the ranks that submitted (`ready`); `absent`: the ranks below the highest of them that did not. */
+  readyOnly: (f: { absent: readonly number[]; ready: readonly number[]; seconds?: number; tensors: readonly string[] }): string => {
+    const max = Math.max(...f.ready);
+    const tensors = `${f.tensors.slice(0, 3).join(", ")}${f.tensors.length > 3 ? ", ..." : ""}`;
+    return f.absent.length > 0
+      ? `Horovod's stall inspector: ${theRanks(f.ready)} submitted ${tensors} ${stallAge(f.seconds)}, ${theRanks(f.absent)} did not, and the others wait for ${verb(f.absent, "it", "them")} ` +
+          `(this Horovod lists only the ranks that submitted: ranks above ${max} may be missing too). Look at what ${theRanks(f.absent)} ${verb(f.absent, "does", "do")} instead (py-spy dump).`
+      : `Horovod's stall inspector: ${theRanks(f.ready)} submitted ${tensors} ${stallAge(f.seconds)} and wait for the others; ` +
+          `this Horovod lists only the ranks that submitted, so the ranks that did not are those above ${max}. Look at what they do instead (py-spy dump).`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Flight Recorder's analyzer (torchfrtrace / fr_trace) output pasted as text (flight-recorder/text-*.ts):
+// rank_behind, collective_mismatch, rank_missing.
+
+/** A collective as torchfrtrace's text names it. */
+interface FrTextCollective {
+  /** `0 (default_pg)`, or undefined when the text does not say. */
+  group?: string;
+  seq?: number;
+  op?: string;
+  /** `job.py:20`: the innermost frame outside PyTorch of its stack. */
+  frame?: string;
+}
+
+function frTextAt(f: FrTextCollective): string {
+  return `${f.group !== undefined ? `process group ${f.group}, ` : ""}collective ${f.seq !== undefined ? `#${f.seq}` : "(number not printed)"}${f.op !== undefined ? ` (${f.op})` : ""}`;
+}
+
+export const frTextWords = {
+  /** `missing` never joined the collective `waiting` are in (`state`: its state on those ranks). */
+  notJoined: (f: FrTextCollective & { missing: readonly number[]; waiting?: readonly number[]; state?: string }): string =>
+    `torchfrtrace (Flight Recorder's analyzer): ${theRanks(f.missing)} never joined ${frTextAt(f)}` +
+    `${f.waiting && f.waiting.length > 0 ? `, which ${theRanks(f.waiting)} ${verb(f.waiting, "is", "are")} in${f.state ? ` (${f.state})` : ""}` : ""}${f.frame !== undefined ? `, called from ${f.frame}` : ""}; the others wait for ${verb(f.missing, "it", "them")}. ` +
+    `Look at what ${theRanks(f.missing)} ${verb(f.missing, "does", "do")} instead (py-spy dump): another code path, or stuck on the CPU.`,
+
+  /** The ranks that recorded another op, size, dtype or state than the others at that collective. */
+  mismatch: (
+    f: FrTextCollective & { ranks: readonly number[]; kind?: "op" | "size" | "dtype" | "state"; expected?: string; found?: string; said: string },
+  ): string => {
+    const who = f.ranks.length > 0 ? theRanks(f.ranks) : "some ranks";
+    const what =
+      f.expected !== undefined && f.found !== undefined
+        ? f.kind === "op"
+          ? `${who} issued ${f.found} where the others issued ${f.expected}`
+          : f.kind === "state"
+            ? `${who} ${f.ranks.length === 1 ? "is" : "are"} ${f.found} while the others are ${f.expected}`
+            : `${who} recorded ${f.found} where the others recorded ${f.expected}`
+        : `${who} differ from the others: ${f.said}`;
+    const advice =
+      f.kind === "op"
+        ? " The ranks' code took different paths: compare their stacks."
+        : f.kind === "size" || f.kind === "dtype"
+          ? " The ranks passed tensors of different shapes or types."
+          : "";
+    return `torchfrtrace (Flight Recorder's analyzer), ${frTextAt(f)}: ${what}.${advice}`;
+  },
+
+  /** all_to_all: the inputs and outputs of all ranks do not add up. */
+  numel: (f: FrTextCollective & { input?: number; output?: number }): string =>
+    `torchfrtrace (Flight Recorder's analyzer), ${frTextAt(f)}: the ranks' inputs (${f.input ?? "?"} elements in all) and outputs (${f.output ?? "?"}) do not add up; ` +
+    "one rank passed split sizes that do not match the others'. The analyzer cannot tell which.",
+
+  /** The analyzer had no dump from these ranks. */
+  noDumps: (f: { ranks: readonly number[] }): string =>
+    `torchfrtrace (Flight Recorder's analyzer) had no dump from ${theRanks(f.ranks)}: ${verb(f.ranks, "it", "they")} may be the rank behind, or died. Collect ${verb(f.ranks, "its", "their")} dump or log.`,
 };

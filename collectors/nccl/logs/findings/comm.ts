@@ -1,6 +1,7 @@
-/** Offline findings about communicators: who never entered collective #N, mismatched collectives. */
-import { lastCollWhere, type CommState, type ProcessState, type RankState } from "../state/model.js";
+/** Offline findings about communicators: who never entered collective #N, mismatched collectives, init that never completed (init.ts). */
+import { lastCollWhere, sameCollective, type CommState, type ProcessState, type RankState } from "../state/model.js";
 import type { TrackedState } from "../detect/verdict.js";
+import { initFindings } from "./init.js";
 import { ranksBehind } from "../detect/verdict.js";
 import type { Finding } from "../../verdict/report.js";
 import { collectiveMismatch, hangSuspected, rankBehind } from "../../verdict/finding.js";
@@ -34,14 +35,18 @@ export function commFindings(state: TrackedState): Finding[] {
     const behind = ranksBehind(ranks);
     if (behind.length === 0) continue;
     const ahead = ranks.filter((r) => !behind.includes(r.rank));
-    const seq = comm.maxCollectives;
-    const op = opAt(comm, seq) ?? ahead[0]?.lastOp;
     const behindRanks = ranks.filter((r) => behind.includes(r.rank));
+    // The collective the ranks ahead wait in: the first one a rank behind never entered (NCCL's
+    // collective #N is the communicator's Nth COLL line, opCount N-1, which is PyTorch's SeqNum N
+    // where each collective of the process group is one NCCL call); the ranks ahead may have
+    // enqueued more after it (up to comm.maxCollectives).
+    const seq = Math.min(...behindRanks.map((r) => r.collectives)) + 1;
+    const op = opAt(comm, seq) ?? (seq === comm.maxCollectives ? ahead[0]?.lastOp : undefined);
     const lastOf = (rs: RankState[]): string[] => rs.map(lastCollWhere).filter((w): w is string => w !== undefined);
     const processes = behindRanks.map((r) => r.processKey);
     out.push(
       rankBehind({
-        summary: rankBehindWords.logs({ comm: comm.key, behind, processes, ahead: ahead.map((r) => r.rank), seq, op }),
+        summary: rankBehindWords.logs({ comm: comm.key, behind, processes, ahead: ahead.map((r) => r.rank), seq, op, reached: comm.maxCollectives }),
         ranks: behind,
         processes,
         comm_id: comm.key,
@@ -52,7 +57,7 @@ export function commFindings(state: TrackedState): Finding[] {
     );
     out.push(
       hangSuspected({
-        summary: hangSuspectedWords.logs({ comm: comm.key, seq, op, waiting: ahead.length, seen: ranks.length, behind }),
+        summary: hangSuspectedWords.logs({ comm: comm.key, seq, op, waiting: ahead.length, seen: ranks.length, behind, reached: comm.maxCollectives }),
         ranks: ahead.map((r) => r.rank).sort((a, b) => a - b),
         processes: ahead.map((r) => r.processKey),
         comm_id: comm.key,
@@ -62,13 +67,24 @@ export function commFindings(state: TrackedState): Finding[] {
       }),
     );
   }
-  return out.concat(unresolvedMismatches(state));
+  return out.concat(unresolvedMismatches(state), initFindings(state));
 }
 
 /**
- * Excerpts without Init lines: COLL lines whose comm pointer cannot be tied to a commId. Pointers of
- * different processes with the same nranks are compared by opCount (same sequence on every rank):
- * different ops at one opCount is a mismatch.
+ * Whether two comm pointers seen without Init lines can be ranks of one communicator: those of two
+ * processes can; two of one process only where they drive different GPUs (ncclCommInitAll, one
+ * process for all GPUs); two pointers of one process on the same GPU are two communicators.
+ */
+function mayShareComm(a: { proc: ProcessState; cudaDev?: number }, b: { proc: ProcessState; cudaDev?: number }): boolean {
+  if (a.proc !== b.proc) return true;
+  return a.cudaDev !== undefined && b.cudaDev !== undefined && a.cudaDev !== b.cudaDev;
+}
+
+/**
+ * Excerpts without Init lines: COLL lines whose comm pointer cannot be tied to a commId. Pointers
+ * with the same nranks that may be one communicator (mayShareComm) are compared by opCount (same
+ * sequence on every rank): different collectives at one opCount is a mismatch (a Send facing a
+ * Recv is the pair that matches, sameCollective).
  */
 function unresolvedMismatches(state: TrackedState): Finding[] {
   const byNranks = new Map<number, { proc: ProcessState; ptr: string; cudaDev?: number; ops: Map<string, { op: string; where: string }> }[]>();
@@ -88,7 +104,7 @@ function unresolvedMismatches(state: TrackedState): Finding[] {
     for (const [opCount, a] of first.ops) {
       const other = group.slice(1).find((g) => {
         const b = g.ops.get(opCount);
-        return b !== undefined && b.op !== a.op;
+        return b !== undefined && !sameCollective(b.op, a.op) && mayShareComm(first, g);
       });
       const b = other?.ops.get(opCount);
       if (!other || !b) continue;

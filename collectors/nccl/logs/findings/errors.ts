@@ -1,5 +1,7 @@
 /**
- * Offline findings from NCCL's failure lines: network errors (by the peer they point at), size
+ * Offline findings from NCCL's failure lines: network errors (by the peer they point at; a queue
+ * pair that could not connect, by the HCA port it names), the HCA's async events (hca_error,
+ * hardware.ts ncclAsyncEventFindings), size
  * mismatches (a collective_mismatch and the nccl_error of the process that hit it), other NCCL
  * errors, and error-return chains with no WARN to tell. One nccl_error per process and message; a
  * process's return-code chain is told in the first finding that names the process, and a chain
@@ -13,8 +15,10 @@ import { type Finding, uniq } from "../../verdict/report.js";
 import { collectiveMismatch, ncclError, networkError } from "../../verdict/finding.js";
 import { collectiveMismatchWords, ncclErrorWords, ncclReturned, networkErrorWords, peerAddress, type SizeMismatchFacts } from "../../verdict/words.js";
 import { chainText, isFailure } from "./retcode.js";
+import { ncclAsyncEventFindings } from "./hardware.js";
+import { ibQpDevice } from "../parse/warn.js";
 
-const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error"]);
+const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error", "ib_qp_error"]);
 const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error"]);
 const MAX_ERRORS = 10;
 
@@ -54,27 +58,93 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
   const procs = [...state.processes.values()];
   const all: Item[] = [...procs.flatMap((p) => p.warnings.map((w) => ({ w, p }))), ...orphans.map((w) => ({ w }))];
   const chains = new Chains();
-  return [
-    ...networkFindings(state, all, chains),
-    ...sizeMismatchFindings(state, all, chains),
-    ...warnErrorFindings(state, all, chains),
-    ...chainFindings(state, procs, chains),
-  ];
+  const fallout = new Map<Finding, string>();
+  const network = networkFindings(state, all, chains, fallout);
+  // A proxy's failed operation in a process with a network error is part of that error.
+  const withNetworkError = new Set(network.flatMap((f) => f.processes));
+  const proxyOfNetworkError = (x: Item): boolean => x.p !== undefined && withNetworkError.has(x.p.key) && proxyFailure(x.w.message) !== undefined;
+  return withFallout(
+    [
+      ...network,
+      ...ncclAsyncEventFindings(
+        state,
+        all.filter((x) => x.w.kind === "ib_async_event"),
+      ),
+      ...sizeMismatchFindings(state, all, chains),
+      ...warnErrorFindings(state, all, chains, proxyOfNetworkError),
+      ...chainFindings(state, procs, chains),
+    ],
+    fallout,
+  );
 }
 
-/** Network errors, grouped by the peer they point at. */
-function networkFindings(state: TrackedState, all: readonly Item[], chains: Chains): Finding[] {
+/**
+ * Network errors that followed a CUDA failure of another process of the same host (or of the peer)
+ * are that failure's fallout: they join its nccl_error (their lines among its evidence), one
+ * incident with its cause first, not a second critical finding.
+ */
+function withFallout(findings: Finding[], fallout: ReadonlyMap<Finding, string>): Finding[] {
+  const out: Finding[] = [];
+  const merged = new Set<Finding>();
+  for (const [f, root] of fallout) {
+    const i = findings.findIndex((c) => c.kind === "nccl_error" && c.processes.includes(root));
+    const c = findings[i];
+    if (c === undefined) continue;
+    findings[i] = {
+      ...c,
+      summary: `${c.summary} ${networkErrorWords.fallout({ processes: f.processes, peer: f.peer })}`,
+      evidence: uniq([...c.evidence, ...f.evidence]).slice(0, 8),
+    };
+    merged.add(f);
+  }
+  for (const f of findings) if (!merged.has(f)) out.push(f);
+  return out;
+}
+
+/** `[Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 2`: the rank (this process's) whose operation failed. */
+function proxyFailure(message: string): number | undefined {
+  const i = message.indexOf("Failed to execute operation");
+  if (i < 0) return undefined;
+  const r = message.indexOf(" from rank ", i);
+  if (r < 0) return undefined;
+  let n = 0;
+  let j = r + 11;
+  for (; j < message.length; j++) {
+    const c = message.charCodeAt(j);
+    if (c < 48 || c > 57) break;
+    n = n * 10 + (c - 48);
+  }
+  return j > r + 11 ? n : undefined;
+}
+
+/**
+ * Where a network error points: its peer; else, for a queue pair that could not connect, the HCA
+ * port NCCL 2.24+ names (`on dev mlx5_0:1`); else nothing.
+ */
+function target(w: WarningRecord): { key: string; peer?: string; hca?: string; hcaPort?: number } {
+  if (w.peer !== undefined) return { key: `peer ${w.peer}`, peer: w.peer };
+  if (w.kind === "ib_qp_error") {
+    const d = ibQpDevice(w.message);
+    if (d.hca !== undefined) return { key: `dev ${d.hca}:${d.hcaPort ?? ""}`, ...d };
+  }
+  return { key: "" };
+}
+
+/** Network errors, grouped by the peer they point at (a failed queue pair with no peer: by its HCA port). */
+function networkFindings(state: TrackedState, all: readonly Item[], chains: Chains, fallout: Map<Finding, string>): Finding[] {
   const byPeer = new Map<string, Item[]>();
   for (const x of all) {
     if (!NETWORK_KINDS.has(x.w.kind)) continue;
-    const k = x.w.peer ?? "";
+    const k = target(x.w).key;
     byPeer.set(k, [...(byPeer.get(k) ?? []), x]);
   }
   const cuda = all.filter((x) => x.w.kind === "cuda_error" && x.p !== undefined);
   const out: Finding[] = [];
-  for (const [peer, list] of byPeer) {
+  for (const list of byPeer.values()) {
     const first = list[0]?.w;
     if (!first) continue;
+    const t = target(first);
+    const peer = t.peer ?? "";
     const procs = uniq(list.map((x) => x.p).filter((p): p is ProcessState => p !== undefined));
     // The processes that logged them, else the launcher's rank of a line that names no process.
     const seenBy = uniq(list.map((x) => (x.p ? who(x.p.key, x.w.cudaDev) : x.w.rank)).filter((s): s is string | number => s !== undefined));
@@ -91,28 +161,33 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
     // A CUDA failure of another process on the same host (or on the peer itself) comes first.
     const hosts = new Set(procs.map((p) => p.host));
     const root = cuda.find((c) => c.p && !procs.includes(c.p) && (hosts.has(c.p.host) || c.p.host === peer));
-    out.push(
-      networkError({
-        summary: networkErrorWords.logs({
-          peer: peer !== "" ? peerAddress(first.peer, first.peerPort) : undefined,
-          seenBy,
-          kinds: uniq(list.map((x) => x.w.kind)),
-          lines: list.length,
-          ib: ib?.ibStatus !== undefined ? { status: ib.ibStatus, vendorErr: ib.vendorErr } : undefined,
-          said: said?.error !== undefined ? { byPlugin: said.kind === "net_completion_error", error: said.error, rc: said.rc } : undefined,
-          chains: chainTexts,
-          root: root?.p ? { process: who(root.p.key, root.w.cudaDev), key: root.p.key, message: root.w.message, sameHost: hosts.has(root.p.host) } : undefined,
-        }),
-        ranks: uniq([...ranksOf(state, procs), ...list.map((x) => (x.p ? undefined : x.w.rank)).filter((r): r is number => r !== undefined)]).sort(
-          (a, b) => a - b,
-        ),
-        processes: procs.map((p) => p.key),
-        comm_id: null,
-        evidence: list.map((x) => x.w.where).slice(0, 5),
-        ...(peer !== "" ? { peer } : {}),
-        count: list.length,
+    // The rank a process's proxy names when the operation the network failed was its own.
+    const proxyRanks = procs.flatMap((p) => p.warnings.map((w) => proxyFailure(w.message)).filter((r): r is number => r !== undefined));
+    const proxyWheres = procs.flatMap((p) => p.warnings.filter((w) => proxyFailure(w.message) !== undefined).map((w) => w.where));
+    const finding = networkError({
+      summary: networkErrorWords.logs({
+        peer: peer !== "" ? peerAddress(first.peer, first.peerPort) : undefined,
+        seenBy,
+        kinds: uniq(list.map((x) => x.w.kind)),
+        lines: list.length,
+        ib: ib?.ibStatus !== undefined ? { status: ib.ibStatus, vendorErr: ib.vendorErr } : undefined,
+        said: said?.error !== undefined ? { byPlugin: said.kind === "net_completion_error", error: said.error, rc: said.rc } : undefined,
+        chains: chainTexts,
+        root: root?.p ? { process: who(root.p.key, root.w.cudaDev), key: root.p.key, message: root.w.message, sameHost: hosts.has(root.p.host) } : undefined,
       }),
-    );
+      ranks: uniq([
+        ...(ranksOf(state, procs).length > 0 ? ranksOf(state, procs) : proxyRanks),
+        ...list.map((x) => (x.p ? undefined : x.w.rank)).filter((r): r is number => r !== undefined),
+      ]).sort((a, b) => a - b),
+      processes: procs.map((p) => p.key),
+      comm_id: null,
+      evidence: uniq([...list.map((x) => x.w.where), ...proxyWheres]).slice(0, 5),
+      ...(peer !== "" ? { peer } : {}),
+      ...(t.hca !== undefined ? { device: t.hca } : {}),
+      count: list.length,
+    });
+    out.push(finding);
+    if (root?.p !== undefined) fallout.set(finding, root.p.key);
   }
   return out;
 }
@@ -154,11 +229,11 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
 }
 
 /** Other NCCL errors and NCCL's own mismatch detection (`Mismatched collective detected ... rank 39`). */
-function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Chains): Finding[] {
+function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Chains, partOfNetworkError: (x: Item) => boolean): Finding[] {
   // One finding per process and message: a failure NCCL repeats on every call is one failure.
   const errors = new Map<string, Item & { wheres: string[] }>();
   for (const x of all) {
-    if (x.w.sizeMismatch === "data" || (!ERROR_KINDS.has(x.w.kind) && x.w.kind !== "collective_mismatch")) continue;
+    if (x.w.sizeMismatch === "data" || (!ERROR_KINDS.has(x.w.kind) && x.w.kind !== "collective_mismatch") || partOfNetworkError(x)) continue;
     // A plugin's failed init says so in several WARNs (endpoint, plugin, NCCL's net init): one failure.
     const key = `${x.p?.key ?? ""}|${x.w.kind}|${x.w.kind === "net_plugin_error" ? "" : x.w.message}`;
     const e = errors.get(key);
@@ -183,7 +258,7 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
   return out;
 }
 
-/** Processes whose chain shows a failure that no finding above told: one nccl_error each. */
+/** Processes whose chain shows a failure that no finding above told: one nccl_error each (a network_error for ncclRemoteError). */
 function chainFindings(state: TrackedState, procs: readonly ProcessState[], chains: Chains): Finding[] {
   const out: Finding[] = [];
   for (const p of procs) {
@@ -193,9 +268,15 @@ function chainFindings(state: TrackedState, procs: readonly ProcessState[], chai
     if (!c) continue;
     chains.claim(p.key);
     const warn = c.afterWarn !== undefined ? p.warnings.find((w) => w.where === c.afterWarn) : undefined;
+    // ncclRemoteError: a remote process exited or the network failed, whatever this process logged.
+    const remote = c.code === 6;
     out.push(
-      ncclError({
-        summary: ncclErrorWords.chain({ process: who(p.key, c.cudaDev ?? warn?.cudaDev), chain: chainText(c), warn: warn?.message }),
+      (remote ? networkError : ncclError)({
+        summary: (remote ? networkErrorWords.chain : ncclErrorWords.chain)({
+          process: who(p.key, c.cudaDev ?? warn?.cudaDev),
+          chain: chainText(c),
+          warn: warn?.message,
+        }),
         ranks: ranksOf(state, [p]),
         processes: [p.key],
         comm_id: null,

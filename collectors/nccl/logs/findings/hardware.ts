@@ -4,12 +4,14 @@
  * reader of kernel lines (agent/analyze-kernel.ts, over collectors/kmsg), as HardwareEvent; here
  * the events are grouped and tied to the ranks of these logs: by the pid the driver named, by the
  * GPU's PCI address (NCCL's busId), by the HCA name (NET/IB's `Using` list), on the host the
- * line's prefix named.
+ * line's prefix named. Also the HCA events NCCL itself logs (its IB async event WARNs), tied to the
+ * processes that logged them (ncclAsyncEventFindings, called from errors.ts).
  */
 import { pciSlotKey } from "../../../pci.js";
 import type { TrackedState } from "../detect/verdict.js";
 import { ncclBusIdToPci } from "../parse/bus-id.js";
-import type { ProcessState } from "../state/model.js";
+import type { ProcessState, WarningRecord } from "../state/model.js";
+import { ibAsyncFacts } from "../parse/warn.js";
 import { ranksOf } from "./procs.js";
 import { uniq, type Finding, type Severity } from "../../verdict/report.js";
 import { hardwareEvent, kernelLogTruncated } from "../../verdict/finding.js";
@@ -222,4 +224,211 @@ function deviceUsers(ctx: Context, procs: readonly ProcessState[], e: HardwareEv
   // An NVSwitch joins every GPU of its node (its tray, on NVL72 racks).
   if (e.kind === "nvswitch_sxid") return [...procs];
   return [];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HCA's own word, through NCCL: the async events NCCL's IB thread logs (`NET/IB : mlx5_0:1 Got
+// async event : port error`, `... async fatal event on QP (0x..): local access violation work queue
+// error`, WARN kind ib_async_event). The process that logged one has the HCA open for NET/IB, so
+// the finding names its ranks outright.
+
+/** What an event in libibverbs' words (ibv_event_type_str, rdma-core) means for NCCL's traffic. */
+interface AsyncMeaning {
+  /** The finding's `event`. */
+  event: string;
+  severity: Severity;
+  advice: string;
+}
+
+const QP_ADVICE =
+  "A queue pair of NCCL's on this port went to the error state: its connection is lost (the peer sees completion errors, status 5 'flushed' or 12 'retry exceeded') and NCCL fails the communicator. " +
+  "An invalid request or an access violation usually comes from software, not the link: memory registration (GPUDirect RDMA, DMA-BUF, nvidia_peermem), mismatched NCCL or net plugin versions, NCCL_IB_* settings; compare with a run of the previous NCCL version.";
+const FABRIC_NEWS =
+  "News from the fabric (the port came back, the subnet manager reconfigured it): harmless alone, a flapping port when port errors come with it.";
+
+const GID_CHANGE: AsyncMeaning = {
+  event: "gid_change",
+  severity: "warning",
+  advice:
+    "The port's GID table changed (RoCE: an IP address of the interface was added, removed or moved): connections set up with the old GID break. Keep the addresses of RDMA interfaces stable while jobs run.",
+};
+
+const ASYNC: Readonly<Record<string, AsyncMeaning>> = {
+  "local catastrophic error": {
+    event: "device_fatal",
+    severity: "critical",
+    advice:
+      "The HCA itself failed (IBV_EVENT_DEVICE_FATAL): every connection through it is gone until the device is reset (driver reload or reboot). Look for mlx5_core health or firmware errors in the kernel log; drain the node if it repeats.",
+  },
+  "port error": {
+    event: "port_error",
+    severity: "critical",
+    advice:
+      "The port left the active state (IBV_EVENT_PORT_ERR): NCCL connections over it break (peers see completion error 12) or stall. Check the cable, the transceiver and the switch port (ibstat, the port's error counters, ringwatch_infiniband_*); events on many ports of many nodes at once point at a switch or the subnet manager.",
+  },
+  "local work queue catastrophic error": { event: "qp_fatal", severity: "critical", advice: QP_ADVICE },
+  "invalid request local work queue error": { event: "qp_request_error", severity: "critical", advice: QP_ADVICE },
+  "local access violation work queue error": { event: "qp_access_error", severity: "critical", advice: QP_ADVICE },
+  "CQ error": {
+    event: "cq_error",
+    severity: "critical",
+    advice: "A completion queue of NCCL's overran or failed (IBV_EVENT_CQ_ERR): the connections on it stop and NCCL fails the communicator.",
+  },
+  "SRQ catastrophic error": {
+    event: "srq_error",
+    severity: "warning",
+    advice: "A shared receive queue failed; NCCL uses none, so another user of the HCA in this process is concerned.",
+  },
+  "path migration request error": {
+    event: "path_migration_error",
+    severity: "warning",
+    advice: "A connection could not move to its alternate path (automatic path migration): the fabric lost a path.",
+  },
+  "GID table change": GID_CHANGE,
+  // NCCL 2.23+'s own words for IBV_EVENT_GID_CHANGE (libibverbs: `GID table change`).
+  "GID table changed": GID_CHANGE,
+  "port active": { event: "port_active", severity: "info", advice: FABRIC_NEWS },
+  "LID change": { event: "lid_change", severity: "info", advice: FABRIC_NEWS },
+  "P_Key change": { event: "pkey_change", severity: "info", advice: FABRIC_NEWS },
+  "SM change": { event: "sm_change", severity: "info", advice: FABRIC_NEWS },
+  "client reregistration": { event: "client_reregister", severity: "info", advice: FABRIC_NEWS },
+  "path migrated": { event: "path_migrated", severity: "info", advice: FABRIC_NEWS },
+  "send queue drained": { event: "sq_drained", severity: "info", advice: "A send queue drained: part of a connection's normal teardown." },
+  "last WQE reached": {
+    event: "last_wqe_reached",
+    severity: "info",
+    advice: "A queue pair's last work request completed: part of a connection's normal teardown.",
+  },
+  "SRQ limit reached": { event: "srq_limit", severity: "info", advice: "A shared receive queue ran low; NCCL uses none." },
+};
+
+const UNKNOWN_EVENT: AsyncMeaning = {
+  event: "unknown",
+  severity: "warning",
+  advice: "An async event NCCL does not know: look at the HCA's state (ibstat) and the kernel log around that time.",
+};
+const READER_FAILED: AsyncMeaning = {
+  event: "reader_failed",
+  severity: "warning",
+  advice: "NCCL's thread that reads the HCA's async events stopped: later events of this HCA go unreported. It follows a fatal event of the device.",
+};
+
+/** One ib_async_event WARN, with the process that logged it (none for a line of no known process). */
+export interface NcclAsyncWarn {
+  w: WarningRecord;
+  p?: ProcessState;
+}
+
+interface AsyncGroup {
+  meaning: AsyncMeaning;
+  words: string;
+  code?: number;
+  host?: string;
+  hca?: string;
+  port?: number;
+  procs: ProcessState[];
+  launcherRanks: number[];
+  where: string[];
+  count: number;
+}
+
+/** At most this many HCA groups from NCCL's async events. */
+const MAX_ASYNC_GROUPS = 32;
+
+/**
+ * One hca_error per host, HCA port and event of NCCL's async event WARNs, naming the device and
+ * port where NCCL printed them (2.20+), the processes that logged it and their ranks. 2.4's
+ * `Call to ibv_get_async_event failed` joins the process's event; alone, it is a finding of its own.
+ */
+export function ncclAsyncEventFindings(state: TrackedState, warns: readonly NcclAsyncWarn[]): Finding[] {
+  const groups = new Map<string, AsyncGroup>();
+  const byProc = new Map<string, AsyncGroup>();
+  const readerFailures: NcclAsyncWarn[] = [];
+  for (const x of warns) {
+    const f = ibAsyncFacts(x.w.message);
+    if (f.call === "ibv_get_async_event") {
+      readerFailures.push(x);
+      continue;
+    }
+    const words = f.ibEvent ?? "an unnamed event";
+    const meaning = ASYNC[words] ?? UNKNOWN_EVENT;
+    const g = group(groups, `${x.p?.host ?? ""}|${f.hca ?? ""}|${f.hcaPort ?? ""}|${meaning.event}|${meaning === UNKNOWN_EVENT ? words : ""}`, () => ({
+      meaning,
+      words,
+      ...(f.ibEventCode !== undefined ? { code: f.ibEventCode } : {}),
+      ...(x.p !== undefined ? { host: x.p.host } : {}),
+      ...(f.hca !== undefined ? { hca: f.hca } : {}),
+      ...(f.hcaPort !== undefined ? { port: f.hcaPort } : {}),
+    }));
+    if (g === undefined) continue;
+    add(g, x);
+    if (x.p !== undefined && !byProc.has(x.p.key)) byProc.set(x.p.key, g);
+  }
+  for (const x of readerFailures) {
+    const g =
+      (x.p !== undefined ? byProc.get(x.p.key) : undefined) ??
+      group(groups, `${x.p?.key ?? x.w.where}|reader`, () => ({
+        meaning: READER_FAILED,
+        words: "a failed read of its async events (ibv_get_async_event)",
+        ...(x.p !== undefined ? { host: x.p.host } : {}),
+      }));
+    if (g !== undefined) add(g, x, g.meaning === READER_FAILED);
+  }
+  return [...groups.values()].map((g) => asyncFinding(state, g));
+}
+
+function group(
+  groups: Map<string, AsyncGroup>,
+  key: string,
+  make: () => Omit<AsyncGroup, "procs" | "launcherRanks" | "where" | "count">,
+): AsyncGroup | undefined {
+  let g = groups.get(key);
+  if (g === undefined) {
+    if (groups.size >= MAX_ASYNC_GROUPS) return undefined;
+    g = { ...make(), procs: [], launcherRanks: [], where: [], count: 0 };
+    groups.set(key, g);
+  }
+  return g;
+}
+
+/** Adds a WARN to its group: an event counts, a failed read after it (`counted` false) is evidence only. */
+function add(g: AsyncGroup, x: NcclAsyncWarn, counted = true): void {
+  if (counted) g.count++;
+  if (g.where.length < MAX_EVIDENCE) g.where.push(x.w.where);
+  if (x.p !== undefined) {
+    if (!g.procs.includes(x.p)) g.procs.push(x.p);
+  } else if (x.w.rank !== undefined && !g.launcherRanks.includes(x.w.rank)) g.launcherRanks.push(x.w.rank);
+}
+
+function asyncFinding(state: TrackedState, g: AsyncGroup): Finding {
+  const ranks = uniq([...ranksOf(state, g.procs), ...g.launcherRanks]).sort((a, b) => a - b);
+  const processes = g.procs.map((p) => p.key);
+  const severity = g.meaning.severity;
+  const subject = g.hca !== undefined ? `HCA ${g.hca}${g.port !== undefined ? ` port ${g.port}` : ""}` : "An HCA (NCCL before 2.20 does not say which)";
+  const summary = hardwareWords.event({
+    kind: "hca_error",
+    subject,
+    ...(g.host !== undefined ? { host: g.host } : {}),
+    title: `"${g.words}"${g.code !== undefined ? ` (event ${g.code})` : ""}, an IB async event that NCCL logged`,
+    count: g.count,
+    firstAt: g.where[0] ?? "",
+    advice: g.meaning.advice,
+    pids: [],
+    names: [],
+    on: processes.length > 0 || ranks.length > 0 ? { ranks, processes, byPid: false, assumed: false, cause: severity !== "info" } : undefined,
+  });
+  return hardwareEvent("hca_error", {
+    severity,
+    summary,
+    ranks,
+    processes,
+    comm_id: null,
+    evidence: g.where,
+    count: g.count,
+    // The HCA as sysfs and ringwatch_infiniband_* name it; the port is in the summary.
+    ...(g.hca !== undefined ? { device: g.hca } : {}),
+    ...(g.host !== undefined ? { host: g.host } : {}),
+    event: g.meaning.event,
+    ...(g.code !== undefined ? { code: g.code } : {}),
+  });
 }

@@ -1,8 +1,12 @@
 /** Naming processes in findings: their ranks, and `host:pid [dev]`. */
 import type { TrackedState } from "../detect/verdict.js";
 import type { ProcessState } from "../state/model.js";
+import type { Finding } from "../../verdict/report.js";
 
-/** The ranks of these processes in the communicators seen; else the global rank a launcher prefix gave them. */
+/**
+ * The ranks of these processes in the communicators seen; else the global rank a launcher prefix
+ * gave them; else the rank of an Init START (a process whose init never completed).
+ */
 export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): number[] {
   const keys = new Set(procs.map((p) => p.key));
   const out = new Set<number>();
@@ -13,7 +17,21 @@ export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): nu
     for (const key of p.comms.values()) if (state.comms.get(key)?.ranks.size) known = true;
     if (!known) out.add(p.launcherRank);
   }
+  if (out.size === 0) for (const p of procs) for (const s of p.initStarts.values()) if (s.rank !== undefined) out.add(s.rank);
   return [...out].sort((a, b) => a - b);
+}
+
+/**
+ * Findings that name processes (`host:pid`) and no rank get the ranks the logs give those
+ * processes (ranksOf), so that every finding says which ranks it is about where the logs tell.
+ */
+export function withProcessRanks(state: TrackedState, findings: readonly Finding[]): Finding[] {
+  return findings.map((f) => {
+    if (f.ranks.length > 0 || f.processes.length === 0) return f;
+    const procs = f.processes.map((k) => state.processes.get(k)).filter((p): p is ProcessState => p !== undefined);
+    const ranks = ranksOf(state, procs);
+    return ranks.length > 0 ? { ...f, ranks } : f;
+  });
 }
 
 /** `host:pid [dev]` (the device of the line, when it had one). */

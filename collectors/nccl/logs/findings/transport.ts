@@ -3,7 +3,7 @@
  * network errors and NCCL errors, which analyze asks for through transportFindings.
  */
 import type { ProcessState, WarningRecord } from "../state/model.js";
-import { transportOf } from "../state/transport.js";
+import { ibVerbsMissing, transportOf } from "../state/transport.js";
 import type { TrackedState } from "../detect/verdict.js";
 import { errorFindings } from "./errors.js";
 import { ranksOf } from "./procs.js";
@@ -32,20 +32,25 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   const orphan = orphans.warnings.filter((w) => w.message.startsWith("NET/Socket"));
   if (socket.length === 0 && orphan.length === 0) return [];
   const interfaces = uniq(socket.map((p) => p.socketIfs).filter((x): x is string => x !== undefined));
-  const facts = { processes: socket.map((p) => p.key), noIb: socket.some((p) => p.evidence.has("no_ib")), interfaces };
+  // Processes whose NCCL could not load libibverbs: that, not a guess among causes, is why they use sockets.
+  const noVerbs = socket.map((p) => ({ p, w: ibVerbsMissing(p) })).filter((x): x is { p: ProcessState; w: WarningRecord } => x.w !== undefined);
+  const verbsAlone = noVerbs.length > 0 && noVerbs.length === socket.length;
+  const facts = { processes: socket.map((p) => p.key), noIb: !verbsAlone && socket.some((p) => p.evidence.has("no_ib")), interfaces };
   // Every process of the logs on one host: the sockets join ranks of that host (a test rig, or P2P/SHM turned off).
   const hosts = uniq(procs.map((p) => p.host));
   const oneHost = socket.length > 0 && procs.length > 1 && hosts.length === 1 ? hosts[0] : undefined;
+  const summary =
+    oneHost !== undefined
+      ? socketTransportWords.oneHost({ ...facts, host: oneHost })
+      : socketTransportWords.betweenNodes({ ...facts, loopback: interfaces.some((x) => x.startsWith("lo:") || x.includes(" lo:")) });
   return [
     socketTransport({
-      summary:
-        oneHost !== undefined
-          ? socketTransportWords.oneHost({ ...facts, host: oneHost })
-          : socketTransportWords.betweenNodes({ ...facts, loopback: interfaces.some((x) => x.startsWith("lo:") || x.includes(" lo:")) }),
+      summary: noVerbs.length > 0 ? `${summary} ${libibverbsCause(noVerbs, socket.length)}` : summary,
       ranks: ranksOf(state, socket),
       processes: socket.map((p) => p.key),
       comm_id: null,
       evidence: [
+        ...noVerbs.map((x) => x.w.where),
         ...socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link") ?? p.evidence.get("socket_warn")]),
         ...orphan.map((w) => w.where),
       ]
@@ -53,6 +58,27 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
         .slice(0, 5),
     }),
   ];
+}
+
+/**
+ * The cause, where NCCL said it: libibverbs could not be loaded, so NET/IB never started. (Words
+ * of this finding only; socketTransportWords in verdict/words.ts has no field for a known cause.)
+ */
+function libibverbsCause(noVerbs: readonly { p: ProcessState; w: WarningRecord }[], sockets: number): string {
+  const who =
+    noVerbs.length === sockets
+      ? sockets === 1
+        ? "this process"
+        : "these processes"
+      : noVerbs
+          .map((x) => x.p.key)
+          .slice(0, 4)
+          .join(", ");
+  const at = noVerbs[0]?.w.where ?? "";
+  return (
+    `The cause: NCCL could not load libibverbs in ${who} ("Failed to open libibverbs.so[.1]", ${at}), so NET/IB never started and NCCL fell back to TCP sockets. ` +
+    "Install the IB verbs library (rdma-core: libibverbs1 and the HCA's provider, e.g. libmlx5) in the job's image or mount it into the container."
+  );
 }
 
 function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {

@@ -70,7 +70,16 @@ export interface WarnDetail {
   ibDir?: string;
   localGid?: string;
   remoteGid?: string;
+  /** The HCA a completion, async event or QP failure names (`hca mlx5_26`, `NET/IB : mlx5_0:1 Got async event`, `on dev mlx5_0:1`). */
   hca?: string;
+  /** Its port (`mlx5_0:1`): ib_async_event and ib_qp_error from NCCL 2.20 / 2.24 on. */
+  hcaPort?: number;
+  /** ib_async_event: the event in libibverbs' words (`port error`, `local access violation work queue error`), or NCCL's (`GID table changed`). */
+  ibEvent?: string;
+  /** ib_async_event: the event's number where NCCL prints it (2.29+ `port error(10)`, `unknown event type (21)`). */
+  ibEventCode?: number;
+  /** ib_qp_error: the errno NCCL 2.24+ prints (`failed with 110 Connection timed out`). */
+  errno?: number;
   /** collective_mismatch: the rank named by NCCL. */
   mismatchRank?: number;
   /**

@@ -252,7 +252,8 @@ function levelPlace(s: string, k: number): boolean {
     const c = s.charCodeAt(b);
     // ] : > |, or NCCL's own `init.cc:1247` left from a header cut before it.
     const token = s.slice(s.lastIndexOf(" ", b) + 1, b + 1);
-    const sourceRef = token.includes(".cc:") || token.includes(".h:") || token.includes(".cu:");
+    // `.c:` too: net plugins built from NCCL's sources (`ibvwrap.c:262`, `ib_plugin.c:1615`).
+    const sourceRef = token.includes(".cc:") || token.includes(".h:") || token.includes(".cu:") || token.includes(".c:");
     if (c !== 93 && c !== 58 && c !== 62 && c !== 124 && !sourceRef) return false;
   }
   return true;

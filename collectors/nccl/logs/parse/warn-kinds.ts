@@ -67,6 +67,70 @@ export const WARN_KINDS = [
     ],
   },
   {
+    // Before system_error: 2.4's `Call to ibv_get_async_event failed` is the async thread's, not a failed setup.
+    kind: "ib_async_event",
+    words: "the HCA reported an async event: `NET/IB : mlx5_0:1 Got async event : port error`, `... async fatal event on QP (0x..): ...`",
+    forms: [
+      {
+        // warn.ts ibAsync: NCCL's async event thread, every form 2.3-2.30 (`Got async event : %s`, 2.20's device and
+        // port before it, 2.23's `async fatal event[ on CQ|QP|SRQ ...]: %s` / `Got async error event: %s`, 2.29's
+        // `Got non-fatal async event: %s(%d)`, `GID table changed`, `unknown event type (%d)`). No real capture of the
+        // `Got async error event`, `Got non-fatal async event`, CQ, SRQ, GID and unknown forms is known; the
+        // tests build them from NCCL's format strings.
+        start: "NET/IB",
+        any: [" async event", " async fatal event", " async error event", "GID table changed", "unknown event type"],
+        fields: "ibAsync",
+        captures: [
+          { file: "nccl-pasted/59-ib-async-2.4-local-catastrophic-error-mpirun-tags-iso-timestamps.log", line: 2 },
+          { file: "nccl-pasted/60-ib-async-2.14-port-error-eight-procs-node48-then-completion-error12.log", line: 5 },
+          { file: "nccl-pasted/61-ib-async-2.20.3-mlx5_0-port1-local-access-violation-then-status5.log", line: 2 },
+          { file: "nccl-pasted/62-ib-async-2.25.1-mlx5_1-port1-fatal-event-on-qp-invalid-request.log", line: 2 },
+          { file: "nccl-pasted/63-ib-async-2.27-mlx5_ib0-fatal-qp-access-violation-ncclibtest-status4-hca.log", line: 3 },
+        ],
+      },
+      {
+        // 2.4-2.5 (misc/ibvwrap.cu): the async thread's read failed, after the device's fatal event.
+        any: ["Call to ibv_get_async_event"],
+        fields: "ibAsync",
+        captures: [{ file: "nccl-pasted/59-ib-async-2.4-local-catastrophic-error-mpirun-tags-iso-timestamps.log", line: 4 }],
+      },
+    ],
+  },
+  {
+    // Before timeout and system_error: `failed with 110 Connection timed out` is a queue pair that could not connect.
+    kind: "ib_qp_error",
+    words: "IB verbs could not connect a queue pair: `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, ...`",
+    forms: [
+      {
+        // warn.ts ibQp: `Call to ibv_modify_qp failed with error Network is unreachable` (to 2.23), 2.24+'s
+        // `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, ...`.
+        any: ["Call to ibv_modify_qp failed"],
+        fields: "ibQp",
+        captures: [
+          { file: "nccl/59-error-2.5.6-ibv_modify_qp-invalid-argument.log", line: 8 },
+          { file: "nccl-pasted/31-nccl-2.18-ibv-modify-qp-network-unreachable-proxy-connect-failed.log", line: 2 },
+          { file: "nccl-pasted/58-ibv-modify-qp-2.27-errno110-connection-timed-out-on-dev-redacted.log", line: 2 },
+        ],
+      },
+    ],
+  },
+  {
+    // Before system_error: a missing library is no failure; NCCL goes on over NET/Socket.
+    kind: "ib_unavailable",
+    words: "NCCL cannot load IB verbs and falls back to sockets: `Failed to open libibverbs.so[.1]`",
+    forms: [
+      {
+        // `Failed to open libibverbs.so[.1]` (misc/ibvwrap.cc, a WARN to 2.18; an INFO from 2.19, net.ts).
+        any: ["libibverbs"],
+        fields: "libibverbs",
+        captures: [
+          { file: "nccl/35-socket-2.4.8-libibverbs-missing.log", line: 13 },
+          { file: "nccl/38-socket-2.7.8-libibverbs-missing-ansi-remnant.log", line: 6 },
+        ],
+      },
+    ],
+  },
+  {
     kind: "net_completion_error",
     words: "a net plugin's request failed: aws-ofi-nccl `NET/OFI Request ... completed with error`",
     forms: [
@@ -195,7 +259,7 @@ export const WARN_KINDS = [
     ],
   },
   {
-    // Before system_error: `Call to ibv_modify_qp failed with error Connection timed out` is a timeout.
+    // Before system_error: `Call to recv failed : Connection timed out` is a timeout (ibv_modify_qp's is ib_qp_error's).
     kind: "timeout",
     words: undefined,
     // No real capture of a WARN that says `timed out` or `timeout` is known (test/fixtures/ has none).
@@ -226,20 +290,10 @@ export const WARN_KINDS = [
         ],
       },
       {
-        // `Call to ibv_create_cq failed`, `Call to ibv_modify_qp failed with error Invalid argument`
+        // `Call to ibv_create_cq failed` (ibv_modify_qp is ib_qp_error's, ibv_get_async_event ib_async_event's)
         any: ["Call to "],
         fields: "socketFailure",
-        captures: [
-          { file: "nccl/10-init-2.7.8-roce-2node-ibv_create_cq-warn.log", line: 14 },
-          { file: "nccl/59-error-2.5.6-ibv_modify_qp-invalid-argument.log", line: 8 },
-          { file: "nccl-pasted/31-nccl-2.18-ibv-modify-qp-network-unreachable-proxy-connect-failed.log", line: 2 },
-        ],
-      },
-      {
-        // `Failed to open libibverbs.so[.1]`
-        any: ["libibverbs"],
-        fields: "socketFailure",
-        captures: [{ file: "nccl/35-socket-2.4.8-libibverbs-missing.log", line: 13 }],
+        captures: [{ file: "nccl/10-init-2.7.8-roce-2node-ibv_create_cq-warn.log", line: 14 }],
       },
       // No real capture of a WARN that says `system error` is known.
       { any: ["ystem error"], fields: "socketFailure", captures: [] },

@@ -8,10 +8,33 @@ import { pluginGdrOff } from "./net.js";
 import { netCompletion } from "./net-plugin.js";
 import { sizeMismatch } from "./size-mismatch.js";
 import { WARN_KINDS, type WarnFields, type WarnParser } from "./warn-kinds.js";
-import { find, isDigit, pos, readInt, skipSpaces, tokenEnd } from "./scan.js";
+import { find, isDigit, pos, readInt, skipSpaces, tokenEnd, trimEnd } from "./scan.js";
 
 /** `host<port>` at i: fills peer/peerPort. The peer may be an IPv4/IPv6 address or a host name. */
+/**
+ * `[10.0.0.7](http://10.0.0.7)<1234>`: an address a Markdown renderer made a link of, pasted back
+ * as its markup: the link text, and where the rest (the `<port>`) starts.
+ */
+function unlinked(s: string, i: number, end: number): { text: string; next: number } | undefined {
+  if (s.charCodeAt(i) !== 91 /* [ */) return undefined;
+  const te = tokenEnd(s, i, end);
+  const close = s.indexOf("](", i);
+  if (close < 0 || close > te) return undefined;
+  const paren = s.indexOf(")", close + 2);
+  if (paren < 0 || paren > te) return undefined;
+  return { text: s.slice(i + 1, close), next: paren + 1 };
+}
+
 function peerAt(s: string, i: number, end: number, d: WarnDetail): void {
+  const link = unlinked(s, i, end);
+  if (link !== undefined) {
+    d.peer = link.text;
+    if (s.charCodeAt(link.next) === 60 /* < */) {
+      const port = readInt(s, link.next + 1, end);
+      if (port !== undefined && s.charCodeAt(pos) === 62 /* > */) d.peerPort = port;
+    }
+    return;
+  }
   const te = tokenEnd(s, i, end);
   const lt = s.indexOf("<", i);
   if (lt > i && lt < te) {
@@ -103,11 +126,117 @@ function socketFailure(s: string, i: number, end: number, d: WarnDetail): void {
   }
 }
 
+/** `mlx5_0:1` at i (to its end, or a comma): fills hca and hcaPort; false when the token is no `name:port`. */
+function hcaPortAt(s: string, i: number, end: number, d: WarnDetail): boolean {
+  let te = tokenEnd(s, i, end);
+  if (te > i && s.charCodeAt(te - 1) === 44 /* , */) te--;
+  const colon = s.lastIndexOf(":", te - 1);
+  if (colon <= i || colon >= te - 1) return false;
+  const port = readInt(s, colon + 1, te);
+  if (port === undefined || pos !== te) return false;
+  const name = s.slice(i, colon);
+  // `N/A:-1`: NCCL could not tell the device of the QP.
+  if (name !== "N/A") d.hca = name;
+  // NCCL prints -1 where it could not query the QP's port.
+  if (port >= 0) d.hcaPort = port;
+  return true;
+}
+
+/**
+ * NCCL's IB async event thread (net_ib.cc / net_ib/common.cc ncclIbAsyncThreadMain), every form
+ * 2.3-2.30: `NET/IB : Got async event : %s` (to 2.19); `NET/IB : %s:%d Got async event : %s`
+ * (2.20-2.22, device and port); from 2.23 `NET/IB : %s:%d async fatal event: %s`, `... async
+ * fatal event on CQ (%p): %s`, `... on QP (%p): %s` (2.29+ with `qpn=.. state=.. rq_psn=..` before
+ * the colon), `... on SRQ, unused for now (%p): %s`, `... Got async error event: %s` (2.23-2.28),
+ * `... Got non-fatal async event: %s(%d)` (2.29+), `... GID table changed`, `... unknown event
+ * type (%d)`. The %s is libibverbs' ibv_event_type_str (`port error`, `local catastrophic error`).
+ * Also 2.4-2.5's `Call to ibv_get_async_event failed`: the thread's read failed (after a fatal event).
+ */
+function ibAsync(s: string, i: number, end: number, d: WarnDetail): void {
+  if (find(s, "ibv_get_async_event", i, end) >= 0) {
+    d.call = "ibv_get_async_event";
+    return;
+  }
+  // The device: the token after `NET/IB : ` when it is `name:port` (2.20+).
+  const c = s.indexOf(":", i);
+  const event = find(s, "event", i, end);
+  if (c > 0 && c < end && (event < 0 || c < event)) hcaPortAt(s, skipSpaces(s, c + 1, end), end, d);
+  if (event < 0) {
+    if (find(s, "GID table changed", i, end) >= 0) d.ibEvent = "GID table changed";
+    return;
+  }
+  const sep = s.lastIndexOf(": ", end - 1);
+  if (sep > event) {
+    let we = end;
+    // 2.29+ `port error(10)`: the number after the words.
+    if (s.charCodeAt(we - 1) === 41 /* ) */) {
+      const lp = s.lastIndexOf("(", we - 1);
+      const code = lp > sep ? readInt(s, lp + 1, we - 1) : undefined;
+      if (code !== undefined && code >= 0 && pos === we - 1) {
+        d.ibEventCode = code;
+        we = lp;
+      }
+    }
+    const words = s.slice(skipSpaces(s, sep + 2, we), we).trim();
+    if (words !== "") d.ibEvent = words;
+    return;
+  }
+  const u = find(s, "unknown event type (", event - 8, end);
+  if (u >= 0) {
+    d.ibEvent = "unknown event type";
+    const code = readInt(s, u + 20, end);
+    if (code !== undefined && code >= 0) d.ibEventCode = code;
+  }
+}
+
+/**
+ * `Call to ibv_modify_qp failed with error Network is unreachable` (to 2.23) and 2.24+'s `Call to
+ * ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state
+ * RTR, local GID index 3, local GID ::ffff:.., remote GID ::ffff:..` (misc/ibvwrap.cc): error is
+ * everything NCCL said after `failed with `, errno its number, hca/hcaPort the `on dev` device.
+ */
+function ibQp(s: string, i: number, end: number, d: WarnDetail): void {
+  d.call = "ibv_modify_qp";
+  const k = find(s, "failed with ", i, end);
+  if (k < 0) return;
+  let e = k + 12;
+  if (s.startsWith("error ", e)) e += 6;
+  else if (isDigit(s.charCodeAt(e))) {
+    const n = readInt(s, e, end);
+    if (n !== undefined) d.errno = n;
+  }
+  const text = s.slice(e, end).trim();
+  if (text !== "") d.error = text;
+  const dev = find(s, "on dev ", e, end);
+  if (dev >= 0) hcaPortAt(s, dev + 7, end, d);
+}
+
+/** The HCA, port and event of an ib_async_event WARN's message (as a WarningRecord keeps it). */
+export function ibAsyncFacts(message: string): Pick<WarnDetail, "hca" | "hcaPort" | "ibEvent" | "ibEventCode" | "call"> {
+  const d: WarnDetail = { warnKind: "ib_async_event" };
+  ibAsync(message, 0, trimEnd(message, 0, message.length), d);
+  return { hca: d.hca, hcaPort: d.hcaPort, ibEvent: d.ibEvent, ibEventCode: d.ibEventCode, call: d.call };
+}
+
+/** The HCA and port of an ib_qp_error WARN's message (2.24+ `on dev mlx5_0:1`), if it names them. */
+export function ibQpDevice(message: string): { hca?: string; hcaPort?: number } {
+  const d: WarnDetail = { warnKind: "ib_qp_error" };
+  ibQp(message, 0, trimEnd(message, 0, message.length), d);
+  return { hca: d.hca, hcaPort: d.hcaPort };
+}
+
 /** Fills the fields of a literal form; `after` is where its first `any` substring found ends. May name another kind than the row's. */
 type Reader = (s: string, i: number, end: number, d: WarnDetail, after: number) => WarnKind | undefined;
 
 const FIELDS: Record<WarnFields, Reader> = {
   ibCompletion: (s, i, end, d) => void ibCompletion(s, i, end, d),
+  ibAsync: (s, i, end, d) => void ibAsync(s, i, end, d),
+  ibQp: (s, i, end, d) => void ibQp(s, i, end, d),
+  libibverbs: (_s, _i, _end, d) => {
+    d.call = "dlopen";
+    d.error = "libibverbs missing";
+    return undefined;
+  },
   socketFailure: (s, i, end, d) => void socketFailure(s, i, end, d),
   socketCreation: (s, i, end, d) => {
     d.call = "socket";

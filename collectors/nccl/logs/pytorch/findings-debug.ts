@@ -2,13 +2,30 @@
  * Findings from PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint mismatches and monitoredBarrier
  * failures (parse/pytorch-debug.ts). A mismatch names the two ranks and what differs: the sequence
  * number (the lower rank is behind: it skipped or has not reached a collective), the op, the tensor
- * shape or the dtype. A rank that fails monitoredBarrier never reached the barrier: it is behind,
+ * shape or the dtype. The second fingerprint may be the decoded length check (decodedLength): then
+ * it says nothing of that rank's sequence number or op. A rank that fails monitoredBarrier never reached the barrier: it is behind,
  * and the job hangs there.
  */
 import type { PytorchLog } from "./log.js";
+import type { PtFingerprint } from "./types.js";
 import { uniq, type Finding } from "../../verdict/report.js";
 import { collectiveMismatch, hangSuspected, rankBehind } from "../../verdict/finding.js";
 import { collectiveMismatchWords, fingerprintText, hangSuspectedWords, rankBehindWords } from "../../verdict/words.js";
+
+/**
+ * Whether the second fingerprint of a mismatch is PyTorch's decoding of the other rank's length
+ * check rather than its collective (ProcessGroupWrapper.cpp: CollectiveFingerPrint::verify first
+ * allgathers the length of each rank's serialized fingerprint; when the lengths differ,
+ * deserialize_fingerprint reads the one-element length tensor as a fingerprint: OpType = the
+ * length, SequenceNumber = 0, no tensors, printed `SequenceNumber=0OpType=X`). The lengths are equal
+ * only when both sides have no tensors and the same op, so a tensorless `SequenceNumber=0` beside a
+ * fingerprint with tensors, or beside a tensorless one of another op, says neither the other rank's
+ * sequence number nor its op: no evidence that it is behind.
+ */
+export function decodedLength(a: PtFingerprint | undefined, b: PtFingerprint | undefined): boolean {
+  if (b?.seq !== 0 || b.tensors !== false || a === undefined) return false;
+  return a.tensors === true || (a.tensors === false && a.op !== undefined && b.op !== undefined && a.op !== b.op);
+}
 
 export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): Finding[] {
   const out: Finding[] = [];
@@ -22,6 +39,7 @@ export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): 
       const ranks = [a, b].filter((r): r is number => r !== undefined);
       const A = ev.a ?? {};
       const B = ev.b ?? {};
+      const lengthOnly = decodedLength(ev.a, ev.b);
       out.push(
         collectiveMismatch({
           summary: collectiveMismatchWords.detail({ rankA: a, a: ev.a, rankB: b, b: ev.b }),
@@ -31,10 +49,10 @@ export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): 
           evidence: [ev.where],
           ...(A.seq !== undefined ? { seq: A.seq } : {}),
           ...(A.op !== undefined ? { op: A.op } : {}),
-          ...(B.op !== undefined && B.op !== A.op ? { other_op: B.op } : {}),
+          ...(B.op !== undefined && B.op !== A.op && !lengthOnly ? { other_op: B.op } : {}),
         }),
       );
-      if (A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq && a !== undefined && b !== undefined) {
+      if (!lengthOnly && A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq && a !== undefined && b !== undefined) {
         const [lo, hi, loSeq, hiSeq] = A.seq < B.seq ? [a, b, A.seq, B.seq] : [b, a, B.seq, A.seq];
         out.push(
           rankBehind({
@@ -116,6 +134,8 @@ function runningBehind(t: Pick<PytorchLog, "running">): Finding | undefined {
     severity: "warning",
     summary: rankBehindWords.detailRunning({ behind, seq: min, ahead, aheadSeq: max, op }),
     ranks: behind,
+    // The ranks that ran the next collective already: if the job hung here, they wait in it.
+    waiting_ranks: ahead,
     processes: [],
     comm_id: null,
     evidence: last

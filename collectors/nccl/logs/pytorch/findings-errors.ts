@@ -40,8 +40,27 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
   });
 }
 
-export function pytorchErrorFindings(t: Pick<PytorchLog, "errors">): Finding[] {
+/** `Some NCCL operations have failed or timed out` and `we are taking the entire process down`: what follows any failure the watchdog saw. */
+const AFTERMATH: ReadonlySet<string> = new Set(["ops_failed", "taking_down"]);
+
+/**
+ * `timedOut`: the logs hold a watchdog timeout (a `Watchdog caught collective operation timeout`
+ * line, or a status line naming the work that failed). Then a rank whose only error lines are the
+ * aftermath (ProcessGroupNCCL prints them after the timeout it handles) has no NCCL error of its own.
+ */
+export function pytorchErrorFindings(t: Pick<PytorchLog, "errors">, timedOut = false): Finding[] {
+  return [...errorsByRank(t)].filter(([, es]) => !timedOut || es.some((e) => !AFTERMATH.has(e.what))).map(([rank, es]) => oneRank(rank, es));
+}
+
+function errorsByRank(t: Pick<PytorchLog, "errors">): Map<string, PtError[]> {
   const byRank = new Map<string, PtError[]>();
   for (const e of t.errors) byRank.set(String(e.rank ?? "?"), [...(byRank.get(String(e.rank ?? "?")) ?? []), e]);
-  return [...byRank].map(([rank, es]) => oneRank(rank, es));
+  return byRank;
+}
+
+/** The ranks whose only error lines are the aftermath of a failure their watchdog saw, with those lines. */
+export function aftermathOnly(t: Pick<PytorchLog, "errors">): { rank: number; where: string[] }[] {
+  return [...errorsByRank(t)]
+    .filter(([rank, es]) => rank !== "?" && es.every((e) => AFTERMATH.has(e.what)))
+    .map(([rank, es]) => ({ rank: Number(rank), where: es.map((e) => e.where) }));
 }

@@ -16,6 +16,9 @@ import { uniq, type Finding } from "../../verdict/report.js";
 import { collectiveMismatch, hangSuspected, rankBehind, watchdogTimeout } from "../../verdict/finding.js";
 import { collectiveMismatchWords, hangSuspectedWords, rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
 
+/** The most SeqNums one rank's oldest pending work may be past another's in a group no line named (PyTorch 1.13 `[Rank 0] Watchdog caught ...`). */
+export const MAX_UNNAMED_LEAD = 64;
+
 interface RankView {
   rank: number;
   /** Its oldest unfinished work, from a watchdog timeout. */
@@ -36,6 +39,8 @@ interface Group {
   /** Ranks that printed a watchdog timeout in this group. */
   timedOut: Set<number | undefined>;
   signs: HangSignRecord[];
+  /** Some line named the group; else it is the default group by guess, and unnamed lines of different groups may be in it. */
+  named: boolean;
 }
 
 /**
@@ -67,12 +72,13 @@ export type PtGroupRecords = Pick<PytorchLog, "watchdogs" | "workStatus" | "hang
 
 function groupsOf(t: PtGroupRecords): Group[] {
   const groups = new Map<string, Group>();
-  const group = (r: { pg: string; pgLabel: string }): Group => {
+  const group = (r: { pg: string; pgLabel: string; pgNamed?: boolean }): Group => {
     let g = groups.get(r.pg);
     if (g === undefined) {
-      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], timedOut: new Set(), signs: [] };
+      g = { key: r.pg, label: r.pgLabel, ranks: new Map(), watchdogs: [], timedOut: new Set(), signs: [], named: false };
       groups.set(r.pg, g);
     }
+    if (r.pgNamed === true) g.named = true;
     // The longest label carries the name (`PG 0 (default_pg)` over `PG 0`).
     if (r.pgLabel.length > g.label.length) g.label = r.pgLabel;
     return g;
@@ -100,8 +106,9 @@ function groupsOf(t: PtGroupRecords): Group[] {
   for (const s of t.workStatus as readonly WorkStatusRecord[]) {
     if (s.rank === undefined) continue;
     const v = view(group(s), s.rank);
-    if (s.lastEnqueued !== undefined) v.enq = Math.max(v.enq ?? -1, s.lastEnqueued);
-    if (s.lastCompleted !== undefined) v.done = Math.max(v.done ?? -1, s.lastCompleted);
+    // -1: nothing enqueued / completed yet (the first work is 1), the same as 0.
+    if (s.lastEnqueued !== undefined) v.enq = Math.max(v.enq ?? 0, s.lastEnqueued, 0);
+    if (s.lastCompleted !== undefined) v.done = Math.max(v.done ?? 0, s.lastCompleted, 0);
     if (s.failedSeq !== undefined) {
       v.failedSeq ??= s.failedSeq;
       if (v.pending === undefined) v.pending = { seq: s.failedSeq };
@@ -129,23 +136,36 @@ function base(g: Group, views: readonly RankView[]): Pick<Finding, "processes" |
 
 function watchdogFindings(g: Group, out: Finding[]): void {
   const bySeqOp = new Map<string, WatchdogRecord[]>();
+  // A rank's line cut before its SeqNum (`...terminated with exception: [Rank 3] Watchdog caught collective oper`)
+  // repeats the timeout its whole line names: no second finding.
+  const named = new Set(g.watchdogs.filter((w) => w.seq !== undefined && w.rank !== undefined).map((w) => w.rank));
   for (const w of g.watchdogs) {
+    if (w.seq === undefined && w.rank !== undefined && named.has(w.rank)) continue;
     const k = `${w.seq ?? "?"}|${w.opType ?? "?"}`;
     bySeqOp.set(k, [...(bySeqOp.get(k) ?? []), w]);
   }
+  // Ranks whose status line says which work failed and that printed no timeout line here (a paste
+  // kept only their status line): they join the timeout of the same work.
+  const statusOnly = [...g.ranks.values()].filter((v) => v.failedSeq !== undefined && !g.timedOut.has(v.rank));
+  const joined = new Set<number>();
+  const seqsWithOps = new Map<number, number>();
+  for (const ws of bySeqOp.values()) if (ws[0]?.seq !== undefined) seqsWithOps.set(ws[0].seq, (seqsWithOps.get(ws[0].seq) ?? 0) + 1);
   for (const ws of bySeqOp.values()) {
     const w0 = ws[0];
     if (w0 === undefined) continue;
-    const ranks = uniq(ws.map((w) => w.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
+    // Only where one collective timed out at that SeqNum (two ops at one SeqNum: which one the rank was in is unknown).
+    const join = w0.seq !== undefined && seqsWithOps.get(w0.seq) === 1 ? statusOnly.filter((v) => v.failedSeq === w0.seq) : [];
+    for (const v of join) joined.add(v.rank);
+    const ranks = uniq([...ws.map((w) => w.rank).filter((r): r is number => r !== undefined), ...join.map((v) => v.rank)]).sort((a, b) => a - b);
     const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
     const timeoutMs = ws.find((w) => w.timeoutMs !== undefined)?.timeoutMs;
     out.push(
       watchdogTimeout({
         summary: watchdogTimeoutWords.timedOut({ group: g.label, ranks, seq: w0.seq, op: w0.opType, ranForMs: ran, timeoutMs }),
         ranks,
-        processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
+        processes: uniq([...ws.map((w) => w.processKey), ...join.map((v) => v.proc)].filter((p): p is string => p !== undefined)),
         comm_id: null,
-        evidence: ws.map((w) => w.where).slice(0, 5),
+        evidence: uniq([...ws.map((w) => w.where), ...join.flatMap((v) => v.where)]).slice(0, 5),
         process_group: g.label,
         ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
         ...(w0.opType ? { op: w0.opType } : {}),
@@ -156,7 +176,7 @@ function watchdogFindings(g: Group, out: Finding[]): void {
   // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
   const bySeq0 = new Map<number, RankView[]>();
   for (const v of g.ranks.values()) {
-    if (v.failedSeq === undefined || g.timedOut.has(v.rank)) continue;
+    if (v.failedSeq === undefined || g.timedOut.has(v.rank) || joined.has(v.rank)) continue;
     bySeq0.set(v.failedSeq, [...(bySeq0.get(v.failedSeq) ?? []), v]);
   }
   for (const [seq, vs] of bySeq0) {
@@ -279,6 +299,10 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
     // Known only from watchdog timeouts: the lowest waits in its own work, which the others got past;
     // the first work they are not known to have enqueued is S + 1.
     const watchdogOnly = stuck.every((v) => v.enq === undefined && v.pending !== undefined);
+    // Watchdog lines that name no group, in a group no line named, may be of different groups (each
+    // counts its own SeqNum). In one group a rank gets only a few collectives past another: each
+    // needs every rank, and only rooted ones (a broadcast's root) can finish first. Far apart: no rank behind.
+    if (watchdogOnly && !g.named && Math.max(...past.map((v) => v.pending?.seq ?? S)) - S > MAX_UNNAMED_LEAD) return;
     const summary = watchdogOnly
       ? rankBehindWords.pytorchStillWaits({
           group: g.label,
@@ -298,10 +322,24 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
     out.push(silent);
     return;
   }
+  const ranks = stuck.map((v) => v.rank);
+  // The watchdog already timed out in that work: one finding says both (the timeout, and that every rank is in it).
+  const timeout = out.findIndex((f) => f.kind === "watchdog_timeout" && f.process_group === g.label && f.seq === S);
+  const t = out[timeout];
+  if (t !== undefined) {
+    const all = uniq([...t.ranks, ...ranks]).sort((a, b) => a - b);
+    out[timeout] = {
+      ...t,
+      summary: `${t.summary} ${watchdogTimeoutWords.noneCompleted({ ranks: all, enqueued: maxEnq })}`,
+      ranks: all,
+      evidence: uniq([...t.evidence, ...base(g, stuck).evidence]).slice(0, 5),
+    };
+    return;
+  }
   out.push(
     hangSuspected({
-      summary: hangSuspectedWords.pytorch({ group: g.label, ranks: stuck.map((v) => v.rank), seq: S, enqueued: maxEnq }),
-      ranks: stuck.map((v) => v.rank),
+      summary: hangSuspectedWords.pytorch({ group: g.label, ranks, seq: S, enqueued: maxEnq }),
+      ranks,
       ...base(g, stuck),
       seq: S,
     }),
@@ -351,10 +389,16 @@ function signFindings(g: Group, out: Finding[]): void {
         .map((s) => s.rank)
         .filter((r): r is number => r !== undefined),
     ).sort((a, b) => a - b);
+    // Receivers whose status shows work enqueued and not completed wait in the group for it.
+    const waiting = receivers.filter((r) => {
+      const v = g.ranks.get(r);
+      return v?.enq !== undefined && v.done !== undefined && v.enq > v.done;
+    });
     out.push(
       watchdogTimeout({
         summary: watchdogTimeoutWords.firstSignal({ group: g.label, rank: from, receivers }),
         ranks: [from],
+        ...(waiting.length > 0 ? { waiting_ranks: waiting } : {}),
         processes: [],
         comm_id: null,
         evidence: signals

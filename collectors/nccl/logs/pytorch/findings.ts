@@ -1,10 +1,10 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
 import type { Tracker } from "../state/tracker.js";
-import { pytorchErrorFindings } from "./findings-errors.js";
+import { aftermathOnly, pytorchErrorFindings } from "./findings-errors.js";
 import { processGroupFindings } from "./findings-groups.js";
 import type { Finding } from "../../verdict/report.js";
 import { rankBehind } from "../../verdict/finding.js";
-import { rankBehindWords } from "../../verdict/words.js";
+import { rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
 
 /** Every rank the logs' communicators name (for "which rank did not report"). */
 export function knownRanks(t: Tracker): Set<number> {
@@ -38,6 +38,29 @@ export function pytorchFindings(t: Tracker): Finding[] {
       }),
     );
   }
-  out.push(...pytorchErrorFindings(t.pt));
+  const timedOut = t.pt.watchdogs.length > 0 || t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined);
+  out.push(...pytorchErrorFindings(t.pt, timedOut));
+  if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
   return out;
+}
+
+/**
+ * Ranks that printed only the aftermath of a failure (`Some NCCL operations have failed or timed
+ * out`, `taking the entire process down`) failed too: where every timeout found is of one process
+ * group, they join its finding (the lines that say it among its evidence). Timeouts of several
+ * groups: which one they were in is unknown, and nothing is added.
+ */
+function withAftermathRanks(out: Finding[], ranks: readonly { rank: number; where: string[] }[]): void {
+  const timeouts = out.map((f, i) => ({ f, i })).filter(({ f }) => f.kind === "watchdog_timeout");
+  const first = timeouts[0];
+  if (first === undefined || timeouts.some(({ f }) => f.process_group !== first.f.process_group)) return;
+  const add = ranks.filter((r) => !timeouts.some(({ f }) => f.ranks.includes(r.rank)));
+  if (add.length === 0) return;
+  const f = first.f;
+  out[first.i] = {
+    ...f,
+    summary: `${f.summary} ${watchdogTimeoutWords.aftermath({ ranks: add.map((r) => r.rank) })}`,
+    ranks: [...f.ranks, ...add.map((r) => r.rank)].sort((a, b) => a - b),
+    evidence: [...f.evidence, ...add.flatMap((r) => r.where.slice(0, 1))],
+  };
 }

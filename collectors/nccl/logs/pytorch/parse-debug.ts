@@ -14,7 +14,7 @@
  * The second fingerprint is often cut by the paste; what is there is kept.
  */
 import { parsePrefix } from "../parse/prefix.js";
-import { find, readInt } from "../parse/scan.js";
+import { find, pos, readInt } from "../parse/scan.js";
 import type { PtBarrierEvent, PtFingerprint, PtMismatchEvent, PtRunningEvent } from "./types.js";
 
 /** `CollectiveFingerPrint(` ... up to its `)` or the end. */
@@ -25,8 +25,13 @@ function fingerprint(s: string, k: number, end: number): PtFingerprint {
   const sk = find(s, "SequenceNumber=", k, stop);
   if (sk >= 0) {
     const v = readInt(s, sk + 15, stop);
-    if (v !== undefined) fp.seq = v;
+    if (v !== undefined) {
+      fp.seq = v;
+      if (s.startsWith("OpType=", pos)) fp.tensors = false;
+      else if (s.startsWith(", OpType=", pos)) fp.tensors = true;
+    }
   }
+  if (fp.tensors === undefined && find(s, "TensorShape=", k, stop) >= 0) fp.tensors = true;
   const ok = find(s, "OpType=", k, stop);
   if (ok >= 0) {
     let e = ok + 7;

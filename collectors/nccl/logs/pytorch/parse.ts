@@ -4,7 +4,9 @@
  * Log header forms: `[rank7]:[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607] ` (c10 logger, 2.2+),
  * `[E ProcessGroupNCCL.cpp:737] ` (older), glog `E0816 01:45:40.183009 1234 ProcessGroupNCCL.cpp:607] `;
  * then ProcessGroupNCCL's own prefix `[Rank 7] `, `[PG 0 Rank 144] `, `[PG 0 (default_pg) Rank 7] `
- * or `[PG ID 0 PG GUID 0(default_pg) Rank 118] ` (group-local rank).
+ * or `[PG ID 0 PG GUID 0(default_pg) Rank 118] ` (group-local rank); the name in parentheses is the
+ * group's description as the job gave it (`default_pg`, `gloo:tp`, `ncclx:dp_replicate`: read as it
+ * is). TorchComms' in-tree NCCL backend (c10d/nccl2) writes `[TC][rank=3][name=0] ` instead.
  */
 import type { NcclEvent, PtBase, PtDumpEvent, PtErrorEvent, PtHeartbeatEvent, PtWatchdogTimeoutEvent, PtWorkStatusEvent, WarnDetail } from "../parse/types.js";
 import { parsePrefix } from "../parse/prefix.js";
@@ -82,6 +84,28 @@ function pgPrefix(s: string, i: number, end: number, b: PtBase): number {
   return i;
 }
 
+/**
+ * The in-tree TorchComms NCCL backend's (c10d/nccl2, `TC_LOG`) prefix `[TC][rank=3][name=<comm name>] `:
+ * rank inside the group, and the group's name (its GUID, e.g. `0`, or a name such as `ncclx:tp`).
+ */
+function tcPrefix(s: string, i: number, end: number, b: PtBase): number {
+  if (!s.startsWith("[TC]", i)) return i;
+  let k = i + 4;
+  for (let guard = 0; guard < 2 && s.charCodeAt(k) === 91; guard++) {
+    const close = s.indexOf("]", k);
+    if (close < 0 || close >= end || close - k > 160) break;
+    if (s.startsWith("rank=", k + 1)) {
+      const r = readInt(s, k + 6, close);
+      if (r !== undefined && pos === close) b.pgRank = r;
+    } else if (s.startsWith("name=", k + 1) && close > k + 6) {
+      b.pgName = s.slice(k + 6, close);
+      b.pgGuid = b.pgName;
+    } else break;
+    k = close + 1;
+  }
+  return skipSpaces(s, k, end);
+}
+
 /** Integer value of `Key=` terminated by `,` or `)` (a hard-wrapped line must not yield a cut number). */
 function field(s: string, key: string, from: number, end: number): number | undefined {
   const k = find(s, key, from, end);
@@ -114,11 +138,26 @@ function workNccl(s: string, i: number, end: number, ev: PtWatchdogTimeoutEvent)
   }
 }
 
-/** Work status numbers of a dump-signal / exception message. */
+/**
+ * `label` N where N ends with one of `stops` (a char code), or with the line when `atEnd`: a paste
+ * that cut the line inside the number must not yield a smaller one.
+ */
+function workNumber(s: string, label: string, i: number, end: number, stops: readonly number[], atEnd: boolean): number | undefined {
+  const v = intAfter(s, label, i, end);
+  if (v === undefined) return undefined;
+  return (pos >= end && atEnd) || (pos < end && stops.includes(s.charCodeAt(pos))) ? v : undefined;
+}
+
+/**
+ * Work status numbers of a dump-signal / exception message: `last enqueued NCCL work: E, last
+ * completed NCCL work: C.` (2.2-2.5, always followed by `,` and `.`) or `last enqueued work: E, last
+ * completed work: C` (2.6+, C may end the line). -1 (nothing yet: the first work is 1) is kept as
+ * written; the readers take it as 0.
+ */
 function lastWork(s: string, i: number, end: number, ev: { lastEnqueued?: number; lastCompleted?: number }): void {
-  const le = intAfter(s, "ast enqueued NCCL work:", i, end) ?? intAfter(s, "ast enqueued work:", i, end);
+  const le = workNumber(s, "ast enqueued NCCL work:", i, end, [44], false) ?? workNumber(s, "ast enqueued work:", i, end, [44], false);
   if (le !== undefined) ev.lastEnqueued = le;
-  const lc = intAfter(s, "ast completed NCCL work:", i, end) ?? intAfter(s, "ast completed work:", i, end);
+  const lc = workNumber(s, "ast completed NCCL work:", i, end, [46, 44], false) ?? workNumber(s, "ast completed work:", i, end, [46, 44, 32], true);
   if (lc !== undefined) ev.lastCompleted = lc;
 }
 
@@ -165,7 +204,7 @@ export function parsePyTorch(s: string, end: number): NcclEvent | undefined {
   // `terminate called after throwing ...` / `  what():  [PG 1 Rank 1] ...`: the exception's text follows.
   const at = s.startsWith("what():", pre.end) ? skipSpaces(s, pre.end + 7, end) : pre.end;
   const hs = logHeader(s, at, end, b);
-  const m = pgPrefix(s, hs, end, b);
+  const m = s.startsWith("[TC]", hs) ? tcPrefix(s, hs, end, b) : pgPrefix(s, hs, end, b);
   if (hs === at) b.headerless = true;
   return message(s, m, end, b);
 }
@@ -182,6 +221,13 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
     if (!bw && find(s, "Watchdog caught collective operation timeout", m, end) < 0) return undefined;
     const ev: PtWatchdogTimeoutEvent = { ...b, kind: "pt_watchdog_timeout", via: bw ? "blocking_wait" : "watchdog" };
     workNccl(s, k, end, ev);
+    return ev;
+  }
+  // TorchComms' NCCL backend (c10d/nccl2 WorkNCCL::checkStatus): `[TC][rank=3][name=0] Operation timed out after 600012 ms`.
+  if (b.pgName !== undefined && s.startsWith("Operation timed out after ", m)) {
+    const ev: PtWatchdogTimeoutEvent = { ...b, kind: "pt_watchdog_timeout", via: "watchdog" };
+    const r = readInt(s, m + 26, end);
+    if (r !== undefined && s.startsWith(" ms", pos)) ev.ranForMs = r;
     return ev;
   }
   // A paste cut the line before its WorkNCCL(...): `Watchdog caught collective operati`.

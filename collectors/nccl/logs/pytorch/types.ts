@@ -106,6 +106,11 @@ export interface PtRunningEvent extends PtBase {
 /** One side of a TORCH_DISTRIBUTED_DEBUG=DETAIL `CollectiveFingerPrint(...)`; what the paste kept. */
 export interface PtFingerprint {
   seq?: number;
+  /**
+   * PyTorch prints `SequenceNumber=N, OpType=X, TensorShape=...` for a collective with tensors and
+   * `SequenceNumber=NOpType=X)` (no separator) for one without; undefined when the paste does not show.
+   */
+  tensors?: boolean;
   op?: string;
   shape?: string;
   dtype?: string;

@@ -56,7 +56,21 @@ export interface ProcessState {
   unresolved: Map<string, UnresolvedComm>;
   /** Set when <procfs>/<pid> was found gone (ms). */
   goneSinceMs?: number;
+  /** Init START lines with no Init COMPLETE yet, by comm pointer (bounded: MAX_INIT_STARTS). */
+  initStarts: Map<string, InitStart>;
 }
+
+/** A rank's `Init START` line: the communicator it is joining, until its `Init COMPLETE`. */
+export interface InitStart {
+  rank?: number;
+  nranks?: number;
+  commId?: string;
+  cudaDev?: number;
+  where: string;
+}
+
+/** Init STARTs kept per process: a process joins a few communicators at a time. */
+export const MAX_INIT_STARTS = 64;
 
 export interface UnresolvedComm {
   ptr: string;
@@ -230,4 +244,12 @@ export interface CommState {
   createdMs: number;
   /** The owner (uid) of the file whose Init line made it; -1 offline. The communicator cap is shared among owners. */
   owner: number;
+}
+
+/**
+ * Whether two ops logged at one sequence index agree: the same collective, or a Send and a Recv,
+ * the two ends of one point-to-point exchange (they never mismatch each other).
+ */
+export function sameCollective(a: string, b: string): boolean {
+  return a === b || ((a === "Send" || a === "Recv") && (b === "Send" || b === "Recv"));
 }

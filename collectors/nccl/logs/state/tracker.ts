@@ -5,7 +5,7 @@
  */
 import { splitCommKey } from "../parse/init.js";
 import type { CollEvent, InitEvent, NcclEvent, TeardownEvent, WarnEvent } from "../parse/types.js";
-import type { CommState, ProcessState, RankState, WarningRecord } from "./model.js";
+import { MAX_INIT_STARTS, sameCollective, type CommState, type ProcessState, type RankState, type WarningRecord } from "./model.js";
 import { pushBounded } from "./bounded.js";
 import { noteNetList, noteNetUse } from "./net-devices.js";
 import { gdrOffText, noteFailureFacts } from "./failures.js";
@@ -108,7 +108,12 @@ export class Tracker {
         else this.versionBySource.set(ctx.source, ev.version);
         return;
       case "init":
-        if (proc && ev.phase === "complete") this.onInit(proc, ev, ctx, where);
+        if (!proc) return;
+        if (ev.phase === "start") noteInitStart(proc, ev, where);
+        else {
+          if (ev.comm !== undefined) proc.initStarts.delete(ev.comm);
+          this.onInit(proc, ev, ctx, where);
+        }
         return;
       case "net":
         if (!proc) return;
@@ -306,6 +311,7 @@ export class Tracker {
         lastSeenMs: ctx.readMs ?? 0,
         unresolvedColl: 0,
         unresolved: new Map(),
+        initStarts: new Map(),
       };
       const v = this.versionBySource.get(ctx.source);
       if (v) p.version = v;
@@ -453,7 +459,7 @@ export class Tracker {
       }
       return;
     }
-    if (seen.op !== op && !seen.mismatch) {
+    if (!sameCollective(seen.op, op) && !seen.mismatch) {
       seen.mismatch = { rank, op };
       if (!comm.mismatch) comm.mismatch = { seq, rankA: seen.rank, opA: seen.op, rankB: rank, opB: op, where: `${ctx.source}:${ctx.lineNo}` };
     }
@@ -602,4 +608,10 @@ function idler(a: CommState, b: CommState): boolean {
   const eb = b.maxCollectives === 0;
   if (ea !== eb) return ea;
   return (a.lastAdvanceMs ?? a.createdMs) < (b.lastAdvanceMs ?? b.createdMs);
+}
+
+/** A rank's Init START: kept until its Init COMPLETE, for "init never completed" (findings/init.ts). */
+function noteInitStart(proc: ProcessState, ev: InitEvent, where: string): void {
+  if (ev.comm === undefined || (proc.initStarts.size >= MAX_INIT_STARTS && !proc.initStarts.has(ev.comm))) return;
+  proc.initStarts.set(ev.comm, { rank: ev.rank, nranks: ev.nranks, commId: ev.commId, cudaDev: ev.commCudaDev ?? ev.cudaDev, where });
 }

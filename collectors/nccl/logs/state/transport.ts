@@ -1,9 +1,9 @@
 /**
  * Which transport a process's NCCL uses between nodes, judged as the guide says: by channel links
- * (`via NET/Socket`, `via NET/IB/0/GDRDMA`) and `No device found`, not by the bootstrap
+ * (`via NET/Socket`, `via NET/IB/0/GDRDMA`), `No device found` and a missing libibverbs, not by the bootstrap
  * `NET/Socket : Using` line that old versions print even when IB carries the data.
  */
-import type { ProcessState } from "./model.js";
+import type { ProcessState, WarningRecord } from "./model.js";
 
 export type NetKind = "IB" | "RoCE" | "Socket" | "none" | "unknown";
 export type GdrState = "enabled" | "disabled" | "n/a" | "unknown";
@@ -13,17 +13,30 @@ export interface Transport {
   gdr: GdrState;
 }
 
+/**
+ * The WARN that libibverbs could not be loaded (`Failed to open libibverbs.so[.1]`, a WARN to NCCL
+ * 2.18): NCCL has no IB transport in this process. Undefined when none of its kept WARNs says so.
+ */
+export function ibVerbsMissing(p: ProcessState): WarningRecord | undefined {
+  return p.warnings.find((w) => w.kind === "ib_unavailable");
+}
+
 export function transportOf(p: ProcessState): Transport {
   let socketLinks = 0;
   let ibLinks = 0;
+  let otherLinks = 0;
   for (const [net, n] of p.netLinks) {
     if (net.startsWith("Socket")) socketLinks += n;
     else if (net.startsWith("IB")) ibLinks += n;
+    else otherLinks += n;
   }
   const ibNamed = p.nets.has("IB") || p.nets.has("RoCE");
+  // No libibverbs, and no other network (a net plugin) named or linked: NET/Socket is all that is left.
+  const noVerbs = (): boolean =>
+    !ibNamed && ibLinks === 0 && otherLinks === 0 && (p.nets.size === 0 || (p.nets.size === 1 && p.nets.has("Socket"))) && ibVerbsMissing(p) !== undefined;
   let net: NetKind;
   // A WARN of the NET/Socket plugin (`NET/Socket : message truncated`) is a socket data path too.
-  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed)) net = "Socket";
+  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed) || noVerbs()) net = "Socket";
   else if (ibLinks > 0 || ibNamed) net = p.nets.has("RoCE") ? "RoCE" : "IB";
   else if (p.netLinks.size === 0 && p.nets.size === 0 && !p.noIbDevice) net = "unknown";
   else net = "none";

@@ -95,17 +95,16 @@ describe("size mismatches", () => {
 });
 
 describe("network errors", () => {
-  it("next to a CUDA failure of another process of the same host, the network finding names it as the likely root cause", () => {
+  it("next to a CUDA failure of another process of the same host, the network error is that failure's fallout: said in its finding, not a second one", () => {
     const r = run(
       "ng1:25:48 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer ng1-ib.example<51159>",
       "ng1:28:52 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
     );
-    const f = of(r, "network_error")[0];
-    expect(f).toMatchObject({ processes: ["ng1:25"], peer: "ng1-ib.example" });
-    expect(f?.summary).toMatch(
-      /^Likely fallout of the CUDA failure on ng1:28 \[3\] \("Cuda failure 'out of memory'"\), a process of the same host: Network error at peer ng1-ib\.example<51159> on ng1:25 \[0\]/,
-    );
-    expect(f?.summary).toContain("Fix the GPU failure of ng1:28 first.");
+    expect(of(r, "network_error")).toEqual([]);
+    const f = of(r, "nccl_error")[0];
+    expect(f).toMatchObject({ processes: ["ng1:28"], evidence: ["l:2", "l:1"] });
+    expect(f?.summary).toMatch(/^A CUDA call inside NCCL failed on ng1:28 \[3\]: "Cuda failure 'out of memory'"/);
+    expect(f?.summary).toContain("The network errors that followed on ng1:25 (peer ng1-ib.example) come from it.");
     // Another host: no such link.
     const other = run(
       "a:25:48 [0] x.cc:1 NCCL WARN socketProgress: Connection closed by remote peer c<1>",

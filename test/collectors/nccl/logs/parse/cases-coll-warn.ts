@@ -62,7 +62,8 @@ export const COLL_WARN_CASES: Record<string, Check> = {
       ["NET", 2, 5, "receive"],
       ["P2P", 5, 4, undefined],
     ]);
-    expect(ofKind(evs, "warn")[0]).toMatchObject({ warnKind: "system_error", call: "ibv_modify_qp", error: "Invalid argument" });
+    expect(ofKind(evs, "warn")[0]).toMatchObject({ warnKind: "ib_qp_error", call: "ibv_modify_qp", error: "Invalid argument" });
+    expect(ofKind(evs, "warn")[0]?.hca).toBeUndefined(); // 2.5 names no device
     expect(ofKind(evs, "retcode").map((r) => r.code)).toEqual([2, 2, 2, 2, 2, 2, 2]);
     expect(ofKind(evs, "tree")[0]?.trees.map((t) => t.up)).toEqual([4, 1, 4, -1]);
   },

@@ -259,7 +259,7 @@ export const INIT_CASES: Record<string, Check> = {
   },
   "35": (evs) => {
     expect(versions(evs)).toEqual(["2.4.8"]);
-    expect(ofKind(evs, "warn")[0]).toMatchObject({ warnKind: "system_error", message: "Failed to open libibverbs.so[.1]" });
+    expect(ofKind(evs, "warn")[0]).toMatchObject({ warnKind: "ib_unavailable", message: "Failed to open libibverbs.so[.1]", error: "libibverbs missing" });
     expect(nets(evs, "using")[0]).toMatchObject({ net: "Socket", devices: [{ name: "eth0", addr: "10.2.3.32" }] });
     expect(ofKind(evs, "comm_info")[0]).toMatchObject({ nranks: 4, cudaDev: 3 });
   },
@@ -284,7 +284,7 @@ export const INIT_CASES: Record<string, Check> = {
         { name: "veth75fa783", addr: "fe80::14ad:64ff:fe64:b31e%veth75fa783" },
       ],
     });
-    expect(ofKind(evs, "warn")[0]?.warnKind).toBe("system_error");
+    expect(ofKind(evs, "warn")[0]?.warnKind).toBe("ib_unavailable");
     expect(ofKind(evs, "channel")[0]).toMatchObject({ via: "NET/Socket/0", dir: "receive", fromDev: "1e0" });
   },
   "40": (evs) => {

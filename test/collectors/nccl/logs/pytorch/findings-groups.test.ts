@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
 import type { Finding } from "../../../../../collectors/nccl/verdict/report.js";
+import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 
 const H = (rank: number, pg = "[PG ID 0 PG GUID 0(default_pg) Rank"): string =>
   `[rank${rank}]:[E909 09:55:29.313379098 ProcessGroupNCCL.cpp:1664] ${pg} ${rank}]`;
@@ -37,10 +38,18 @@ describe("who is behind in a process group", () => {
     expect(behind?.summary).toContain("enqueued work #10 but completed only up to #9 while rank 1 completed up to #12");
   });
 
-  it("07: every rank enqueued the work (one ran ahead enqueueing more) and none completed it: the collective hangs, nobody is behind", () => {
+  it("07: every rank enqueued the work (one ran ahead enqueueing more) and none completed it: the collective hangs, nobody is behind, said in the timeout's one finding", () => {
     const fs = run([status(12, 2070, 2070, 2069), status(3, 2070, 2082, 2069), status(14, 2070, 2070, 2069)]);
-    expect(kinds(fs)).not.toContain("rank_behind");
-    expect(fs.find((f) => f.kind === "hang_suspected")).toMatchObject({ ranks: [3, 12, 14], seq: 2070 });
+    expect(kinds(fs)).toEqual(["watchdog_timeout"]);
+    expect(fs[0]).toMatchObject({ ranks: [3, 12, 14], seq: 2070 });
+    expect(fs[0]?.summary).toContain("Every rank shown (3,12,14) entered it and none completed it (enqueued up to #2082)");
+  });
+
+  it("without a timeout of that work, every rank in it and none completing it is a hang of its own", () => {
+    const fs = run([dumped(0, 1, 2070, 2069), dumped(1, 0, 2070, 2069)]);
+    expect(fs.filter((f) => f.kind !== "watchdog_timeout" || f.seq !== undefined).map((f) => [f.kind, f.ranks, f.seq])).toEqual([
+      ["hang_suspected", [0, 1], 2070],
+    ]);
   });
 
   it("a rank thousands of collectives behind is said to be far behind", () => {
@@ -123,5 +132,132 @@ describe("DETAIL and monitoredBarrier", () => {
     ]);
     expect(f.map((x) => [x.kind, x.ranks])).toEqual([["hang_suspected", [0, 3]]]);
     expect(f[0]?.summary).toMatch(/^Rank 0 failed or died: rank 3 reached monitoredBarrier/);
+  });
+});
+
+describe("issue 29: -1, status-only ranks, unnamed groups, newer backends' names", () => {
+  const wd = (rank: number, seq: number, op: string, prefix = ""): string =>
+    `${prefix}[rank${rank}]:[E314 14:33:45.172185860 ProcessGroupNCCL.cpp:607] [Rank ${rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=${seq}, OpType=${op}, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.`;
+
+  it("last completed -1 is nothing completed (the first work is 1), not work #0 pending: no rank behind", () => {
+    // Rank 1's status says -1 (PyTorch 2.4+); rank 0 only printed its watchdog line for SeqNum=1.
+    const fs = run([status(1, 1, 1, -1), wd(0, 1, "ALLREDUCE")]);
+    expect(kinds(fs)).not.toContain("rank_behind");
+    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0, 1], seq: 1, process_group: "PG 0 (default_pg)" });
+    expect(fs.find((f) => f.kind === "watchdog_timeout")?.summary).toContain("none completed it");
+  });
+
+  it("-1 beside a rank that completed work #1: the -1 rank is behind at #1, not #0", () => {
+    const fs = run([status(1, 1, 1, -1), dumped(0, 1, 3, 1)]);
+    expect(fs.find((f) => f.kind === "rank_behind")).toMatchObject({ ranks: [1], seq: 1 });
+  });
+
+  it("01/07: a rank that printed only its status line about the timed-out work joins that work's timeout", () => {
+    const fs = run([wd(0, 7753, "_REDUCE_SCATTER_BASE"), status(0, 7753, 7755, 7752), status(2, 7753, 7755, 7752)]);
+    const wds = fs.filter((f) => f.kind === "watchdog_timeout");
+    expect(wds.map((f) => [f.ranks, f.seq, f.process_group])).toEqual([[[0, 2], 7753, "PG 0 (default_pg)"]]);
+  });
+
+  it("a status-only rank at another work keeps its own finding", () => {
+    const fs = run([wd(0, 7753, "ALLREDUCE"), status(0, 7753, 7755, 7752), status(2, 7754, 7755, 7753)]);
+    const wds = fs.filter((f) => f.kind === "watchdog_timeout").map((f) => [f.ranks, f.seq]);
+    expect(wds).toEqual([
+      [[0], 7753],
+      [[2], 7754],
+    ]);
+  });
+
+  it("02: unnamed watchdog lines 32,000 SeqNums apart are of different groups: no rank behind", () => {
+    const old = (rank: number, seq: number): string =>
+      `[E ProcessGroupNCCL.cpp:458] [Rank ${rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=${seq}, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25625251 milliseconds before timing out.`;
+    const fs = run([old(0, 96117), old(0, 96120), old(7, 64088)]);
+    expect(kinds(fs)).not.toContain("rank_behind");
+    expect(fs.filter((f) => f.kind === "watchdog_timeout").map((f) => [f.ranks, f.seq])).toEqual([
+      [[0], 96117],
+      [[0], 96120],
+      [[7], 64088],
+    ]);
+  });
+
+  it("93: unnamed watchdog lines two SeqNums apart are still one group: the lower ranks are behind", () => {
+    const fs = run([wd(1, 532339, "BROADCAST"), wd(2, 532339, "BROADCAST"), wd(0, 532341, "_ALLGATHER_BASE")]);
+    expect(fs.find((f) => f.kind === "rank_behind")).toMatchObject({ ranks: [1, 2], seq: 532340, process_group: "PG 0" });
+  });
+
+  it("a group described gloo:/ncclx: is read like any other, and named as the line names it", () => {
+    const st = (rank: number, desc: string): string =>
+      `[rank${rank}]:[E1127 10:00:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 3 PG GUID 17(${desc}) Rank ${rank}] Exception (either an error or timeout) detected by watchdog at work: 42, last enqueued NCCL work: 42, last completed NCCL work: 41.`;
+    const fs = run([wd(0, 42, "ALLREDUCE"), st(0, "ncclx:tp"), wd(1, 42, "ALLREDUCE"), st(1, "ncclx:tp")]);
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.process_group])).toEqual([["watchdog_timeout", [0, 1], 42, "PG 17 (ncclx:tp)"]]);
+    const g = run([st(0, "gloo:dp"), wd(0, 42, "ALLREDUCE")]);
+    expect(g.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0], seq: 42, process_group: "PG 17 (gloo:dp)" });
+  });
+
+  it("TorchComms' NCCL backend (c10d/nccl2): `[TC][rank=N][name=X] Operation timed out after N ms` is a watchdog timeout of group X", () => {
+    const tc = (rank: number, name: string): string =>
+      `[rank${rank}]:[E1127 10:00:00.000000000 WorkNCCL.cpp:190] [TC][rank=${rank}][name=${name}] Operation timed out after 600012 ms`;
+    const fs = run([tc(0, "ncclx:dp"), tc(3, "ncclx:dp")]);
+    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0, 3], process_group: "PG ncclx:dp" });
+  });
+});
+
+describe("issue 29 captures (nccl-pasted 64-67, 99)", () => {
+  const capture = (prefix: string): Finding[] => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix));
+    if (name === undefined) throw new Error(`no fixture ${prefix}`);
+    return analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]).findings;
+  };
+  const top = (fs: readonly Finding[]): unknown[] => fs.filter((f) => f.severity !== "info").map((f) => [f.kind, f.ranks, f.seq ?? null]);
+
+  it("99: a rank's timeout line cut before its SeqNum repeats the whole one: one finding", () => {
+    const fs = capture("99-");
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.process_group, f.evidence.length])).toEqual([["watchdog_timeout", [3], 8, "PG 5", 1]]);
+  });
+
+  it("64: default_pg's first work never completed on rank 1 (last completed -1): a timeout at #1, nobody behind", () => {
+    const fs = capture("64-");
+    // "Some NCCL operations have failed or timed out" / "taking the entire process down" follow the timeout: no NCCL error of their own.
+    expect(top(fs)).toEqual([["watchdog_timeout", [1], 1]]);
+    expect(fs[0]?.process_group).toBe("PG 0 (default_pg)");
+  });
+
+  it("65: rank 7's `SequenceNumber=0OpType=REDUCE` is the decoded length check: a mismatch at #101, nobody behind", () => {
+    const fs = capture("65-");
+    expect(top(fs)).toEqual([["collective_mismatch", [1, 7], 101]]);
+    expect(fs[0]).toMatchObject({ op: "ALLGATHER" });
+    expect(fs[0]).not.toHaveProperty("other_op");
+  });
+
+  it("19 keeps its rank behind: two BARRIERs without tensors at 1 and 0 are real sequence numbers", () => {
+    expect(top(capture("19-"))).toEqual([
+      ["rank_behind", [2], 1],
+      ["collective_mismatch", [1, 2], 1],
+    ]);
+  });
+
+  it("67: PyTorch 2.3's `last completed NCCL work: 0` at the first work reads the same as 2.4's -1", () => {
+    const fs = capture("67-");
+    expect(top(fs)).toEqual([["watchdog_timeout", [3], 1]]);
+    expect(fs[0]).toMatchObject({ process_group: "PG 0", op: "ALLREDUCE" });
+  });
+
+  it("01: ranks 0, 2 and 6's `Some NCCL operations have failed or timed out` are the timeout's aftermath, not NCCL errors", () => {
+    const fs = capture("01-");
+    expect(kinds(fs)).not.toContain("nccl_error");
+    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0, 2, 3, 4, 6], seq: 7753, process_group: "PG 1" });
+  });
+
+  it("the same aftermath lines with no timeout anywhere in the logs stay an NCCL error of that rank", () => {
+    const fs = run([
+      "[rank4]:[E318 07:39:53.792790830 ProcessGroupNCCL.cpp:630] [Rank 4] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+      "[rank4]:[E318 07:39:53.792795153 ProcessGroupNCCL.cpp:636] [Rank 4] To avoid data inconsistency, we are taking the entire process down.",
+    ]);
+    expect(fs.map((f) => [f.kind, f.ranks])).toEqual([["nccl_error", [4]]]);
+  });
+
+  it("66: rank 6's watchdog line (no group, status line cut) is in PG 9 with rank 4, same SeqNum and OpType", () => {
+    const fs = capture("66-");
+    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [4, 6], seq: 610, op: "COALESCED", process_group: "PG 9" });
+    expect(kinds(fs)).not.toContain("rank_behind");
   });
 });

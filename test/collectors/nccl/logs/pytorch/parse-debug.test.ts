@@ -41,3 +41,19 @@ describe("PyTorch DETAIL mismatches and monitoredBarrier", () => {
     expect(events("21-")[0]).toMatchObject({ kind: "pt_barrier", ranks: [6], reporter: 0, timeoutMs: 180000000000 });
   });
 });
+
+describe("a fingerprint with or without tensors (issue 29)", () => {
+  it("65: rank 7's `SequenceNumber=0OpType=REDUCE` has no tensors, rank 1's has", () => {
+    expect(events("65-")[0]).toMatchObject({
+      kind: "pt_mismatch",
+      rankA: 1,
+      a: { seq: 101, op: "ALLGATHER", shape: "1", dtype: "Long", tensors: true },
+      rankB: 7,
+      b: { seq: 0, op: "REDUCE", tensors: false },
+    });
+  });
+
+  it("19: both BARRIER fingerprints have no tensors", () => {
+    expect(events("19-")[0]).toMatchObject({ a: { seq: 1, op: "BARRIER", tensors: false }, b: { seq: 0, op: "BARRIER", tensors: false } });
+  });
+});

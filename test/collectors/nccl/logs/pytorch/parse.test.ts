@@ -302,3 +302,54 @@ describe("status and exception forms the corpus added (01, 04, 10)", () => {
     });
   });
 });
+
+describe("issue 29: cut status numbers and the newer backends' prefixes", () => {
+  it("a status line cut inside a number keeps none of the cut number", () => {
+    const ev = parseLine("[rank6]:[E1206 18:44:16.995042142 ProcessGroupNCCL.cpp:1709] [PG 1 Rank 6] Timeout at NCCL work: 7753, last enqueued NCCL work: 77");
+    expect(ev).toMatchObject({ kind: "pt_work_status", failedSeq: 7753 });
+    expect(ev).not.toHaveProperty("lastEnqueued");
+    const done = parseLine(
+      "[rank6]:[E1206 18:44:16.995042142 ProcessGroupNCCL.cpp:1709] [PG 1 Rank 6] Timeout at NCCL work: 7753, last enqueued NCCL work: 7755, last completed NCCL work: 77",
+    );
+    expect(done).toMatchObject({ lastEnqueued: 7755 });
+    expect(done).not.toHaveProperty("lastCompleted");
+  });
+
+  it("2.6+'s `last completed work: N` may end the line; -1 is kept as written", () => {
+    expect(
+      parseLine(
+        "[rank1]:[E1103 07:34:57.460801783 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] failure detected by watchdog at work sequence id: 1 PG status: last enqueued work: 1, last completed work: -1",
+      ),
+    ).toMatchObject({ kind: "pt_work_status", failedSeq: 1, lastEnqueued: 1, lastCompleted: -1 });
+  });
+
+  it("a group description with a backend prefix (`gloo:`, `ncclx:`) is the name, read as it is", () => {
+    expect(
+      parseLine(
+        `[rank3]:[E1127 10:00:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 4 PG GUID 21(ncclx:dp_shard) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 9, last enqueued NCCL work: 9, last completed NCCL work: 8.`,
+      ),
+    ).toMatchObject({ kind: "pt_work_status", pgId: 4, pgGuid: "21", pgName: "ncclx:dp_shard", pgRank: 1, launcherRank: 3, failedSeq: 9 });
+    expect(parseLine(`[rank0]:[E1127 10:00:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 1 PG GUID 1(gloo:cpu) Rank 0] ${WD}`)).toMatchObject({
+      kind: "pt_watchdog_timeout",
+      pgGuid: "1",
+      pgName: "gloo:cpu",
+      seq: 80078,
+    });
+  });
+
+  it("TorchComms' NCCL backend (c10d/nccl2 TC_LOG): `[TC][rank=3][name=X] Operation timed out after N ms`", () => {
+    expect(parseLine("[rank11]:[E1127 10:00:00.000000000 WorkNCCL.cpp:190] [TC][rank=3][name=ncclx:tp] Operation timed out after 600012 ms")).toMatchObject({
+      kind: "pt_watchdog_timeout",
+      via: "watchdog",
+      launcherRank: 11,
+      pgRank: 3,
+      pgName: "ncclx:tp",
+      pgGuid: "ncclx:tp",
+      ranForMs: 600012,
+    });
+    // Another TC_LOG line of the same backend is not a timeout.
+    expect(
+      parseLine("[rank11]:[I1127 10:00:00.000000000 ProcessGroupNCCL.cpp:120] [TC][rank=3][name=0] ProcessGroupNCCL initialized for rank: 3"),
+    ).toBeUndefined();
+  });
+});

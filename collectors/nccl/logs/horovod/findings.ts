@@ -1,0 +1,108 @@
+/**
+ * Findings from Horovod's stall inspector (stall.ts): the ranks the last report of each log names
+ * missing are rank_behind (the other ranks wait for them), the tensors they have not submitted in
+ * the summary. A warning while it may still resolve (one report: a slow rank catches up), critical
+ * once the same ranks are reported again or Horovod shuts the job down for them. The oldest form
+ * lists only the ranks that submitted: the ones absent below the highest of them are rank_behind,
+ * and when none is, the report is a sign of a hang (hang_suspected) naming the ranks that wait.
+ */
+import type { Finding } from "../../verdict/report.js";
+import { hangSuspected, rankBehind } from "../../verdict/finding.js";
+import { horovodStallWords } from "../../verdict/words.js";
+import type { StallReport } from "./stall.js";
+
+/** Evidence lines kept per finding. */
+const MAX_EVIDENCE = 8;
+
+const sorted = (xs: Iterable<number>): number[] => [...new Set(xs)].sort((a, b) => a - b);
+
+/** The ranks a report names missing (rank lines, or `[missing ranks: ...]`), with the tensors of each. */
+function missingOf(r: StallReport): { ranks: number[]; names: { ranks: number[]; tensors: string[] }[]; shutdown: number[] } {
+  if (r.ranks.size > 0) {
+    // Ranks with the same tensors are told together.
+    const by = new Map<string, { ranks: number[]; tensors: string[] }>();
+    for (const [rank, v] of [...r.ranks].sort((a, b) => a[0] - b[0])) {
+      const key = v.tensors.join("\n");
+      const g = by.get(key);
+      if (g) g.ranks.push(rank);
+      else by.set(key, { ranks: [rank], tensors: v.tensors });
+    }
+    const shutdown = [...r.ranks].filter(([, v]) => v.shutdown).map(([rank]) => rank);
+    return { ranks: sorted(r.ranks.keys()), names: [...by.values()], shutdown: sorted(shutdown) };
+  }
+  const by = new Map<string, { ranks: number[]; tensors: string[] }>();
+  for (const t of r.tensors) {
+    if (t.missing === undefined || t.missing.length === 0) continue;
+    const ranks = sorted(t.missing);
+    const key = ranks.join(",");
+    const g = by.get(key);
+    if (g) g.tensors.push(t.name);
+    else by.set(key, { ranks, tensors: [t.name] });
+  }
+  const names = [...by.values()];
+  return { ranks: sorted(names.flatMap((n) => n.ranks)), names, shutdown: [] };
+}
+
+const sameRanks = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** The findings of one log's stall reports (the last one says where the job is). */
+export function horovodStallFindings(source: string, all: readonly StallReport[], count: number = all.length): Finding[] {
+  // A report cut after its header (the paste ends there) names nothing: the one before says where the job is.
+  const named = (r: StallReport): boolean => r.ranks.size > 0 || r.tensors.length > 0;
+  let n = all.length;
+  while (n > 0 && !named(all[n - 1] as StallReport)) n--;
+  const reports = all.slice(0, n);
+  count -= all.length - n;
+  const last = reports[reports.length - 1];
+  if (last === undefined) return [];
+  const evidence = last.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`);
+  const seconds = last.seconds ?? reports.find((r) => r.seconds !== undefined)?.seconds;
+  const m = missingOf(last);
+  if (m.ranks.length > 0) {
+    // How many reports in a row, up to the last, named the same ranks (those dropped by the reader not counted).
+    let reportsSame = 0;
+    for (let i = reports.length - 1; i >= 0; i--) {
+      const r = reports[i];
+      if (r === undefined || !sameRanks(missingOf(r).ranks, m.ranks)) break;
+      reportsSame++;
+    }
+    if (reportsSame === reports.length) reportsSame = Math.max(reportsSame, count);
+    const shutdownRanks = m.shutdown.length > 0 ? m.shutdown : last.shutdown ? m.ranks : [];
+    const shutdown = last.shutdown !== undefined || shutdownRanks.length > 0;
+    return [
+      rankBehind({
+        severity: shutdown || reportsSame > 1 ? "critical" : "warning",
+        summary: horovodStallWords.missing({
+          ranks: m.ranks,
+          ...(seconds !== undefined ? { seconds } : {}),
+          names: m.names,
+          reports: reportsSame,
+          ...(shutdown ? { shutdown: { ranks: shutdownRanks, ...(last.shutdown?.seconds !== undefined ? { seconds: last.shutdown.seconds } : {}) } } : {}),
+        }),
+        ranks: m.ranks,
+        processes: [],
+        comm_id: null,
+        evidence,
+      }),
+    ];
+  }
+  // The oldest form: only the ranks that submitted.
+  const readyTensors = last.tensors.filter((t) => t.ready !== undefined && t.ready.length > 0);
+  if (readyTensors.length === 0) return [];
+  const ready = sorted(readyTensors.flatMap((t) => t.ready ?? []));
+  const have = new Set(ready);
+  const max = ready[ready.length - 1] ?? 0;
+  const absent: number[] = [];
+  for (let r = 0; r < max && absent.length < 4096; r++) if (!have.has(r)) absent.push(r);
+  const summary = horovodStallWords.readyOnly({ absent, ready, ...(seconds !== undefined ? { seconds } : {}), tensors: readyTensors.map((t) => t.name) });
+  const facts = {
+    severity: "warning" as const,
+    summary,
+    ranks: absent.length > 0 ? absent : ready,
+    processes: [],
+    comm_id: null,
+    evidence,
+    waiting_ranks: ready,
+  };
+  return [absent.length > 0 ? rankBehind(facts) : hangSuspected(facts)];
+}
