@@ -24,6 +24,7 @@ import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
 import { StoreBarrierReader, storeBarrierFindings } from "../logs/pytorch/store-barrier.js";
+import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
@@ -89,7 +90,8 @@ export class LogAnalysis {
     const stall = new StallReader();
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
-    this.texts.push({ source: name, stall, frText, barrier });
+    const failedStack = new FailedStackReader(name);
+    this.texts.push({ source: name, stall, frText, barrier, failedStack });
     const t = this.tracker;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
@@ -108,6 +110,7 @@ export class LogAnalysis {
         stall.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
+        failedStack.line(text, lineNo);
         if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
       },
       skip(n: number): void {
@@ -215,6 +218,7 @@ interface TextReaders {
   stall: StallReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
+  failedStack: FailedStackReader;
 }
 
 /**
@@ -246,7 +250,10 @@ function reportOf(
       ...rasFindings(ras),
       ...diag.flatMap((d) => diagFindings(d.source, d.report)),
       ...commFindings(t),
-      ...withoutFrTextDuplicates(pytorchFindings(t), texts),
+      ...withFailedStacks(
+        withoutFrTextDuplicates(pytorchFindings(t), texts),
+        texts.flatMap((x) => x.failedStack.stacks),
+      ),
       ...texts.flatMap((x) => [
         ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
         ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),

@@ -267,7 +267,9 @@ function chainFindings(state: TrackedState, procs: readonly ProcessState[], chai
     const c = longest(failed);
     if (!c) continue;
     chains.claim(p.key);
-    const warn = c.afterWarn !== undefined ? p.warnings.find((w) => w.where === c.afterWarn) : undefined;
+    // The WARN that opened a chain of this process: the longest chain's own, else another thread's (the same failure seen from two threads).
+    const afterWarn = c.afterWarn ?? failed.find((x) => x.afterWarn !== undefined)?.afterWarn;
+    const warn = afterWarn !== undefined ? p.warnings.find((w) => w.where === afterWarn) : undefined;
     // ncclRemoteError: a remote process exited or the network failed, whatever this process logged.
     const remote = c.code === 6;
     out.push(

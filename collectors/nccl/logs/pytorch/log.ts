@@ -18,10 +18,17 @@ export function pgNamed(ev: { pgGuid?: string; pgId?: number; pgName?: string })
   return ev.pgGuid !== undefined || ev.pgId !== undefined || ev.pgName !== undefined;
 }
 
-/** `PG 5`, `PG 0 (default_pg)`. */
+/**
+ * The group as its lines name it: `PG 5`, `PG 0 (default_pg)`, and where the line gives both its
+ * id and its GUID, the id with the GUID as a detail: `PG 11 (GUID 119)`, `PG 3 (GUID 17, ncclx:tp)`.
+ */
 export function pgLabelOf(ev: { pgGuid?: string; pgId?: number; pgName?: string }): string {
-  const id = ev.pgGuid ?? (ev.pgId !== undefined ? String(ev.pgId) : "0");
-  return ev.pgName !== undefined && ev.pgName !== id ? `PG ${id} (${ev.pgName})` : `PG ${id}`;
+  const id = ev.pgId !== undefined ? String(ev.pgId) : (ev.pgGuid ?? "0");
+  const detail = [
+    ...(ev.pgGuid !== undefined && ev.pgGuid !== id ? [`GUID ${ev.pgGuid}`] : []),
+    ...(ev.pgName !== undefined && ev.pgName !== id && ev.pgName !== ev.pgGuid ? [ev.pgName] : []),
+  ];
+  return detail.length > 0 ? `PG ${id} (${detail.join(", ")})` : `PG ${id}`;
 }
 
 export interface WatchdogRecord {

@@ -2,11 +2,19 @@
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
 import type { Finding, Report } from "../../../../../collectors/nccl/verdict/report.js";
+import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 
 const run = (...lines: string[]): Report => analyzeLogs([{ name: "l", text: lines.join("\n") }]);
 const of = (r: Report, kind: string): Finding[] => r.findings.filter((f) => f.kind === kind);
 
 describe("error-return chains", () => {
+  it("the WARN that opened one thread's chain tells the process's failure, when another thread's chain is the longest (pasted 90, NVIDIA/nccl #1382)", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("90-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.processes])).toEqual([["nccl_error", "critical", ["user-G493-ZB1-AAP1-000:275204"]]]);
+    expect(r.findings[0]?.summary).toContain('after WARN "socketTryAccept: Accept failed: Bad file descriptor"');
+  });
+
   it("a chain alone is one nccl_error per process, naming host:pid [dev], the code's meaning and the frames", () => {
     const r = run(
       "n1:180:915 [7] NCCL INFO misc/socket.cc:47 -> 3",

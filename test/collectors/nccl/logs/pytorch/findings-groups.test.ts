@@ -76,8 +76,8 @@ describe("the group of a watchdog line that names none (03)", () => {
     const wds = fs.filter((f) => f.kind === "watchdog_timeout").map((f) => [f.ranks, f.process_group, f.seq]);
     expect(wds).toEqual(
       expect.arrayContaining([
-        [[13], "PG 119", 216],
-        [[15], "PG 112", 57],
+        [[13], "PG 11 (GUID 119)", 216],
+        [[15], "PG 11 (GUID 112)", 57],
       ]),
     );
     expect(kinds(fs)).not.toContain("rank_behind");
@@ -85,7 +85,7 @@ describe("the group of a watchdog line that names none (03)", () => {
 
   it("else the one named group whose ranks time out in the same work", () => {
     const fs = run([wd(3, 57, "ALLREDUCE"), wd(4, 57, "ALLREDUCE"), st(4, 112, 57, 57, 56)]);
-    expect(fs.find((f) => f.kind === "watchdog_timeout" && f.ranks.includes(3))).toMatchObject({ ranks: [3, 4], process_group: "PG 112" });
+    expect(fs.find((f) => f.kind === "watchdog_timeout" && f.ranks.includes(3))).toMatchObject({ ranks: [3, 4], process_group: "PG 11 (GUID 112)" });
   });
 });
 
@@ -95,9 +95,9 @@ describe("PyTorch's error lines", () => {
       "[rank0]:[E219 12:14:43.351647859 ProcessGroupNCCL.cpp:1595] [PG ID 2 PG GUID 3 Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
     ]);
     expect(f).toHaveLength(1);
-    expect(f[0]).toMatchObject({ kind: "nccl_error", ranks: [0], process_group: "PG 3" });
+    expect(f[0]).toMatchObject({ kind: "nccl_error", ranks: [0], process_group: "PG 2 (GUID 3)" });
     expect(f[0]?.summary).toMatch(
-      /^A CUDA error stopped PyTorch's NCCL watchdog on rank 0 \(PG 3\): CUDA error: an illegal memory access was encountered\. The fault is on that rank's GPU/,
+      /^A CUDA error stopped PyTorch's NCCL watchdog on rank 0 \(PG 2 \(GUID 3\)\): CUDA error: an illegal memory access was encountered\. The fault is on that rank's GPU/,
     );
   });
 
@@ -188,9 +188,9 @@ describe("issue 29: -1, status-only ranks, unnamed groups, newer backends' names
     const st = (rank: number, desc: string): string =>
       `[rank${rank}]:[E1127 10:00:00.000000000 ProcessGroupNCCL.cpp:1785] [PG ID 3 PG GUID 17(${desc}) Rank ${rank}] Exception (either an error or timeout) detected by watchdog at work: 42, last enqueued NCCL work: 42, last completed NCCL work: 41.`;
     const fs = run([wd(0, 42, "ALLREDUCE"), st(0, "ncclx:tp"), wd(1, 42, "ALLREDUCE"), st(1, "ncclx:tp")]);
-    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.process_group])).toEqual([["watchdog_timeout", [0, 1], 42, "PG 17 (ncclx:tp)"]]);
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.process_group])).toEqual([["watchdog_timeout", [0, 1], 42, "PG 3 (GUID 17, ncclx:tp)"]]);
     const g = run([st(0, "gloo:dp"), wd(0, 42, "ALLREDUCE")]);
-    expect(g.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0], seq: 42, process_group: "PG 17 (gloo:dp)" });
+    expect(g.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0], seq: 42, process_group: "PG 3 (GUID 17, gloo:dp)" });
   });
 
   it("TorchComms' NCCL backend (c10d/nccl2): `[TC][rank=N][name=X] Operation timed out after N ms` is a watchdog timeout of group X", () => {
@@ -257,7 +257,7 @@ describe("issue 29 captures (nccl-pasted 64-67, 99)", () => {
 
   it("66: rank 6's watchdog line (no group, status line cut) is in PG 9 with rank 4, same SeqNum and OpType", () => {
     const fs = capture("66-");
-    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [4, 6], seq: 610, op: "COALESCED", process_group: "PG 9" });
+    expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [4, 6], seq: 610, op: "COALESCED", process_group: "PG 2 (GUID 9)" });
     expect(kinds(fs)).not.toContain("rank_behind");
   });
 });
