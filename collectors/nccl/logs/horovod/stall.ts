@@ -178,6 +178,19 @@ export function tensorNames(s: string, i: number, end: number): { names: string[
 }
 
 /** One line → what it says of a stall report, or undefined for any other line. */
+/** Whether a line outside a report can be one of its facts: the header (or its wrapped rest), a section, a tensor's ranks, the shutdown. */
+function mayBeStallLine(s: string): boolean {
+  // NCCL's INFO lines, most of a log, are never Horovod's: one short scan (the words come early) rules them out.
+  if (s.indexOf("NCCL INFO") >= 0) return false;
+  return (
+    s.indexOf("ranks:") >= 0 ||
+    s.indexOf("One or more") >= 0 ||
+    s.indexOf(" ranks for more than ") >= 0 ||
+    s.indexOf("Stalled ops") >= 0 ||
+    s.indexOf("is stalled for") >= 0
+  );
+}
+
 export function parseStallLine(s: string): StallFact | undefined {
   const end = trimEnd(s, 0, s.length);
   let k = s.indexOf(HEADER);
@@ -247,9 +260,9 @@ export class StallReader {
   private openRank: number | undefined;
 
   line(text: string, lineNo: number): void {
-    // Most lines of a log are nothing of the sort: every fact but a rank line (only read inside a
-    // report) has `rank` or `Stalled ops` in it.
-    if (!this.inRanks && this.openRank === undefined && text.indexOf("rank") < 0 && text.indexOf("Stalled ops") < 0) return;
+    // Most lines of a log are nothing of the sort (NCCL's COLL lines say `nranks`, not these): every
+    // fact but a rank line (only read inside a report) has one of these words.
+    if (!this.inRanks && this.openRank === undefined && !mayBeStallLine(text)) return;
     const f = parseStallLine(text);
     if (f === undefined) {
       if (this.openRank !== undefined && this.cur !== undefined) {
