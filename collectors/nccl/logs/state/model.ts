@@ -56,6 +56,8 @@ export interface ProcessState {
   unresolved: Map<string, UnresolvedComm>;
   /** Set when <procfs>/<pid> was found gone (ms). */
   goneSinceMs?: number;
+  /** The rank of the first channel (ring) line it printed (`Channel 00/0 : 1[0] -> 0[0] [receive]`): 0. */
+  channelRank?: number;
   /** Init START lines with no Init COMPLETE yet, by comm pointer (bounded: MAX_INIT_STARTS). */
   initStarts: Map<string, InitStart>;
 }

@@ -134,7 +134,10 @@ export class Tracker {
         } else this.onGdrOff(proc, gdrOffText(ev), where);
         return;
       case "channel":
-        if (!proc || (ev.transport !== "NET" && ev.transport !== "COLLNET")) return;
+        if (!proc) return;
+        // The rank that printed it: the sender, or the receiver of a `[receive]` line.
+        proc.channelRank ??= ev.dir === "receive" ? ev.to : ev.from;
+        if (ev.transport !== "NET" && ev.transport !== "COLLNET") return;
         proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
         note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);
         // NET/IB, and plugins built on it (IBext_v8): the index is into the NET/IB Using list.
