@@ -801,7 +801,11 @@ export const networkErrorWords = {
     const head = f.peer !== undefined ? `Network error${many} at peer ${f.peer}${where}` : `Network error${many}${where}`;
     return (
       `${rootText}${head}: ${f.kinds.join(", ")} (${f.lines} line${many}).${ibText}${errText}${f.chains} ` +
-      (r ? `Fix the GPU failure of ${r.key} first.` : `Check that node's processes, its HCA port (ringwatch_infiniband_*) and the link between.`)
+      (r
+        ? `Fix the GPU failure of ${r.key} first.`
+        : f.peer !== undefined
+          ? `Check the peer's processes (its own log has the first error), this node's HCA port (ringwatch_infiniband_*) and the link between.`
+          : `Check this node's HCA port (ringwatch_infiniband_*) and its link, and the peers' logs for the first error.`)
     );
   },
 
@@ -852,8 +856,8 @@ export const ncclErrorWords = {
     "the other ranks then wait for it. Rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel.",
 
   /** PyTorch's error lines of one rank, no peer named. */
-  pytorch: (f: { rank?: string; group?: string; texts: readonly string[] }): string =>
-    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}: ${f.texts.join("; ")}.`,
+  pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; seq?: number; op?: string }): string =>
+    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.`,
 
   /** NCCL RAS: the ranks of a communicator are in different states; `odd`: those not in the largest group. */
   rasStates: (f: { comm: string; states: readonly { count: number; status?: string }[]; odd: readonly RankAt[] }): string =>

@@ -6,7 +6,7 @@ import type { Finding } from "../../verdict/report.js";
 /**
  * The ranks of these processes in the communicators seen; else the global rank a launcher prefix
  * gave them; else the rank of an Init START (a process whose init never completed); else the rank
- * its first channel line names as its own (excerpts of ring setup, 2.3+).
+ * its first channel, ring or teardown line names as its own (excerpts, 2.3+).
  */
 export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): number[] {
   const keys = new Set(procs.map((p) => p.key));
@@ -19,7 +19,7 @@ export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): nu
     if (!known) out.add(p.launcherRank);
   }
   if (out.size === 0) for (const p of procs) for (const s of p.initStarts.values()) if (s.rank !== undefined) out.add(s.rank);
-  if (out.size === 0) for (const p of procs) if (p.channelRank !== undefined) out.add(p.channelRank);
+  if (out.size === 0) for (const p of procs) if (p.lineRank !== undefined) out.add(p.lineRank);
   return [...out].sort((a, b) => a - b);
 }
 

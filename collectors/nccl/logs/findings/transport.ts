@@ -38,7 +38,8 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   const facts = { processes: socket.map((p) => p.key), noIb: !verbsAlone && socket.some((p) => p.evidence.has("no_ib")), interfaces };
   // Every process of the logs on one host: the sockets join ranks of that host (a test rig, or P2P/SHM turned off).
   const hosts = uniq(procs.map((p) => p.host));
-  const oneHost = socket.length > 0 && procs.length > 1 && hosts.length === 1 ? hosts[0] : undefined;
+  // A host name a poster redacted (`<cluster_name>`) may stand for several hosts.
+  const oneHost = socket.length > 0 && procs.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<") ? hosts[0] : undefined;
   const summary =
     oneHost !== undefined
       ? socketTransportWords.oneHost({ ...facts, host: oneHost })

@@ -88,6 +88,12 @@ function hostPidTidBack(s: string, j: number, min: number, h: NcclHeader): boole
   const hostEnd = pidStart - 1;
   let k = hostEnd;
   while (k > min && hostEnd - k < MAX_HOST && hostChar(s.charCodeAt(k - 1))) k--;
+  if (k === hostEnd && s.charCodeAt(hostEnd - 1) === 62 /* > */) {
+    // A host name a poster redacted: `<cluster_name>:919:1150 [0] NCCL INFO ...`.
+    let b = hostEnd - 2;
+    while (b > min && hostEnd - b < MAX_HOST && hostChar(s.charCodeAt(b))) b--;
+    if (b >= min && b < hostEnd - 2 && s.charCodeAt(b) === 60 /* < */) k = b;
+  }
   if (k === hostEnd) return false;
   k = skipColourCode(s, k, hostEnd, min);
   const len = hostEnd - k;

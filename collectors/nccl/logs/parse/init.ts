@@ -187,6 +187,16 @@ export function parseCommLine(s: string, m: number, end: number): InitEvent | Co
   return td;
 }
 
+/** `comm 0x7f24c4001af0 rank 4` after NCCL 2.3-2.6's `Destroyed ` (at m): a Destroy COMPLETE with its rank. */
+export function parseDestroyed(s: string, m: number, end: number): TeardownEvent | undefined {
+  if (!s.startsWith("comm ", m)) return undefined;
+  const f = readCommFields(s, m, end);
+  if (f.comm === undefined || f.rank === undefined) return undefined;
+  const td: TeardownEvent = { kind: "teardown", what: "destroy", phase: "complete" };
+  copy(td, f, ["comm", "rank"]);
+  return td;
+}
+
 function copy<T extends object>(dst: T, src: CommFields, keys: ReadonlyArray<keyof CommFields>): void {
   const d = dst as Record<string, unknown>;
   for (const k of keys) if (src[k] !== undefined) d[k] = src[k];

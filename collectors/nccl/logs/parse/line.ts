@@ -21,7 +21,7 @@
 import type { GdrEvent, NcclEvent, WarnEvent } from "./types.js";
 import { anomaly, parseColl } from "./coll.js";
 import { parseHeaderless } from "./desync.js";
-import { parseCommLine, parseVersion } from "./init.js";
+import { parseCommLine, parseDestroyed, parseVersion } from "./init.js";
 import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwork } from "./net.js";
 import { type NcclHeader, parseHeaderAt } from "./header.js";
 import { parsePrefix } from "./prefix.js";
@@ -167,6 +167,8 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
       return s.startsWith("Bootstrap", m) ? parseBootstrap(s, m, end) : undefined;
     case 70: // F
       return parseLibibverbs(s, m);
+    case 68: // D: NCCL 2.3-2.6's `Destroyed comm 0x7f24c4001af0 rank 4`
+      return s.startsWith("Destroyed comm ", m) ? parseDestroyed(s, m + 10, end) : undefined;
     case 99: // c
     case 110: // n
     case 114: // r

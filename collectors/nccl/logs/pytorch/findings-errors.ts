@@ -21,13 +21,14 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
   const remote = peer !== undefined || es.some((e) => e.text !== undefined && REMOTE.some((r) => e.text?.includes(r)));
   const cuda = es.find((e) => e.what === "watchdog_exception" && e.text?.startsWith("CUDA error") === true);
   const pg = es.find((e) => e.pgLabel !== undefined)?.pgLabel;
+  const work = es.find((e) => e.seq !== undefined);
   const where = { rank: rank !== "?" ? rank : undefined, group: pg };
   const summary =
     cuda !== undefined
       ? ncclErrorWords.pytorchCuda({ ...where, error: cuda.text ?? "" })
       : remote
         ? networkErrorWords.pytorch({ ...where, texts, peer })
-        : ncclErrorWords.pytorch({ ...where, texts });
+        : ncclErrorWords.pytorch({ ...where, texts, seq: work?.seq, op: work?.op });
   const build = remote && cuda === undefined ? networkError : ncclError;
   return build({
     summary,
@@ -37,6 +38,8 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
     evidence: es.map((e) => e.where).slice(0, 5),
     ...(peer ? { peer } : {}),
     ...(pg !== undefined ? { process_group: pg } : {}),
+    ...(work?.seq !== undefined ? { seq: work.seq } : {}),
+    ...(work?.op !== undefined ? { op: work.op } : {}),
   });
 }
 

@@ -6,10 +6,12 @@ import type { Finding } from "../../verdict/report.js";
 import { rankBehind } from "../../verdict/finding.js";
 import { rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
 
-/** Every rank the logs' communicators name (for "which rank did not report"). */
+/** The ranks of the largest communicator the logs show whole (for "which rank did not report"). */
 export function knownRanks(t: Tracker): Set<number> {
   let world: number[] = [];
-  for (const c of t.comms.values()) if (c.ranks.size > world.length) world = [...c.ranks.keys()];
+  // Only a communicator whose every rank the logs show: of one seen in part (an excerpt, a split
+  // communicator's few local ranks), a rank with no timeout line proves nothing.
+  for (const c of t.comms.values()) if (c.nranks !== undefined && c.ranks.size === c.nranks && c.ranks.size > world.length) world = [...c.ranks.keys()];
   return new Set(world);
 }
 

@@ -91,7 +91,19 @@ const MAX_RUNNING = 65536;
 /** (rank, sign) and (rank, op type) pairs counted. */
 const MAX_COUNTS = 4096;
 
-export type PtErrorRecord = { what: string; rank?: number; text?: string; peer?: string; pgLabel?: string; processKey?: string; where: string; atMs?: number };
+export type PtErrorRecord = {
+  what: string;
+  rank?: number;
+  text?: string;
+  peer?: string;
+  /** The work it was raised in, where the line names it. */
+  seq?: number;
+  op?: string;
+  pgLabel?: string;
+  processKey?: string;
+  where: string;
+  atMs?: number;
+};
 export type PtDebugRecord = (PtMismatchEvent | PtBarrierEvent) & { where: string; atMs?: number };
 
 export class PytorchLog {
@@ -226,6 +238,8 @@ export class PytorchLog {
             rank: ev.launcherRank ?? ev.pgRank,
             text: ev.ncclError ?? ev.reason,
             peer: ev.lastError?.peer,
+            ...(ev.seq !== undefined ? { seq: ev.seq } : {}),
+            ...(ev.op !== undefined ? { op: ev.op } : {}),
             ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}),
             processKey,
             where,

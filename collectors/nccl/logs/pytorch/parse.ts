@@ -216,7 +216,8 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
     const r = readInt(s, m + 5, end);
     if (r !== undefined && pos === end) return { ...b, kind: "pt_desync", what: "report", ranks: [r] };
   }
-  if ((k = find(s, "WorkNCCL(", m, end)) >= 0) {
+  // `Collective WorkNCCL(SeqNum=2, ...) raised the following async exception: NCCL error: ...` is an error (below).
+  if ((k = find(s, "WorkNCCL(", m, end)) >= 0 && find(s, "raised the following async exception", k, end) < 0) {
     const bw = find(s, "timed out in blocking wait", k, end) >= 0;
     if (!bw && find(s, "Watchdog caught collective operation timeout", m, end) < 0) return undefined;
     const ev: PtWatchdogTimeoutEvent = { ...b, kind: "pt_watchdog_timeout", via: bw ? "blocking_wait" : "watchdog" };
@@ -315,6 +316,18 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
   const ev: PtErrorEvent = { ...b, kind: "pt_error", what };
   ncclErrorReason(s, m, end, ev);
   errorExtras(s, m, end, ev);
+  // `Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised the following async exception: NCCL error: ...`
+  const wk = find(s, "WorkNCCL(", m, end);
+  if (wk >= 0) {
+    const seq = field(s, "SeqNum=", wk, end);
+    if (seq !== undefined) ev.seq = seq;
+    const ok = find(s, "OpType=", wk, end);
+    if (ok >= 0) {
+      let e = ok + 7;
+      while (e < end && s.charCodeAt(e) !== 44 && s.charCodeAt(e) !== 41) e++;
+      if (e < end && e > ok + 7) ev.op = s.slice(ok + 7, e);
+    }
+  }
   return ev;
 }
 

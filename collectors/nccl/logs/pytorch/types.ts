@@ -94,6 +94,9 @@ export interface PtErrorEvent extends PtBase {
   reason?: string;
   /** Classified `Last error:` when it is on the same line. */
   lastError?: WarnDetail;
+  /** The work the error was raised in (`Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ...`). */
+  seq?: number;
+  op?: string;
 }
 
 /** TORCH_DISTRIBUTED_DEBUG=DETAIL (INFO) `[Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=1276, ...)` */

@@ -56,8 +56,11 @@ export interface ProcessState {
   unresolved: Map<string, UnresolvedComm>;
   /** Set when <procfs>/<pid> was found gone (ms). */
   goneSinceMs?: number;
-  /** The rank of the first channel (ring) line it printed (`Channel 00/0 : 1[0] -> 0[0] [receive]`): 0. */
-  channelRank?: number;
+  /**
+   * The rank the first line of its own that names one gave: a channel or ring line
+   * (`Channel 00/0 : 1[0] -> 0[0] [receive]`: 0), a teardown (`Destroyed comm 0x.. rank 4`: 4).
+   */
+  lineRank?: number;
   /** Init START lines with no Init COMPLETE yet, by comm pointer (bounded: MAX_INIT_STARTS). */
   initStarts: Map<string, InitStart>;
 }

@@ -136,7 +136,7 @@ export class Tracker {
       case "channel":
         if (!proc) return;
         // The rank that printed it: the sender, or the receiver of a `[receive]` line.
-        proc.channelRank ??= ev.dir === "receive" ? ev.to : ev.from;
+        proc.lineRank ??= ev.dir === "receive" ? ev.to : ev.from;
         if (ev.transport !== "NET" && ev.transport !== "COLLNET") return;
         proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
         note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);
@@ -151,6 +151,8 @@ export class Tracker {
         this.onWarn(proc, ev, ctx, where);
         return;
       case "teardown":
+        // The rank the line names is the process's own (`Destroyed comm 0x.. rank 4`).
+        if (proc && ev.rank !== undefined) proc.lineRank ??= ev.rank;
         if (proc && ev.phase === "complete") this.onTeardown(proc, ev, ctx);
         return;
       default:
