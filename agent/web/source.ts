@@ -92,9 +92,16 @@ export class WebConfigSource {
   /** The config in force, re-read first if one of its files changed. */
   current(): LoadedWebConfig {
     if (this.path === undefined) return this.loaded;
-    const sig = this.currentSignature();
+    // The files' state before they are read: a write still under way when they are read (a file
+    // truncated, then written) changes it again, and the next look reads the whole file. Taken after
+    // the read, it would match the finished file and the torn read would stay in force.
+    const before = new Map(this.watched.map((f) => [f, fileState(f)]));
+    const sig = this.watched.map((f) => before.get(f)).join("|");
     if (sig === this.signature) return this.loaded;
     const path = this.path;
+    // An empty config file is one being written (truncated, not yet filled): the last config stays
+    // in force, unrecorded, until the file has content (a reload never drops basic auth for a torn read).
+    if (before.get(path)?.split(":")[2] === "0") return this.loaded;
     let settings: WebSettings | undefined;
     try {
       settings = readSettings(path);
@@ -109,7 +116,7 @@ export class WebConfigSource {
     } finally {
       // Watch what the new file names, so that a missing certificate that appears later is picked up.
       this.watched = filesOf(path, settings, this.loaded.settings);
-      this.signature = this.currentSignature();
+      this.signature = this.watched.map((f) => before.get(f) ?? fileState(f)).join("|");
     }
     return this.loaded;
   }

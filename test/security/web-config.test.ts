@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parseBasicAuth } from "../../agent/web/auth.js";
 import { WebConfigError, parseWebConfig } from "../../agent/web/config.js";
 import { RateLimiter } from "../../agent/web/rate-limit.js";
-import { loadWebConfig } from "../../agent/web/source.js";
+import { WebConfigSource, loadWebConfig } from "../../agent/web/source.js";
 import { runAgent } from "../helpers/agent-process.js";
 import { createCa, serverCert, type Issued, type Pki } from "./pki.js";
 
@@ -287,5 +287,27 @@ describe("RateLimiter (rate_limit)", () => {
   it("burst 0 allows nothing, as Go's rate.Limiter", () => {
     const r = new RateLimiter(1000, 0, () => 5000);
     expect(r.allow()).toBe(false);
+  });
+});
+
+describe("the web config re-read while it is written", () => {
+  const users = `basic_auth_users:\n  prometheus: ${HASH}\n`;
+  const quiet = { info: () => undefined, error: () => undefined } as unknown as import("pino").Logger;
+
+  it("a file truncated and not yet written keeps the last config (basic auth stays on), and the finished file is read", () => {
+    const path = file(users);
+    const results: string[] = [];
+    const source = new WebConfigSource(path, loadWebConfig(path), quiet, (r) => results.push(r));
+    const first = source.current();
+    expect(first.auth.enabled).toBe(true);
+    writeFileSync(path, ""); // an editor or tool that truncates, then writes
+    expect(source.current()).toBe(first);
+    expect(source.current().auth.enabled).toBe(true);
+    expect(results).toEqual([]);
+    writeFileSync(path, `${users}http_server_config:\n  headers:\n    X-Frame-Options: deny\n`);
+    const next = source.current();
+    expect(next.auth.enabled).toBe(true);
+    expect(next.settings?.headers).toEqual({ "X-Frame-Options": "deny" });
+    expect(results).toEqual(["success"]);
   });
 });
