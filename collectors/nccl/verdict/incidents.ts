@@ -51,7 +51,9 @@ export function incidentsOf(findings: readonly Finding[]): Incident[] {
     let fact: Fact = f.severity === "info" ? "note" : FACT[f.kind];
     if (fact === "failure" && hang) fact = "hang";
     const key = fact === "note" ? `note ${i}` : fact;
-    groups.set(key, [...(groups.get(key) ?? []), i]);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [i]);
+    else group.push(i);
   });
   const out: Incident[] = [];
   for (const idx of groups.values()) {

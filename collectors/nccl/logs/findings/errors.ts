@@ -163,6 +163,7 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
     const root = cuda.find((c) => c.p && !procs.includes(c.p) && (hosts.has(c.p.host) || c.p.host === peer));
     // The rank a process's proxy names when the operation the network failed was its own.
     const proxyRanks = procs.flatMap((p) => p.warnings.map((w) => proxyFailure(w.message)).filter((r): r is number => r !== undefined));
+    const procRanks = ranksOf(state, procs);
     const proxyWheres = procs.flatMap((p) => p.warnings.filter((w) => proxyFailure(w.message) !== undefined).map((w) => w.where));
     const finding = networkError({
       summary: networkErrorWords.logs({
@@ -176,7 +177,7 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
         root: root?.p ? { process: who(root.p.key, root.w.cudaDev), key: root.p.key, message: root.w.message, sameHost: hosts.has(root.p.host) } : undefined,
       }),
       ranks: uniq([
-        ...(ranksOf(state, procs).length > 0 ? ranksOf(state, procs) : proxyRanks),
+        ...(procRanks.length > 0 ? procRanks : proxyRanks),
         ...list.map((x) => (x.p ? undefined : x.w.rank)).filter((r): r is number => r !== undefined),
       ]).sort((a, b) => a - b),
       processes: procs.map((p) => p.key),

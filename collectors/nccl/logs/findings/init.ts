@@ -31,7 +31,9 @@ export function initFindings(state: TrackedState): Finding[] {
   for (const p of state.processes.values()) {
     for (const [ptr, s] of p.initStarts) {
       const key = startKey(p.key, ptr, s);
-      byComm.set(key, [...(byComm.get(key) ?? []), { ...s, process: p.key }]);
+      const list = byComm.get(key);
+      if (list === undefined) byComm.set(key, [{ ...s, process: p.key }]);
+      else list.push({ ...s, process: p.key });
     }
   }
   const out: Finding[] = [];

@@ -116,15 +116,20 @@ function field(s: string, key: string, from: number, end: number): number | unde
   return pos < end && (c === 44 || c === 41) ? v : undefined;
 }
 
+/** `OpType=X` ended by `,` or `)` (a line cut inside the name gives none). */
+function opType(s: string, from: number, end: number): string | undefined {
+  const ok = find(s, "OpType=", from, end);
+  if (ok < 0) return undefined;
+  let e = ok + 7;
+  while (e < end && s.charCodeAt(e) !== 44 && s.charCodeAt(e) !== 41) e++;
+  return e < end && e > ok + 7 ? s.slice(ok + 7, e) : undefined;
+}
+
 function workNccl(s: string, i: number, end: number, ev: PtWatchdogTimeoutEvent): void {
   const seq = field(s, "SeqNum=", i, end);
   if (seq !== undefined) ev.seq = seq;
-  const ok = find(s, "OpType=", i, end);
-  if (ok >= 0) {
-    let e = ok + 7;
-    while (e < end && s.charCodeAt(e) !== 44 && s.charCodeAt(e) !== 41) e++;
-    if (e < end) ev.opType = s.slice(ok + 7, e);
-  }
+  const op = opType(s, i, end);
+  if (op !== undefined) ev.opType = op;
   const a = field(s, "NumelIn=", i, end);
   if (a !== undefined) ev.numelIn = a;
   const b = field(s, "NumelOut=", i, end);
@@ -321,12 +326,8 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
   if (wk >= 0) {
     const seq = field(s, "SeqNum=", wk, end);
     if (seq !== undefined) ev.seq = seq;
-    const ok = find(s, "OpType=", wk, end);
-    if (ok >= 0) {
-      let e = ok + 7;
-      while (e < end && s.charCodeAt(e) !== 44 && s.charCodeAt(e) !== 41) e++;
-      if (e < end && e > ok + 7) ev.op = s.slice(ok + 7, e);
-    }
+    const op = opType(s, wk, end);
+    if (op !== undefined) ev.op = op;
   }
   return ev;
 }

@@ -11,7 +11,7 @@
  * put the ranks of one key together: fewer ranks joined than the world has is a hang at init (the
  * others never reached the barrier); more is another job sharing the store.
  */
-import { find, readInt, pos } from "../parse/scan.js";
+import { find, intAfter, readInt, pos } from "../parse/scan.js";
 import { uniq, type Finding } from "../../verdict/report.js";
 import { hangSuspected } from "../../verdict/finding.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
@@ -60,11 +60,6 @@ export function parseStoreBarrier(s: string, where: string): StoreBarrierTimeout
   return fact;
 }
 
-function intAfter(s: string, label: string, from: number, end: number): number | undefined {
-  const i = find(s, label, from, end);
-  return i < 0 ? undefined : readInt(s, i + label.length, end);
-}
-
 /** The store-barrier timeouts of one log, in order (bounded). */
 export class StoreBarrierReader {
   readonly timeouts: StoreBarrierTimeout[] = [];
@@ -82,7 +77,11 @@ export class StoreBarrierReader {
 /** One finding per barrier key: the ranks that timed out waiting, how many of how many joined. */
 export function storeBarrierFindings(timeouts: readonly StoreBarrierTimeout[]): Finding[] {
   const byKey = new Map<string, StoreBarrierTimeout[]>();
-  for (const t of timeouts) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  for (const t of timeouts) {
+    const list = byKey.get(t.key);
+    if (list === undefined) byKey.set(t.key, [t]);
+    else list.push(t);
+  }
   const out: Finding[] = [];
   for (const [key, ts] of byKey) {
     const ranks = uniq(ts.map((t) => t.rank)).sort((a, b) => a - b);
