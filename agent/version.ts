@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
+import { EMBEDDED } from "../collectors/embedded.js";
 
-/** The package version, read once from package.json (works from agent/ and dist/agent/). */
+/** The package version: embedded in the single executable, else read once from package.json (works from agent/ and dist/agent/). */
 export const VERSION: string = (() => {
+  if (EMBEDDED !== undefined) return EMBEDDED.version;
   for (const rel of ["../package.json", "../../package.json"]) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version?: string };

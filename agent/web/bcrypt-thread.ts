@@ -6,11 +6,12 @@
  */
 import { Worker } from "node:worker_threads";
 import bcrypt from "bcryptjs";
+import { EMBEDDED } from "../../collectors/embedded.js";
 
 /** A worker left without work this long is ended (it holds a few MB). */
 const IDLE_MS = 30_000;
 
-/** The worker: the same bcryptjs module as the main thread's (its ESM entry), compareSync on each message. */
+/** The worker: the same bcryptjs module as the main thread's (its ESM entry; in the single executable, its bundled copy), compareSync on each message. */
 const SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 import(workerData.bcrypt).then(({ default: bcrypt }) => {
@@ -69,7 +70,7 @@ export class BcryptThread {
     if (this.ready) return this.ready;
     let worker: Worker;
     try {
-      worker = new Worker(SOURCE, { eval: true, workerData: { bcrypt: import.meta.resolve("bcryptjs") } });
+      worker = new Worker(SOURCE, { eval: true, workerData: { bcrypt: EMBEDDED?.modules["bcryptjs"] ?? import.meta.resolve("bcryptjs") } });
     } catch {
       return Promise.resolve(false);
     }

@@ -4,14 +4,17 @@
  * half minute does not need a channel kept open, and a kubelet restart needs no reconnect logic.
  *
  * The proto is the kubelet's own (podresources/api.proto, vendored); @grpc/proto-loader reads it
- * from beside this module (in dist/ the build copies it there).
+ * from beside this module (in dist/ the build copies it there), or, in the single executable, from
+ * the JSON the bundler embedded (embedded.ts).
  */
 import { access, constants } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { credentials, loadPackageDefinition, type GrpcObject, type ServiceClientConstructor, type ServiceError } from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
+import { fromJSON, loadSync } from "@grpc/proto-loader";
+import { EMBEDDED } from "../embedded.js";
 
-export const PROTO_PATH = fileURLToPath(new URL("./podresources/api.proto", import.meta.url));
+/** The vendored proto beside this module (none in the single executable, whose code has no file of its own). */
+export const PROTO_PATH = EMBEDDED === undefined ? fileURLToPath(new URL("./podresources/api.proto", import.meta.url)) : "";
 
 /** One device a container was given. */
 export interface PodDevice {
@@ -47,7 +50,8 @@ let lister: ServiceClientConstructor | undefined;
 
 function listerClass(): ServiceClientConstructor {
   if (lister !== undefined) return lister;
-  const def = loadSync(PROTO_PATH, { keepCase: true, longs: String, enums: String, defaults: true });
+  const options = { keepCase: true, longs: String, enums: String, defaults: true };
+  const def = EMBEDDED === undefined ? loadSync(PROTO_PATH, options) : fromJSON(EMBEDDED.podResourcesApi, options);
   const v1 = loadPackageDefinition(def)["v1"] as GrpcObject;
   lister = v1["PodResourcesLister"] as ServiceClientConstructor;
   return lister;

@@ -31,14 +31,17 @@ export interface StartOptions {
   user?: { uid: number; gid: number };
   /** The agent's main.js (default: this checkout's dist/agent/main.js), e.g. a staged copy's (staged-build.ts). */
   main?: string;
+  /** An executable to run instead of node with main.js: the single executable (test/packaging/release.test.ts). */
+  executable?: string;
 }
 
 export async function startAgent(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 10_000, opts: StartOptions = {}): Promise<RunningAgent> {
-  const { user, main = agentMain } = opts;
+  const { user, main = agentMain, executable } = opts;
   // The kmsg collector reads this machine's real kernel log; a test that does not set it up keeps no
   // read position (the default path, /var/lib/ringwatch, belongs to an installed agent).
   const kmsg = args.some((a) => a.includes("collector.kmsg")) ? [] : ["--collector.kmsg.state-file="];
-  const child = spawn(process.execPath, [main, "--web.listen-address=127.0.0.1:0", ...kmsg, ...args], {
+  const argv = ["--web.listen-address=127.0.0.1:0", ...kmsg, ...args];
+  const child = spawn(executable ?? process.execPath, executable === undefined ? [main, ...argv] : argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),

@@ -17,7 +17,7 @@ function unitForThisCheckout(): string {
   expect(existsSync(main), "run `npm run build` first").toBe(true);
   const dir = mkdtempSync(join(tmpdir(), "rw-unit-"));
   const p = join(dir, "ringwatch.service");
-  writeFileSync(p, readFileSync(unitPath, "utf8").replace("/usr/local/bin/ringwatch", main));
+  writeFileSync(p, readFileSync(unitPath, "utf8").replace("/usr/bin/ringwatch", main));
   return p;
 }
 

@@ -14,7 +14,7 @@ import type { ReadRequest, WorkerMessage } from "./read-worker.js";
 import { MAX_FR_DUMP_BYTES, type ReadOptions } from "./read.js";
 import type { FrOverLimit, FrRead } from "./types.js";
 import { looksLikePickle } from "./unpickle.js";
-import { workerSource } from "./worker-source.js";
+import { workerSource } from "../../worker-source.js";
 
 export interface IsolationLimits {
   /** The worker's V8 old-generation heap (MB); its young generation and stack are small and fixed. */

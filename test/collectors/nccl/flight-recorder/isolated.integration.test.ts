@@ -1,6 +1,6 @@
 /**
  * Dumps read in a worker thread (isolated.ts): real worker threads, started from the TypeScript
- * sources here (worker-source.ts), with their heap and time limits. A dump over its budget is
+ * sources here (collectors/worker-source.ts), with their heap and time limits. A dump over its budget is
  * refused in the worker; one that needs more heap than the worker has, or more time than a read
  * may take, stops that worker and fails as `memory` or `time`, and the next read starts a fresh
  * one; an idle worker ends; a dump cut short is told without a worker.

@@ -1,14 +1,15 @@
 /**
- * Where the worker of isolated.ts comes from. In the built agent (dist/), read-worker.js lies next
+ * Where a worker thread's module comes from (the Flight Recorder reader's, isolated.ts). In the built agent (dist/), read-worker.js lies next
  * to the compiled isolated.js, and the worker runs it (tsc emits it: nothing to copy). Run from the
  * TypeScript sources (vitest), there is no .js beside this file: the worker then starts from a few
  * lines that register module hooks which transpile each .ts module it loads with the typescript
  * package (a devDependency, present wherever the sources are run) and resolve the sources' `.js`
- * imports to their `.ts` files, then import read-worker.ts. A single-executable build, which has
- * no files beside it, would need the worker's code embedded instead.
+ * imports to their `.ts` files, then import read-worker.ts. The single executable, which has no
+ * files beside it, carries the worker's module bundled (embedded.ts) and starts it from there.
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { EMBEDDED } from "./embedded.js";
 
 /** new Worker(source.entry, { eval: source.eval, ... }). */
 export interface WorkerSource {
@@ -40,6 +41,8 @@ export async function load(url, context, next) {
 
 /** The worker module `name` (`read-worker`) beside `here` (the caller's import.meta.url). */
 export function workerSource(here: string, name: string): WorkerSource {
+  const bundled = EMBEDDED?.modules[name];
+  if (bundled !== undefined) return { entry: `import(${JSON.stringify(bundled)});`, eval: true };
   if (here.endsWith(".js")) return { entry: new URL(`./${name}.js`, here), eval: false };
   const typescript = pathToFileURL(createRequire(here).resolve("typescript")).href;
   const hooks = `data:text/javascript,${encodeURIComponent(TS_HOOKS)}`;
