@@ -29,6 +29,11 @@ ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=2 \
     NVIDIA_VISIBLE_DEVICES=all \
     NVIDIA_DRIVER_CAPABILITIES=utility
+# /var/lib/ringwatch: the kmsg collector's read position (--collector.kmsg.state-file's default),
+# the one file ringwatch writes; owned by the `node` user, as systemd's StateDirectory= makes it for
+# the unit. A named volume mounted there (docker run -v ringwatch-state:/var/lib/ringwatch) starts
+# as a copy of it, ownership included, and keeps the position across containers.
+RUN install -d -o node -g node -m 0700 /var/lib/ringwatch
 # The `node` user (uid 1000) of the official image; no root needed for the default collectors.
 USER node
 EXPOSE 9742

@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh"] },
+  { ignores: ["dist/**", "release/**", "node_modules/**", "coverage/**", "test/fakes/**/*.sh"] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import { runAnalyze } from "./analyze.js";
 import { createAgent } from "./app.js";
+import { runCheck } from "./check.js";
 import { ConfigError, parseCli, type AgentConfig } from "./config/config.js";
 import { helpText } from "./config/help.js";
 import { createLogger } from "./logger.js";
@@ -91,6 +92,13 @@ async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === "analyze") {
     let out = "";
     const code = await runAnalyze(argv.slice(1), { stdout: (s) => (out += s), stderr: (s) => process.stderr.write(s) });
+    process.stdout.write(out, () => process.exit(code));
+    return;
+  }
+  if (argv[0] === "check") {
+    let out = "";
+    const io = { stdout: (s: string) => (out += s), stderr: (s: string) => process.stderr.write(s), env: process.env, exit: (c: number) => process.exit(c) };
+    const code = await runCheck(argv.slice(1), io);
     process.stdout.write(out, () => process.exit(code));
     return;
   }

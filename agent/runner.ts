@@ -1,13 +1,14 @@
 /**
  * Runs the collectors: starts stream collectors, schedules poll collectors with node-cron (never
- * overlapping themselves, each run under a time limit), records success / duration / last success,
- * and logs a collector's trouble once when it starts or changes, never every cycle.
+ * overlapping themselves, each run under a time limit), records success / duration / last success
+ * and whether each source is present, absent or failing, and logs a collector's trouble once when it
+ * starts or changes, never every cycle.
  */
 import cron, { type ScheduledTask } from "node-cron";
 import type { Logger } from "pino";
-import { CollectorError, type Collector } from "../collectors/collector.js";
+import { CollectorError, type Collector, type CollectorHealth, type SourceState } from "../collectors/collector.js";
 import { intervalToCron } from "../collectors/settings/interval.js";
-import type { SelfMetrics } from "./self-metrics.js";
+import { setSourceState, type SelfMetrics } from "./self-metrics.js";
 
 export interface RunnerOptions {
   timeoutMs: number;
@@ -24,6 +25,13 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     timer = setTimeout(() => reject(new TimeoutError(`${what} took longer than ${ms / 1000}s`)), ms);
   });
   return Promise.race([p, limit]).finally(() => clearTimeout(timer));
+}
+
+/** A stream's source from its health: undefined while it starts (no series yet). */
+function streamSource(c: Collector, h: CollectorHealth): SourceState | undefined {
+  if (h.ok) return c.sourceState?.() ?? "present";
+  if (h.absent === true) return "absent";
+  return h.starting === true ? undefined : "failing";
 }
 
 function describeError(err: unknown): { message: string; absent: boolean; unexpected: boolean } {
@@ -63,6 +71,7 @@ export class Runner {
         try {
           c.start?.();
         } catch (err) {
+          setSourceState(this.self, c.name, describeError(err).absent ? "absent" : "failing");
           this.report(c.name, err);
         }
         continue;
@@ -131,6 +140,7 @@ export class Runner {
       if (c.mode !== "stream" || !c.health) continue;
       const h = c.health();
       this.self.success.set({ collector: c.name }, h.ok ? 1 : 0);
+      setSourceState(this.self, c.name, streamSource(c, h));
       if (h.lastSuccessMs !== undefined) this.self.lastSuccess.set({ collector: c.name }, h.lastSuccessMs / 1000);
       if (h.durationSeconds !== undefined) this.self.duration.set({ collector: c.name }, h.durationSeconds);
       // Stream collectors log their own trouble as it happens (they see each event); no log here.
@@ -150,10 +160,12 @@ export class Runner {
     try {
       await withTimeout(fn(), this.opts.timeoutMs, `collector ${c.name}`);
       this.self.success.set({ collector: c.name }, 1);
+      setSourceState(this.self, c.name, c.sourceState?.() ?? "present");
       this.self.lastSuccess.set({ collector: c.name }, this.opts.now() / 1000);
       this.recovered(c.name);
     } catch (err) {
       this.self.success.set({ collector: c.name }, 0);
+      setSourceState(this.self, c.name, describeError(err).absent ? "absent" : "failing");
       this.report(c.name, err);
     } finally {
       this.self.duration.set({ collector: c.name }, (performance.now() - t0) / 1000);

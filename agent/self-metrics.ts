@@ -3,11 +3,14 @@
  * and prom-client's process_* and nodejs_* metrics.
  */
 import { Counter, Gauge, collectDefaultMetrics, type Registry } from "prom-client";
+import { SOURCE_STATES, type SourceState } from "../collectors/collector.js";
 
 export interface SelfMetrics {
   success: Gauge<"collector">;
   duration: Gauge<"collector">;
   lastSuccess: Gauge<"collector">;
+  /** Whether each collector's source is present, absent or failing (one series per state, 1 on the current one). */
+  source: Gauge<"collector" | "state">;
   /** SIGHUP reloads of the whole configuration. */
   configReloads: Counter<"result">;
   configLastReloadSuccess: Gauge;
@@ -37,6 +40,14 @@ function refusedCounter(registry: Registry): Counter<"reason"> {
   });
   for (const reason of WEB_REFUSALS) c.inc({ reason }, 0);
   return c;
+}
+
+/** Sets a collector's source state (1 on `state`, 0 on the others); undefined: its series go (not known yet). */
+export function setSourceState(self: Pick<SelfMetrics, "source">, collector: string, state: SourceState | undefined): void {
+  for (const s of SOURCE_STATES) {
+    if (state === undefined) self.source.remove({ collector, state: s });
+    else self.source.set({ collector, state: s }, s === state ? 1 : 0);
+  }
 }
 
 export function createSelfMetrics(registry: Registry, version: string, onScrape: () => void = () => undefined): SelfMetrics {
@@ -71,6 +82,12 @@ export function createSelfMetrics(registry: Registry, version: string, onScrape:
       name: "ringwatch_collector_last_success_timestamp_seconds",
       help: "Unix time of the collector's last successful run or sample.",
       labelNames: ["collector"],
+      registers: [registry],
+    }),
+    source: new Gauge({
+      name: "ringwatch_collector_source_state",
+      help: "1 for the state of the collector's source, 0 for the others: present, absent (not on this machine), failing (there, but cannot be read). No series before the first run or while a stream starts.",
+      labelNames: ["collector", "state"],
       registers: [registry],
     }),
     configReloads: resultCounter(

@@ -17,6 +17,14 @@ export class CollectorError extends Error {
   }
 }
 
+/**
+ * Whether a collector's source is on this machine and usable (ringwatch_collector_source_state):
+ * `present`, `absent` (not on this machine: no GPU, no HCA, no log directory) or `failing` (there,
+ * but the collector cannot read it).
+ */
+export const SOURCE_STATES = ["present", "absent", "failing"] as const;
+export type SourceState = (typeof SOURCE_STATES)[number];
+
 /** Health of a long-lived collector, read by the runner at scrape time. */
 export interface CollectorHealth {
   ok: boolean;
@@ -75,4 +83,10 @@ export interface Collector<S extends object = object> {
    * which other nodes' agents read: ras/peers.ts). Each is computed at the request.
    */
   documents?(): ReadonlyMap<string, () => unknown>;
+  /**
+   * Its source's state where a run that succeeds does not say it all (nccl: the follower runs, and
+   * RAS is asked, while no configured log path exists); undefined: the runner's reading (a
+   * successful run or healthy stream is `present`).
+   */
+  sourceState?(): SourceState | undefined;
 }

@@ -4,13 +4,17 @@
 // rules have one source. The rule groups are carried over node by node: comments, block scalars
 // and quoting stay as written.
 //
-//   node scripts/gen-prometheusrule.mjs            write the PrometheusRule
-//   node scripts/gen-prometheusrule.mjs --check    exit 1 if the committed file is out of date
-//   options: --rules FILE (source), --out FILE (target; - for stdout)
+// Without --rules and --out (as `npm run gen:k8s` runs it), it also writes the optional Grafana
+// dashboard ConfigMap through scripts/gen-dashboard-configmap.mjs.
+//
+//   node scripts/gen-prometheusrule.mjs            write the PrometheusRule (and the dashboard ConfigMap)
+//   node scripts/gen-prometheusrule.mjs --check    exit 1 if a committed file is out of date
+//   options: --rules FILE (source), --out FILE (target; - for stdout); either one leaves the dashboard out
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Document, isMap, isSeq, parseDocument } from "yaml";
+import { GenError as DashboardGenError, generateDefault as generateDashboard } from "./gen-dashboard-configmap.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const RULES_PATH = "deploy/prometheus/ringwatch-rules.yml";
@@ -63,7 +67,7 @@ export function renderPrometheusRule(rulesText, source = RULES_PATH) {
 }
 
 function parseArgs(argv) {
-  const o = { check: false, rules: resolve(root, RULES_PATH), out: resolve(root, OUT_PATH) };
+  const o = { check: false, rules: resolve(root, RULES_PATH), out: resolve(root, OUT_PATH), defaults: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--check") o.check = true;
@@ -71,6 +75,7 @@ function parseArgs(argv) {
       const v = argv[++i];
       if (v === undefined) throw new GenError(`${a} needs a value`);
       o[a.slice(2)] = v === "-" ? "-" : resolve(v);
+      o.defaults = false;
     } else throw new GenError(`unknown argument ${a} (usage: gen-prometheusrule.mjs [--check] [--rules FILE] [--out FILE|-])`);
   }
   return o;
@@ -85,6 +90,7 @@ function main(argv) {
     throw new GenError(`cannot read ${o.rules}: ${e instanceof Error ? e.message : String(e)}`);
   }
   const rendered = renderPrometheusRule(text, o.rules);
+  const dashboard = o.defaults ? generateDashboard(o.check) : 0;
   if (o.check) {
     let current = "";
     try {
@@ -96,18 +102,18 @@ function main(argv) {
       process.stderr.write(`gen-prometheusrule: ${o.out} is out of date; run \`npm run gen:k8s\`\n`);
       return 1;
     }
-    return 0;
+    return dashboard;
   }
   if (o.out === "-") process.stdout.write(rendered);
   else writeFileSync(o.out, rendered);
-  return 0;
+  return dashboard;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   try {
     process.exitCode = main(process.argv.slice(2));
   } catch (e) {
-    if (!(e instanceof GenError)) throw e;
+    if (!(e instanceof GenError) && !(e instanceof DashboardGenError)) throw e;
     process.stderr.write(`gen-prometheusrule: ${e.message}\n`);
     process.exitCode = 1;
   }

@@ -6,6 +6,7 @@ export function helpText(): string {
   const lines = [
     "usage: ringwatch [flags]",
     "       ringwatch analyze [--json] [--fail-on=warning|critical] FILE|DIR|GLOB|- ...   (ringwatch analyze --help)",
+    "       ringwatch check [--json] [--check.file=FILE] [--check.<expectation>=...] [flags]   (ringwatch check --help)",
     "",
     "Flags (each also as env RINGWATCH_<NAME> and as a YAML key in --config.file):",
   ];

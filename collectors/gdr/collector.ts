@@ -4,7 +4,7 @@
  * Reads `<procfs>/modules` (no fork, no privilege). Only when that file does not exist (a
  * procfs without it, or an odd mount) does it run `lsmod` through deps.exec.
  */
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { CollectorError, type Collector, type CollectorDeps } from "../collector.js";
 import { gauge, publishGauge, type Sample } from "../publish.js";
@@ -18,6 +18,8 @@ export interface GdrOptions {
   lsmod: string;
   /** Kill lsmod after this many ms. Default 5,000. */
   timeoutMs?: number;
+  /** The file lsmod itself reads, whatever --path.procfs says. Default /proc/modules (tests change it). */
+  lsmodSource?: string;
 }
 
 type Source = "procfs" | "lsmod";
@@ -35,6 +37,7 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
   const { registry, logger, exec } = deps;
   const modulesPath = join(opts.procfsRoot, "modules");
   const timeoutMs = opts.timeoutMs ?? 5000;
+  const lsmodSource = opts.lsmodSource ?? "/proc/modules";
 
   const peermemLoaded = gauge(
     registry,
@@ -88,7 +91,22 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
     if (r.notFound) {
       throw new CollectorError(`neither ${modulesPath} nor ${opts.lsmod} is available`, { absent: true });
     }
-    if (!r.ok) throw new CollectorError(r.problem ?? `${r.command}: failed`);
+    if (!r.ok) {
+      // lsmod reads /proc/modules too: where it exits with an error and that file does not exist
+      // (a kernel without loadable modules, a gVisor sandbox), there is no module list to read.
+      const noList =
+        !r.timedOut &&
+        r.exitCode !== undefined &&
+        (await stat(lsmodSource).then(
+          () => false,
+          (err: unknown) => errnoCode(err) === "ENOENT",
+        ));
+      if (noList) {
+        const none = modulesPath === lsmodSource ? `${modulesPath} does not exist` : `neither ${modulesPath} nor ${lsmodSource} exists`;
+        throw new CollectorError(`no module list: ${none}, and ${opts.lsmod}, which reads ${lsmodSource}, failed`, { absent: true });
+      }
+      throw new CollectorError(r.problem ?? `${r.command}: failed`);
+    }
     const list = parseLsmod(r.stdout);
     if (list.modules.length === 0 && !list.sawHeader) {
       throw new CollectorError(`${r.command}: output has neither the lsmod header nor a module line`);

@@ -30,6 +30,8 @@ export interface KmsgOptions {
   journalDirectory?: string;
   /** Where the read position is kept; undefined: not kept (a restart reads the buffer again). */
   stateFile?: string;
+  /** Its directory need not exist (the default's): where it does not, the position is not kept, logged at info (resume.ts). */
+  stateDirMayBeAbsent?: boolean;
   procfsRoot: string;
   sysfsRoot: string;
   gpu?: GpuIndexReadings;
@@ -53,6 +55,7 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
   const resume = new Resume({
     procfsRoot: opts.procfsRoot,
     stateFile: opts.stateFile,
+    ...(opts.stateDirMayBeAbsent !== undefined ? { stateDirMayBeAbsent: opts.stateDirMayBeAbsent } : {}),
     saveEveryMs: opts.saveEveryMs ?? 5000,
     now,
     logger,
@@ -179,6 +182,8 @@ export function createKmsgCollector(deps: CollectorDeps, opts: KmsgOptions): Col
         });
       });
       d?.stop();
+      // What the gate still holds is published now, named as well as it can be: a snapshot has no later.
+      gate.release(true);
       if (namesTimer !== undefined) clearInterval(namesTimer);
       if (code !== undefined) throw new CollectorError(deviceProblem(opts.device, code), { absent: code === "ENOENT" });
     },

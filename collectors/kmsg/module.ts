@@ -11,6 +11,9 @@ export interface KmsgSettings {
   stateFile: string;
 }
 
+/** --collector.kmsg.state-file's default; systemd's StateDirectory= and the image create its directory. */
+const DEFAULT_STATE_FILE = "/var/lib/ringwatch/kmsg-position.json";
+
 export const kmsgModule: CollectorModule<"kmsg", KmsgSettings> = {
   name: "kmsg",
   enabledByDefault: true,
@@ -34,7 +37,7 @@ export const kmsgModule: CollectorModule<"kmsg", KmsgSettings> = {
     {
       name: "collector.kmsg.state-file",
       kind: "string",
-      default: "/var/lib/ringwatch/kmsg-position.json",
+      default: DEFAULT_STATE_FILE,
       help: "File that keeps the read position, so a restart reads no kernel record twice; empty: none.",
     },
   ],
@@ -55,7 +58,7 @@ export const kmsgModule: CollectorModule<"kmsg", KmsgSettings> = {
       device: s.device,
       journalctl: s.journalctl,
       ...(s.journalDirectory !== "" ? { journalDirectory: s.journalDirectory } : {}),
-      ...(s.stateFile !== "" ? { stateFile: s.stateFile } : {}),
+      ...(s.stateFile !== "" ? { stateFile: s.stateFile, stateDirMayBeAbsent: s.stateFile === DEFAULT_STATE_FILE } : {}),
       procfsRoot: common.procfsRoot,
       sysfsRoot: common.sysfsRoot,
       ...(isGpuIndexReadings(gpu) ? { gpu } : {}),

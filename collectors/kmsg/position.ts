@@ -55,13 +55,20 @@ export class PositionKeeper {
   private saving: Promise<void> | undefined;
 
   constructor(
-    private readonly file: string | undefined,
+    private file: string | undefined,
     bootId: string,
     private readonly everyMs: number,
-    private readonly onFailure: (message: string) => void,
+    private readonly onFailure: (message: string, code: string | undefined) => void,
     private readonly onSaved: () => void,
   ) {
     this.current = { bootId };
+  }
+
+  /** No more saves (the state file's directory is not there, and need not be). */
+  stopKeeping(): void {
+    this.file = undefined;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   get position(): Readonly<Position> {
@@ -119,7 +126,8 @@ export class PositionKeeper {
         () => this.onSaved(),
         (err: unknown) => {
           this.dirty = true;
-          this.onFailure(`cannot save the kernel log position to ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          const code = (err as NodeJS.ErrnoException).code;
+          this.onFailure(`cannot save the kernel log position to ${file}: ${code ?? String(err)}`, code);
         },
       )
       .finally(() => {

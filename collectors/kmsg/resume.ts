@@ -4,7 +4,8 @@
  * journalctl is started after its cursor. Every other record is handed on with its Unix time (the
  * boot's start plus the record's time since boot, or the journal's wall clock) and marked, so that
  * the keeper saves it. A journal record of another boot is skipped. A failed save is counted and
- * logged once per run of failures.
+ * logged once per run of failures; where the default state file's directory does not exist, the
+ * position is not kept (logged once, at info).
  */
 import type { Logger } from "pino";
 import { readBoot, type Boot } from "./boot.js";
@@ -16,6 +17,11 @@ export interface ResumeOptions {
   procfsRoot: string;
   /** Where the position is kept; undefined: not kept (every start reads the whole buffer). */
   stateFile: string | undefined;
+  /**
+   * The state file's directory need not exist (the default, /var/lib/ringwatch, outside systemd's
+   * StateDirectory= and the image): where it does not, the position is not kept, said once at info.
+   */
+  stateDirMayBeAbsent?: boolean;
   /** How often the position is saved while records arrive, ms. */
   saveEveryMs: number;
   now: () => number;
@@ -42,7 +48,15 @@ export class Resume {
       this.o.stateFile,
       this.boot.id,
       this.o.saveEveryMs,
-      (message) => {
+      (message, code) => {
+        if (code === "ENOENT" && this.o.stateDirMayBeAbsent === true) {
+          this.keeper?.stopKeeping();
+          this.o.logger.info(
+            { state_file: this.o.stateFile },
+            `kmsg: ${message}: its directory does not exist, so the read position is not kept and a restart reads the kernel's buffer again (systemd's StateDirectory= and the image create it; --collector.kmsg.state-file names another file, or none)`,
+          );
+          return;
+        }
         this.o.onSaveFailure();
         if (!this.loggedSaveFailure) this.o.logger.warn(`kmsg: ${message}; after a restart, records since the last good write are read again`);
         this.loggedSaveFailure = true;

@@ -33,11 +33,14 @@ import { gpusSpin, loggedComms, loggedVersion } from "./ras-inputs.js";
 import { rasHangEndedLine, rasHangLine, rasVerdicts, type RasCommVerdict, type RasNode } from "./ras/verdict.js";
 import type { Tracker } from "./logs/state/tracker.js";
 import { LogsWatch } from "./logs/watch.js";
+import { LogPathMetrics } from "./logs/path-metrics.js";
 import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./logs/rank-processes.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
   paths: string[];
+  /** Paths whose absence from the start is normal (the default, /var/log/nccl): logged at info, not warn. */
+  quietWhenMissing?: readonly string[];
   procfsRoot: string;
   hangThresholdMs: number;
   maxComms: number;
@@ -136,8 +139,11 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     ...(opts.sweepIntervalMs !== undefined ? { sweepIntervalMs: opts.sweepIntervalMs } : {}),
     ...(opts.pollIntervalMs !== undefined ? { pollIntervalMs: opts.pollIntervalMs } : {}),
   };
+  const pathMetrics = new LogPathMetrics(deps.registry);
   const logs = new LogsWatch({
     paths: opts.paths,
+    quietWhenMissing: new Set(opts.quietWhenMissing ?? []),
+    onPathStates: (states) => pathMetrics.publish(states),
     usePolling: opts.usePolling,
     headBytes: opts.headBytes ?? DEFAULT_HEAD_BYTES,
     retireAfterMs: opts.retireAfterMs,
@@ -310,6 +316,8 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       return { ok: true, lastSuccessMs: deps.now() };
     },
     documents: () => new Map([[PEER_ROLE_PATH, () => ras?.roleAnswer() ?? NO_RAS_ROLE]]),
+    // The collector runs (and asks RAS) with no log path there: its source is the logs' paths.
+    sourceState: () => (logs.failed !== undefined ? "failing" : logs.logPaths.source()),
     async once(): Promise<void> {
       await logs.once();
       if (logs.failed !== undefined) throw new CollectorError(logs.failed);

@@ -8,11 +8,14 @@ import { isGpuProcesses } from "./ras/gpu-processes.js";
 import { parseRasAddress, type RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 
+/** --collector.nccl.path's default: where no job has logged yet, its absence is logged at info. */
+const DEFAULT_LOG_PATH = "/var/log/nccl";
+
 const FLAGS = [
   {
     name: "collector.nccl.path",
     kind: "list",
-    default: "/var/log/nccl",
+    default: DEFAULT_LOG_PATH,
     help: "Directory or glob of NCCL / PyTorch log files to follow; repeat the flag for more (environment and YAML: comma-separated or a list).",
   },
   {
@@ -207,6 +210,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
     const gpu = peer("gpu");
     return createNcclCollector(deps, {
       paths: n.paths,
+      quietWhenMissing: [DEFAULT_LOG_PATH],
       procfsRoot: common.procfsRoot,
       hangThresholdMs: n.hangThresholdMs,
       maxComms: n.maxCommunicators,

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CollectorError, type Collector } from "../../collectors/collector.js";
+import { CollectorError, type Collector, type CollectorHealth, type SourceState } from "../../collectors/collector.js";
 import { Runner } from "../../agent/runner.js";
 import { createSelfMetrics } from "../../agent/self-metrics.js";
 import { sample } from "../helpers/agent-process.js";
@@ -121,6 +121,66 @@ describe("Runner", () => {
     expect(sample(text, 'ringwatch_collector_last_success_timestamp_seconds{collector="gpu"}')).toBe(1_700_000_123);
     // Stream collectors log their own events; the runner adds nothing per scrape.
     expect(lines().filter((l) => l.collector === "gpu")).toEqual([]);
+  });
+
+  it("says whether each poll collector's source is present, absent or failing: one series per state, 1 on the current one", async () => {
+    const results: Array<() => Promise<void>> = [
+      () => Promise.reject(new CollectorError("ip: not found or not executable", { absent: true })),
+      () => Promise.reject(new CollectorError("ip -j -d link show: exit code 1: boom")),
+      () => Promise.reject(new TypeError("x is undefined")),
+      () => Promise.resolve(),
+    ];
+    const c = scripted("mtu", (n) => (results[n - 1] ?? (() => Promise.resolve()))());
+    const { registry, runner } = setup([c]);
+    const states = async (): Promise<Record<string, number | undefined>> => {
+      const text = await registry.metrics();
+      return Object.fromEntries(
+        ["present", "absent", "failing"].map((s) => [s, sample(text, `ringwatch_collector_source_state{collector="mtu",state="${s}"}`)]),
+      );
+    };
+    expect(await states()).toEqual({ present: undefined, absent: undefined, failing: undefined }); // no run yet
+    await runner.poll(c);
+    expect(await states()).toEqual({ present: 0, absent: 1, failing: 0 });
+    await runner.poll(c);
+    expect(await states()).toEqual({ present: 0, absent: 0, failing: 1 });
+    await runner.poll(c);
+    expect(await states()).toEqual({ present: 0, absent: 0, failing: 1 });
+    await runner.poll(c);
+    expect(await states()).toEqual({ present: 1, absent: 0, failing: 0 });
+  });
+
+  it("reads a stream's source state from its health at scrape time: none while it starts, and the collector's own word where it has one", async () => {
+    let health: CollectorHealth = { ok: false, starting: true, reason: "starting" };
+    let source: SourceState | undefined = "absent";
+    const stream: Collector = {
+      name: "nccl",
+      mode: "stream",
+      start() {},
+      stop: () => Promise.resolve(),
+      health: () => health,
+      once: () => Promise.resolve(),
+      sourceState: () => source,
+    };
+    const { registry, runner } = setup([stream]);
+    runner.start();
+    const read = async (): Promise<[number | undefined, string[]]> => {
+      const text = await registry.metrics();
+      const on = ["present", "absent", "failing"].filter((s) => sample(text, `ringwatch_collector_source_state{collector="nccl",state="${s}"}`) === 1);
+      return [sample(text, 'ringwatch_collector_success{collector="nccl"}'), on];
+    };
+    expect(await read()).toEqual([0, []]);
+    expect((await registry.metrics()).includes('ringwatch_collector_source_state{collector="nccl"')).toBe(false);
+    health = { ok: true };
+    // nccl: the collector runs (success 1) while none of its log paths exists.
+    expect(await read()).toEqual([1, ["absent"]]);
+    source = undefined;
+    expect(await read()).toEqual([1, ["present"]]);
+    health = { ok: false, absent: true, reason: "gone" };
+    expect(await read()).toEqual([0, ["absent"]]);
+    health = { ok: false, reason: "cannot follow /x: EIO" };
+    expect(await read()).toEqual([0, ["failing"]]);
+    health = { ok: false, starting: true, reason: "starting" };
+    expect(await read()).toEqual([0, []]);
   });
 
   it("SIGHUP: reschedules a poll collector whose interval changed, leaves the others, and applies a new time limit", async () => {

@@ -1,15 +1,17 @@
 /**
- * deploy/grafana/ringwatch-dashboard.json: structure (datasource input, variables, ids, layout), and
- * every PromQL expression in it. A small PromQL tokenizer pulls the metric names out of each
- * expression; each name must be registered by a real agent, be a recording rule of
- * deploy/prometheus/ringwatch-rules.yml, or be a Prometheus built-in series. Where promtool is
- * installed (CI installs prometheus), every expression is also evaluated on a synthetic two-node
- * cluster with `promtool test rules`: it must parse, run without a matching error and return samples.
+ * deploy/grafana/ringwatch-dashboard.json: structure (the datasource variable, variables, ids,
+ * layout), the provisioning file beside it, and every PromQL expression in it. A small PromQL
+ * tokenizer pulls the metric names out of each expression; each name must be registered by a real
+ * agent, be a recording rule of deploy/prometheus/ringwatch-rules.yml, or be a Prometheus built-in
+ * series. Where promtool is installed (CI installs prometheus), every expression is also evaluated
+ * on a synthetic two-node cluster with `promtool test rules`: it must parse, run without a matching
+ * error and return samples.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
@@ -327,12 +329,15 @@ interface Panel {
 interface Variable {
   name: string;
   type: string;
+  current?: unknown;
+  multi?: boolean;
+  includeAll?: boolean;
   datasource?: DsRef;
   query?: string | { query?: string };
   definition?: string;
 }
 interface Dashboard {
-  __inputs?: { name: string; type: string; pluginId: string }[];
+  __inputs?: unknown;
   title?: string;
   uid?: string;
   schemaVersion?: number;
@@ -353,6 +358,45 @@ const dataPanels = (): Panel[] => allPanels().filter((p) => p.type !== "row");
 
 function variableQuery(v: Variable): string {
   return typeof v.query === "string" ? v.query : (v.query?.query ?? v.definition ?? "");
+}
+/** The variables that run a PromQL query (the datasource variable's query is a plugin id). */
+const queryVariables = (): Variable[] => dashboard.templating.list.filter((v) => v.type === "query");
+
+/** What every Prometheus query of the dashboard names as its data source: the `datasource` variable. */
+const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
+
+/** Every string of a JSON value, with where it stands (`panels[3].targets[0].expr`). */
+function jsonStrings(v: unknown, path = ""): { path: string; text: string }[] {
+  if (typeof v === "string") return [{ path, text: v }];
+  if (Array.isArray(v)) return v.flatMap((x, i) => jsonStrings(x, `${path}[${i}]`));
+  if (v !== null && typeof v === "object") return Object.entries(v).flatMap(([k, x]) => jsonStrings(x, path ? `${path}.${k}` : k));
+  return [];
+}
+
+/** Grafana's variable syntaxes: `$name`, `${name}`, `${name:format}`, `${name.field}`, `[[name]]`, `[[name:format]]`. */
+const VARIABLE_USE = /\$\{(\w+)(?:[:.][^}]*)?\}|\$(\w+)|\[\[(\w+)(?::[^\]]*)?\]\]/g;
+
+/** Every variable a dashboard uses, anywhere in it (queries, titles, links, datasource uids), with where. */
+function variableUses(d: unknown): { path: string; name: string }[] {
+  return jsonStrings(d).flatMap(({ path, text }) => [...text.matchAll(VARIABLE_USE)].map((m) => ({ path, name: m[1] ?? m[2] ?? m[3] ?? "" })));
+}
+
+/** `path: name` for each use of a variable that the dashboard does not define and Grafana does not provide. */
+function undefinedVariables(d: Dashboard): string[] {
+  const defined = new Set((d.templating.list ?? []).map((v) => v.name));
+  return variableUses(d)
+    .filter((u) => !defined.has(u.name) && !GRAFANA_VARS.has(u.name))
+    .map((u) => `${u.path}: ${u.name}`);
+}
+
+/** Every `datasource` value of a JSON value (panels, targets, variables, annotations), with where. */
+function datasourceRefs(v: unknown, path = ""): { path: string; ref: unknown }[] {
+  if (Array.isArray(v)) return v.flatMap((x, i) => datasourceRefs(x, `${path}[${i}]`));
+  if (v === null || typeof v !== "object") return [];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) => {
+    const at = path ? `${path}.${k}` : k;
+    return k === "datasource" ? [{ path: at, ref: x }, ...datasourceRefs(x, at)] : datasourceRefs(x, at);
+  });
 }
 
 interface Expr {
@@ -415,7 +459,9 @@ const PROMETHEUS_BUILTINS = new Set([
 ]);
 /** Labels the scrape configuration adds; ringwatch never sets them (docs/metrics.md). */
 const TARGET_LABELS = ["node", "instance", "job"];
+/** Grafana's global variables (and `$__all`, the value of an "All" selection). */
 const GRAFANA_VARS = new Set([
+  "__all",
   "__interval",
   "__interval_ms",
   "__rate_interval",
@@ -502,8 +548,9 @@ describe("PromQL tokenizer", () => {
 });
 
 describe("deploy/grafana/ringwatch-dashboard.json", () => {
-  it("is an importable dashboard with a Prometheus datasource input", () => {
-    expect(dashboard.__inputs).toContainEqual(expect.objectContaining({ name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus" }));
+  it("is a dashboard that needs no import input, so that file provisioning and the sidecar can load it", () => {
+    // Only the import dialog fills __inputs in; a provisioned dashboard would keep ${DS_...} as it is.
+    expect(Object.keys(dashboard)).not.toContain("__inputs");
     expect(dashboard.title).toMatch(/ringwatch/);
     expect(dashboard.uid).toMatch(/^[\w-]{1,40}$/);
     expect(dashboard.schemaVersion).toBeGreaterThanOrEqual(36); // Grafana 9.x schema and later; 39 is Grafana 10.4 / 11.0
@@ -513,25 +560,74 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
     const seconds = Number(refresh?.[1]) * { s: 1, m: 60, h: 3600 }[(refresh?.[2] ?? "s") as "s" | "m" | "h"];
     expect(seconds).toBeGreaterThanOrEqual(15); // no faster than the default poll interval
     expect(seconds).toBeLessThanOrEqual(300);
-    // No datasource uid is hard-coded: all go through the input (the built-in annotation aside).
+    // No datasource uid is hard-coded: all go through the variable (the built-in annotation aside).
     const uids = [...dashboardText.matchAll(/"uid":\s*"([^"]*)"/g)].map((m) => m[1]);
-    expect(new Set(uids)).toEqual(new Set(["${DS_PROMETHEUS}", "-- Grafana --", dashboard.uid]));
+    expect(new Set(uids)).toEqual(new Set(["${datasource}", "-- Grafana --", dashboard.uid]));
   });
 
-  it("has the node, comm_id and job variables, from ringwatch metrics", () => {
+  it("selects its Prometheus through a `datasource` variable, defined before the variables that query it", () => {
+    const list = dashboard.templating.list;
+    const ds = list[0];
+    expect(ds).toMatchObject({ name: "datasource", type: "datasource", query: "prometheus", multi: false, includeAll: false });
+    // Nothing pinned: each Grafana that loads it fills in one of its own Prometheus data sources.
+    expect(ds?.current ?? {}).toEqual({});
+    expect(list.filter((v) => v.type === "datasource")).toHaveLength(1);
+  });
+
+  it("names the `datasource` variable in every datasource field: panels, targets, variables, annotations", () => {
+    const refs = datasourceRefs(dashboard);
+    const builtIn = refs.filter((r) => /^annotations\.list\[\d+\]\.datasource$/.test(r.path) && (r.ref as DsRef).type === "grafana");
+    expect(builtIn.map((r) => r.ref)).toEqual([{ type: "grafana", uid: "-- Grafana --" }]);
+    const others = refs.filter((r) => !builtIn.includes(r));
+    // panels and their targets, the query variables and the hang annotation: far more than a handful
+    expect(others.length).toBeGreaterThan(allPanels().length + queryVariables().length);
+    expect(others.filter((r) => !isDeepStrictEqual(r.ref, DATASOURCE)).map((r) => `${r.path}: ${JSON.stringify(r.ref)}`)).toEqual([]);
+  });
+
+  it("uses, anywhere, only variables it defines and Grafana's built-in ones (a ${DS_...} input would fail here)", () => {
+    const names = new Set(variableUses(dashboard).map((u) => u.name));
+    for (const v of ["datasource", "job", "node", "comm_id", "__rate_interval"]) expect(names, v).toContain(v);
+    expect(undefinedVariables(dashboard)).toEqual([]);
+  });
+
+  it("finds undefined variables in every syntax and every place (the check above can fail)", () => {
+    const broken = structuredClone(dashboard) as Dashboard & { links?: unknown[] };
+    const panel = broken.panels.find((p) => p.type !== "row" && (p.targets?.length ?? 0) > 0) as Panel;
+    const target = panel.targets?.[0] as Target;
+    target.datasource = { type: "prometheus", uid: "${DS_PROMETHEUS}" };
+    target.expr = `${target.expr ?? ""} + $gpu + \${__rate_interval} * [[rank:regex]]`;
+    panel.title = "GPU ${gpu_model:text}";
+    broken.links = [{ url: "/d/x?var-node=${node}&var-x=${x.text}" }];
+    expect(
+      undefinedVariables(broken)
+        .map((u) => u.replace(/^panels\[\d+\]/, "panels[i]"))
+        .sort(),
+    ).toEqual(
+      [
+        "panels[i].targets[0].expr: gpu",
+        "panels[i].targets[0].expr: rank",
+        "panels[i].targets[0].datasource.uid: DS_PROMETHEUS",
+        "panels[i].title: gpu_model",
+        "links[0].url: x",
+      ].sort(),
+    );
+    broken.templating.list = broken.templating.list.filter((v) => v.name !== "datasource");
+    expect(undefinedVariables(broken).filter((u) => u.endsWith(": datasource")).length).toBeGreaterThan(300);
+  });
+
+  it("has the node, comm_id and job variables, from ringwatch metrics, on the `datasource` variable", () => {
     const vars = new Map(dashboard.templating.list.map((v) => [v.name, v]));
     const node = vars.get("node");
     const comm = vars.get("comm_id");
     expect(node && analyzeVariableQuery(variableQuery(node))).toMatchObject({ label: "node", info: { metrics: ["ringwatch_build_info"] } });
     expect(comm && analyzeVariableQuery(variableQuery(comm))).toMatchObject({ label: "comm_id", info: { metrics: ["ringwatch_nccl_hang_suspected"] } });
     expect(vars.has("job")).toBe(true);
-    for (const v of dashboard.templating.list) {
-      expect(v.type, v.name).toBe("query");
-      expect(v.datasource, v.name).toEqual({ type: "prometheus", uid: "${DS_PROMETHEUS}" });
-    }
+    expect(queryVariables().map((v) => v.name)).toEqual(["job", "node", "comm_id"]);
+    expect(dashboard.templating.list.map((v) => v.type)).toEqual(["datasource", "query", "query", "query"]);
+    for (const v of queryVariables()) expect(v.datasource, v.name).toEqual(DATASOURCE);
   });
 
-  it("gives every panel a title, a unique id, a gridPos and the ${DS_PROMETHEUS} datasource", () => {
+  it("gives every panel a title, a unique id, a gridPos and the ${datasource} datasource", () => {
     const panels = allPanels();
     expect(panels.length).toBeGreaterThan(40);
     const ids = panels.map((p) => p.id);
@@ -540,7 +636,7 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
     for (const p of panels) {
       const what = `panel ${p.id ?? "?"} "${p.title ?? ""}"`;
       expect(p.title?.trim(), what).toBeTruthy();
-      expect(p.datasource, what).toEqual({ type: "prometheus", uid: "${DS_PROMETHEUS}" });
+      expect(p.datasource, what).toEqual(DATASOURCE);
       const g = p.gridPos;
       expect(g, what).toBeDefined();
       if (!g) continue;
@@ -556,7 +652,7 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
       const refIds = targets.map((t) => t.refId);
       expect(new Set(refIds).size, what).toBe(refIds.length);
       for (const t of targets) {
-        expect(t.datasource, what).toEqual({ type: "prometheus", uid: "${DS_PROMETHEUS}" });
+        expect(t.datasource, what).toEqual(DATASOURCE);
         expect(t.expr?.trim(), what).toBeTruthy();
       }
     }
@@ -600,7 +696,7 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
     const exprs = [
       ...panelExprs().map((e) => e.expr),
       ...annotationExprs().map((e) => e.expr),
-      ...dashboard.templating.list.flatMap((v) => analyzeVariableQuery(variableQuery(v)).info.metrics),
+      ...queryVariables().flatMap((v) => analyzeVariableQuery(variableQuery(v)).info.metrics),
     ];
     expect(families.filter((f) => f.name.startsWith("ringwatch_")).length).toBeGreaterThan(60);
     expect(unknownMetrics(exprs, isKnown)).toEqual([]);
@@ -628,15 +724,6 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
       }
     }
     expect(problems).toEqual([]);
-  });
-
-  it("refers only to defined variables and Grafana's built-in ones", () => {
-    const defined = new Set(dashboard.templating.list.map((v) => v.name));
-    const texts = [...panelExprs(), ...annotationExprs()].map((e) => e.expr).concat(dashboard.templating.list.map(variableQuery));
-    const used = texts.flatMap((t) => [...t.matchAll(/\$\{?(\w+)|\[\[(\w+)/g)].map((m) => m[1] ?? m[2] ?? ""));
-    expect([...new Set(used.filter((u) => !defined.has(u) && !GRAFANA_VARS.has(u)))]).toEqual([]);
-    expect(used).toContain("node");
-    expect(used).toContain("comm_id");
   });
 
   it("shows every ringwatch metric family (GPU, InfiniBand, NCCL verdicts, gdr, mtu, agent) on a panel", () => {
@@ -697,6 +784,98 @@ describe("deploy/grafana/ringwatch-dashboard.json", () => {
     }
     expect(checked).toBeGreaterThan(25);
     expect(wrong).toEqual([]);
+  });
+});
+
+// ───────────────────────────── file provisioning
+
+const providerPath = join(root, "deploy/grafana/dashboard-provider.yaml");
+const grafanaReadme = join(root, "deploy/grafana/README.md");
+
+/** The keys of a dashboard provider (apiVersion 1) that Grafana reads (pkg/services/provisioning/dashboards/types.go). */
+const PROVIDER_KEYS = new Set([
+  "name",
+  "type",
+  "orgId",
+  "folder",
+  "folderUid",
+  "editable",
+  "options",
+  "disableDeletion",
+  "updateIntervalSeconds",
+  "allowUiUpdates",
+]);
+const FILE_OPTIONS = new Set(["path", "foldersFromFilesStructure"]);
+
+interface Provider {
+  name?: unknown;
+  type?: unknown;
+  options?: { path?: unknown; [k: string]: unknown };
+  [k: string]: unknown;
+}
+
+/** What Grafana would ignore or reject in a dashboard provisioning file: unknown keys (silently ignored), no file path. */
+function providerProblems(doc: unknown): string[] {
+  const d = doc as { apiVersion?: unknown; providers?: unknown } | null;
+  if (d?.apiVersion !== 1) return [`apiVersion ${JSON.stringify(d?.apiVersion)}, want 1 (0 reads another layout)`];
+  if (!Array.isArray(d.providers) || d.providers.length === 0) return ["no providers"];
+  const out: string[] = [];
+  const extra = Object.keys(d).filter((k) => k !== "apiVersion" && k !== "providers");
+  if (extra.length > 0) out.push(`unknown top-level key(s) ${extra.join(", ")}`);
+  (d.providers as Provider[]).forEach((p, i) => {
+    for (const k of Object.keys(p)) if (!PROVIDER_KEYS.has(k)) out.push(`providers[${i}]: unknown key ${k}`);
+    if (typeof p.name !== "string" || p.name === "") out.push(`providers[${i}]: no name`);
+    if (p.type !== "file") out.push(`providers[${i}]: type ${JSON.stringify(p.type)}, want file`);
+    for (const k of Object.keys(p.options ?? {})) if (!FILE_OPTIONS.has(k)) out.push(`providers[${i}].options: unknown key ${k}`);
+    if (typeof p.options?.path !== "string" || !p.options.path.startsWith("/")) out.push(`providers[${i}].options.path: not an absolute path`);
+  });
+  return out;
+}
+
+/** The `install SRC DEST` commands of a Markdown text's sh blocks, as [source basename, destination]. */
+function installCommands(markdown: string): [string, string][] {
+  const blocks = [...markdown.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  return blocks.flatMap((b) =>
+    b.split("\n").flatMap((line) => {
+      const words = line
+        .trim()
+        .replace(/^sudo\s+/, "")
+        .split(/\s+/);
+      if (words[0] !== "install" || words.includes("-d")) return [];
+      const operands = words.slice(1).filter((w, i, all) => !w.startsWith("-") && !all[i - 1]?.startsWith("-m"));
+      const [src, dest] = operands;
+      return src && dest && operands.length === 2 ? [[src.split("/").pop() ?? src, dest] as [string, string]] : [];
+    }),
+  );
+}
+
+describe("deploy/grafana/dashboard-provider.yaml (file provisioning)", () => {
+  const provider = parseYaml(readFileSync(providerPath, "utf8")) as { providers: Provider[] };
+
+  it("is a dashboard provider file with only keys Grafana reads", () => {
+    expect(providerProblems(provider)).toEqual([]);
+    expect(provider.providers).toHaveLength(1);
+    // A folder per file structure would put the dashboard in a folder named after its directory.
+    expect(provider.providers[0]?.options?.foldersFromFilesStructure ?? false).toBe(false);
+  });
+
+  it("sees what Grafana would ignore or misread (the check above can fail)", () => {
+    expect(providerProblems({ apiVersion: 0, providers: [] })).toEqual(["apiVersion 0, want 1 (0 reads another layout)"]);
+    expect(providerProblems({ apiVersion: 1, providers: [{ name: "x", type: "file", allowUIUpdates: true, options: { paht: "/x" } }], provider: [] })).toEqual([
+      "unknown top-level key(s) provider",
+      "providers[0]: unknown key allowUIUpdates",
+      "providers[0].options: unknown key paht",
+      "providers[0].options.path: not an absolute path",
+    ]);
+  });
+
+  it("README.md installs the dashboard into the folder the provider reads, and the provider where Grafana looks", () => {
+    const installs = new Map(installCommands(readFileSync(grafanaReadme, "utf8")));
+    const path = provider.providers[0]?.options?.path as string | undefined;
+    expect(path).toMatch(/^\/\S+$/);
+    expect(installs.get("ringwatch-dashboard.json")?.replace(/\/$/, "")).toBe(path);
+    expect(installs.get("dashboard-provider.yaml")).toMatch(/^\/etc\/grafana\/provisioning\/dashboards\/[\w-]+\.ya?ml$/);
+    expect(installCommands("```sh\nsudo install -m 0644 a/b.json /x/y/\ninstall -d /z\n```\n")).toEqual([["b.json", "/x/y/"]]);
   });
 });
 
@@ -779,7 +958,7 @@ describe("the dashboard's queries on Prometheus", () => {
     const exprs = [
       ...panelExprs().map((e) => ({ where: e.where, expr: expandVariables(e.expr) })),
       ...annotationExprs().map((e) => ({ where: e.where, expr: expandVariables(e.expr) })),
-      ...dashboard.templating.list.flatMap((v) => {
+      ...queryVariables().flatMap((v) => {
         const q = analyzeVariableQuery(variableQuery(v)).promql;
         return q ? [{ where: `variable ${v.name}`, expr: expandVariables(q) }] : [];
       }),

@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, posix, resolve } from "node:path";
+import { join, posix, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments, parse as parseYaml } from "yaml";
 import { DaemonSet, type IDaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
+import { ConfigMap, type IConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { Service, type IService } from "kubernetes-models/v1/Service";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
@@ -19,10 +20,15 @@ import { gate } from "./binaries.js";
 // kubernetes-models packages compile into validators (Kubernetes' own API, and the Prometheus
 // Operator's CRDs): no cluster and no network needed. On top of that: the security posture,
 // the agent's flags (parsed by the agent's own parser), and the PrometheusRule's single source.
+// Sub-directories are optional pieces outside the base (grafana-dashboard/: the dashboard as a
+// ConfigMap for kube-prometheus-stack's Grafana sidecar, generated from deploy/grafana).
 
 const root = resolve(import.meta.dirname, "../..");
 const dir = join(root, "deploy/kubernetes");
 const generator = join(root, "scripts/gen-prometheusrule.mjs");
+const dashboardGenerator = join(root, "scripts/gen-dashboard-configmap.mjs");
+const dashboardDir = join(dir, "grafana-dashboard");
+const dashboardFile = join(root, "deploy/grafana/ringwatch-dashboard.json");
 
 type Obj = Record<string, unknown>;
 
@@ -45,7 +51,16 @@ function documents(text: string, file: string): Obj[] {
   return out;
 }
 
-const dirEntries = readdirSync(dir).sort();
+const entries = readdirSync(dir, { withFileTypes: true });
+const dirEntries = entries
+  .filter((e) => e.isFile())
+  .map((e) => e.name)
+  .sort();
+/** Optional pieces, each a kustomization of its own that an overlay adds; the base leaves them out. */
+const optionalDirs = entries
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
 const manifestFiles = dirEntries.filter((f) => /\.ya?ml$/.test(f) && f !== "kustomization.yaml");
 const manifests: Manifest[] = manifestFiles.flatMap((file) =>
   documents(readFileSync(join(dir, file), "utf8"), file).map((obj, index) => ({ file, index, obj })),
@@ -69,6 +84,11 @@ const MODELS: Record<string, ModelClass> = {
   "monitoring.coreos.com/v1/ServiceMonitor": ServiceMonitor,
   "monitoring.coreos.com/v1/PrometheusRule": PrometheusRule,
 };
+/** The same for the optional pieces' objects. */
+const OPTIONAL_MODELS: Record<string, ModelClass> = {
+  "v1/ConfigMap": ConfigMap,
+};
+const modelOf = (o: Obj): ModelClass | undefined => MODELS[typeKey(o)] ?? OPTIONAL_MODELS[typeKey(o)];
 
 function typeKey(o: Obj): string {
   return `${String(o.apiVersion)}/${String(o.kind)}`;
@@ -80,7 +100,7 @@ function label(m: Manifest): string {
 
 /** Schema validation as the package documents it; throws a ValidationError naming every problem. */
 function validate(o: Obj): void {
-  const Model = MODELS[typeKey(o)];
+  const Model = modelOf(o);
   if (!Model) throw new Error(`no schema for ${typeKey(o)}: add its kubernetes-models class to MODELS`);
   new Model(o as never).validate();
 }
@@ -94,7 +114,7 @@ function validate(o: Obj): void {
  * quantities) are read key by key and so never reported.
  */
 function unknownFields(o: Obj): string[] {
-  const Model = MODELS[typeKey(o)];
+  const Model = modelOf(o);
   if (!Model) throw new Error(`no schema for ${typeKey(o)}`);
   const reads = new Map<object, { probed: boolean; keys: Set<string> }>();
   const wrap = (target: object): object => {
@@ -197,9 +217,25 @@ function matches(selector: Record<string, string> | undefined, labels: Record<st
   return entries.length > 0 && entries.every(([k, v]) => labels?.[k] === v);
 }
 
-function runGenerator(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [generator, ...args], { cwd: root, encoding: "utf8" });
+function runGenerator(args: string[], script = generator): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [script, ...args], { cwd: root, encoding: "utf8" });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The optional dashboard ConfigMap, the one object of grafana-dashboard/configmap.yaml. */
+function dashboardConfigMap(): IConfigMap {
+  const docs = documents(readFileSync(join(dashboardDir, "configmap.yaml"), "utf8"), "grafana-dashboard/configmap.yaml");
+  expect(docs.map(typeKey)).toEqual(["v1/ConfigMap"]);
+  return docs[0] as unknown as IConfigMap;
+}
+
+/**
+ * What `kubectl apply` (client side) stores in the last-applied-configuration annotation for an
+ * object: its JSON as Go's encoding/json writes it (<, > and & escaped as \u003c...), and the key.
+ */
+function lastAppliedBytes(o: unknown): number {
+  const json = JSON.stringify(o).replace(/[<>&]/g, (c) => `\\u00${c.charCodeAt(0).toString(16)}`);
+  return Buffer.byteLength("kubectl.kubernetes.io/last-applied-configuration") + Buffer.byteLength(json);
 }
 
 describe("deploy/kubernetes: kustomization", () => {
@@ -208,6 +244,16 @@ describe("deploy/kubernetes: kustomization", () => {
     const others = dirEntries.filter((f) => f !== "kustomization.yaml" && f !== "README.md");
     expect(resources).toEqual(others);
     expect(manifestFiles).toEqual(others);
+  });
+
+  it("leaves the optional pieces (sub-directories) out; each lists every file of its own directory", () => {
+    expect(optionalDirs).toEqual(["grafana-dashboard"]);
+    for (const d of optionalDirs) {
+      expect((kustomization.resources ?? []).filter((r) => r.split("/")[0] === d)).toEqual([]);
+      const own = parseYaml(readFileSync(join(dir, d, "kustomization.yaml"), "utf8")) as { resources?: string[] };
+      const files = readdirSync(join(dir, d)).filter((f) => f !== "kustomization.yaml" && f !== "README.md");
+      expect([...(own.resources ?? [])].sort(), d).toEqual(files.sort());
+    }
   });
 
   it("puts everything in the namespace it creates", () => {
@@ -458,6 +504,72 @@ groups:
   });
 });
 
+describe("deploy/kubernetes/grafana-dashboard (optional)", () => {
+  const key = "ringwatch-dashboard.json";
+
+  it("is what scripts/gen-dashboard-configmap.mjs makes of deploy/grafana/ringwatch-dashboard.json (run `npm run gen:k8s`)", () => {
+    const r = runGenerator(["--out", "-"], dashboardGenerator);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    // One 160 kB line: a plain toBe would print all of it.
+    const same = readFileSync(join(dashboardDir, "configmap.yaml"), "utf8") === r.stdout;
+    expect(same, "grafana-dashboard/configmap.yaml is stale: run `npm run gen:k8s`").toBe(true);
+    expect(r.stdout).toMatch(/^# generated by scripts\/gen-dashboard-configmap\.mjs — do not edit/);
+  });
+
+  it("`npm run gen:k8s -- --check` checks the PrometheusRule and the dashboard ConfigMap, and finds both current", () => {
+    const r = runGenerator(["--check"]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+  });
+
+  it("embeds the dashboard file unchanged, in a valid ConfigMap of the base's namespace with the sidecar's label", () => {
+    const cm = dashboardConfigMap();
+    expect(() => validate(cm as unknown as Obj)).not.toThrow();
+    expect(unknownFields(cm as unknown as Obj)).toEqual([]);
+    // kube-prometheus-stack's defaults: grafana.sidecar.dashboards.label / labelValue, searchNamespace ALL.
+    expect(cm.metadata?.labels?.grafana_dashboard).toBe("1");
+    expect(cm.metadata?.namespace).toBe(kustomization.namespace);
+    expect(Object.keys(cm.data ?? {})).toEqual([key]);
+    expect(JSON.parse(cm.data?.[key] ?? "null")).toStrictEqual(JSON.parse(readFileSync(dashboardFile, "utf8")));
+  });
+
+  it("fits `kubectl apply`'s last-applied annotation (256 KiB for all of an object's annotations)", () => {
+    const cm = dashboardConfigMap();
+    expect(lastAppliedBytes(cm)).toBeLessThan(256 * 1024);
+    // the measure sees size: the dashboard indented, as in deploy/grafana, would not fit
+    const indented = { ...cm, data: { [key]: readFileSync(dashboardFile, "utf8") } };
+    expect(lastAppliedBytes(indented)).toBeGreaterThan(256 * 1024);
+  });
+
+  it.each([
+    ["an import input", '{"uid": "x", "__inputs": [{"name": "DS_PROMETHEUS"}], "panels": []}', /__inputs, which a provisioned dashboard cannot resolve/],
+    ["no uid", '{"title": "x", "panels": []}', /needs a uid/],
+    ["broken JSON", '{"uid": "x",', /dashboard\.json: /],
+    ["a list", "[]", /not a dashboard/],
+    ["too much to apply", JSON.stringify({ uid: "x", description: "x".repeat(300 * 1024) }), /last-applied annotation, over Kubernetes' 262144/],
+  ])("refuses a dashboard with %s", (_what, text, message) => {
+    const tmp = mkdtempSync(join(tmpdir(), "rw-gen-"));
+    writeFileSync(join(tmp, "dashboard.json"), text);
+    const r = runGenerator(["--dashboard", join(tmp, "dashboard.json"), "--out", "-"], dashboardGenerator);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(message);
+  });
+
+  it("--check reports a stale file", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "rw-gen-"));
+    writeFileSync(join(tmp, "dashboard.json"), '{"uid": "x", "panels": []}');
+    writeFileSync(join(tmp, "out.yaml"), "stale\n");
+    const args = ["--dashboard", join(tmp, "dashboard.json"), "--out", join(tmp, "out.yaml")];
+    const stale = runGenerator(["--check", ...args], dashboardGenerator);
+    expect(stale.status).toBe(1);
+    expect(stale.stderr).toMatch(/out of date/);
+    expect(runGenerator(args, dashboardGenerator).status).toBe(0);
+    expect(runGenerator(["--check", ...args], dashboardGenerator).status).toBe(0);
+  });
+});
+
 // kubectl's built-in kustomize renders what `kubectl apply -k` would send (Debian's
 // kubernetes-client, kubectl 1.20, renders this directory; .ci/run installs it). Without kubectl
 // the case is skipped and says so; under CI that is a failure.
@@ -482,5 +594,30 @@ describe.skipIf(tools.skip)(`kubectl kustomize deploy/kubernetes${tools.skip ? `
     const image = ds?.spec?.template.spec?.containers.find((c) => c.name === "ringwatch")?.image;
     const entry = kustomization.images?.find((i) => i.name === agentContainer().image);
     expect(image).toBe(`${entry?.newName ?? entry?.name}:${entry?.newTag}`);
+  });
+
+  it.skipIf(tools.fail)("renders the optional dashboard piece on its own (kubectl kustomize deploy/kubernetes/grafana-dashboard)", () => {
+    const r = spawnSync(tools.path.kubectl, ["kustomize", dashboardDir], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const rendered = documents(r.stdout, "kubectl kustomize grafana-dashboard");
+    expect(rendered.map(typeKey)).toEqual(["v1/ConfigMap"]);
+    expect(rendered[0]).toStrictEqual(dashboardConfigMap());
+  });
+
+  it.skipIf(tools.fail)("renders an overlay of the base and the dashboard piece, as README.md shows", () => {
+    // `bases:` is what kubectl 1.20's kustomize (v2.0.3) takes for directories; later ones warn
+    // that it is deprecated and still take it.
+    const tmp = mkdtempSync(join(tmpdir(), "rw-overlay-"));
+    const bases = [dir, dashboardDir].map((d) => relative(tmp, d));
+    writeFileSync(
+      join(tmp, "kustomization.yaml"),
+      `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nbases:\n${bases.map((b) => `  - ${b}\n`).join("")}`,
+    );
+    const r = spawnSync(tools.path.kubectl, ["kustomize", tmp], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    expect(r.stderr.split("\n").filter((l) => l !== "" && !/'bases' is deprecated/.test(l))).toEqual([]);
+    expect(r.status).toBe(0);
+    const rendered = documents(r.stdout, "kubectl kustomize overlay");
+    expect(rendered.map(typeKey).sort()).toEqual([...manifests.map((m) => typeKey(m.obj)), "v1/ConfigMap"].sort());
   });
 });

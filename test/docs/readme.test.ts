@@ -5,12 +5,13 @@
  * sections; flags are checked by configuration.test.ts.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../../agent/app.js";
 import { COLLECTOR_MODULES } from "../../collectors/index.js";
 import { parseCli } from "../../agent/config/config.js";
+import { FLAGS } from "../../agent/config/flags.js";
 import { definedMetrics, proseLines } from "./markdown.js";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -95,5 +96,37 @@ describe("collector READMEs", () => {
         .filter((h) => h !== undefined);
       expect(sections, m.name).toEqual(["What it reads", "Metrics", "Privileges", "Settings", "Files"]);
     }
+  });
+});
+
+describe("the README's docker run example", () => {
+  const block = /```sh\n(docker run [\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  const words = block.replace(/\\\n/g, " ").trim().split(/\s+/);
+  // The image: the last bare "ringwatch" (the first is the container's --name).
+  const image = words.lastIndexOf("ringwatch");
+  const volumes = words.flatMap((w, i) => (w === "-v" ? [words[i + 1] ?? ""] : []));
+  const flagDefault = (name: string): string => String(FLAGS.find((f) => f.name === name)?.default ?? "");
+
+  it("passes flags the agent accepts", () => {
+    expect(image).toBeGreaterThan(0);
+    const action = parseCli(words.slice(image + 1), {});
+    expect(action.kind).toBe("run");
+  });
+
+  it("mounts the default NCCL log folder read-only at its own path, and a volume for the state folder", () => {
+    const nccl = flagDefault("collector.nccl.path");
+    expect(nccl).toBe("/var/log/nccl");
+    expect(volumes).toContain(`${nccl}:${nccl}:ro`);
+    const stateDir = dirname(flagDefault("collector.kmsg.state-file"));
+    expect(volumes.some((v) => v.endsWith(`:${stateDir}`) && !v.startsWith("/"))).toBe(true);
+  });
+
+  it("mounts every host path a --path or --collector flag of it names", () => {
+    const named = words
+      .slice(image + 1)
+      .filter((w) => /^--(path\.|collector\.kmsg\.journal-directory)/.test(w))
+      .map((w) => w.slice(w.indexOf("=") + 1));
+    expect(named.length).toBe(3);
+    for (const p of named) expect(volumes.some((v) => v.split(":")[1] === p)).toBe(true);
   });
 });

@@ -5,7 +5,9 @@
  * verdict: those are the pure functions of detect/, asked by the collector with the tracker.
  *
  * Nothing is published before the heads of existing files are read and settled (`started`): a
- * count from a head that did not reach the file's end would be withdrawn right after.
+ * count from a head that did not reach the file's end would be withdrawn right after. Whether each
+ * configured path is there is looked at before the follower starts and at every housekeeping
+ * (path-state.ts).
  */
 import { stat } from "node:fs/promises";
 import type { Logger } from "pino";
@@ -16,6 +18,7 @@ import { REFUSAL_WORDS } from "../../untrusted-open.js";
 import { CapWarnings } from "./cap-warnings.js";
 import type { NodeView } from "./detect/verdict.js";
 import { FileSink } from "./ingest/file-sink.js";
+import { LogPaths, type LogPathState } from "./path-state.js";
 import { ReadErrorLog } from "./read-error-log.js";
 import { Tracker } from "./state/tracker.js";
 
@@ -35,6 +38,10 @@ export interface LogsWatchOptions {
   pollIntervalMs?: number;
   now: () => number;
   log: Logger;
+  /** Configured paths whose absence from the start is normal (the default): logged at info. */
+  quietWhenMissing?: ReadonlySet<string>;
+  /** Each look at the configured paths: their states (ringwatch_nccl_log_path_state). */
+  onPathStates?: (states: ReadonlyMap<string, LogPathState>) => void;
 }
 
 /** The tracker's bounds for a communicator cap. */
@@ -56,11 +63,19 @@ export class LogsWatch {
   private readonly historicalFiles = new Set<string>();
   private readonly caps: CapWarnings;
   private readonly readErrors: ReadErrorLog;
+  /** Whether each configured path is there. */
+  readonly logPaths: LogPaths;
 
   constructor(private readonly o: LogsWatchOptions) {
     this.tracker = new Tracker(trackerLimits(o.maxComms));
     this.caps = new CapWarnings(o.log);
     this.readErrors = new ReadErrorLog(o.log, o.now);
+    this.logPaths = new LogPaths({
+      paths: o.paths,
+      log: o.log,
+      quietWhenMissing: o.quietWhenMissing ?? new Set(),
+      onLook: (states) => o.onPathStates?.(states),
+    });
   }
 
   /** The heads of the files found at start are read and settled. */
@@ -79,6 +94,7 @@ export class LogsWatch {
   /** Other settings (a reload): paths or polling changed start a new follower that goes on where the old one stood in every file. */
   setOptions(n: Pick<LogsWatchOptions, "paths" | "usePolling" | "retireAfterMs" | "maxComms">): boolean {
     const refollow = n.paths.join("\n") !== this.o.paths.join("\n") || n.usePolling !== this.o.usePolling;
+    if (n.paths.join("\n") !== this.o.paths.join("\n")) this.logPaths.setPaths(n.paths);
     this.o.paths = [...n.paths];
     this.o.usePolling = n.usePolling;
     this.o.retireAfterMs = n.retireAfterMs;
@@ -89,6 +105,7 @@ export class LogsWatch {
   }
 
   async start(resume?: ReadonlyMap<string, ResumePoint>): Promise<void> {
+    await this.logPaths.look();
     const follower = this.makeFollower(resume);
     this.follower = follower;
     try {
@@ -118,6 +135,7 @@ export class LogsWatch {
 
   /** Processes gone (or silent for retire-after where liveness is unknown) and ranks torn down are forgotten after the grace; owners of dropped communicators are logged once. */
   housekeep(now: number, view: NodeView): void {
+    void this.logPaths.look();
     const { tracker } = this;
     for (const p of [...tracker.processes.values()]) {
       const alive = view.alive(p);
@@ -189,7 +207,10 @@ export class LogsWatch {
       },
       {
         openSink: (file, meta) => this.openSink(file, meta),
-        onReadError: (path, code) => this.readErrors.failed(path, code, (REFUSAL_WORDS as Readonly<Record<string, string>>)[code]),
+        // A configured directory that cannot be listed is said by its path state, once, not per sweep.
+        onReadError: (path, code) => {
+          if (!this.logPaths.isRoot(path)) this.readErrors.failed(path, code, (REFUSAL_WORDS as Readonly<Record<string, string>>)[code]);
+        },
         onFileDropped: (path, uid) => this.caps.fileDropped(path, uid, DEFAULT_MAX_FILES),
         onLook: (f) => this.sinks.get(fileKey(f))?.looked(o.now()),
         onTruncated: forget,

@@ -154,10 +154,24 @@ describe("gdr collector", () => {
 
   it("lsmod exiting non-zero fails the update with its message", async () => {
     vi.stubEnv("FAKE_LSMOD_MODE", "fail");
-    const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD });
+    // The file lsmod reads is there (this machine's /proc/modules may not be: a sandbox).
+    const lsmodSource = join(procfsFixtures, "gdr-h100-peermem", "modules");
+    const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD, lsmodSource });
     const err = await collectorError(c.update!());
     expect(err.absent).toBe(false);
     expect(err.message).toMatch(/exit code 1: libkmod: ERROR/);
+  });
+
+  it("lsmod failing where the file it reads does not exist either (no loadable modules, a sandbox): absent, not failed", async () => {
+    vi.stubEnv("FAKE_LSMOD_MODE", "fail");
+    const lsmodSource = join(tmp, "no-proc", "modules");
+    const c = createGdrCollector(deps, { procfsRoot: emptyProcfs(), lsmod: LSMOD, lsmodSource });
+    const err = await collectorError(c.update!());
+    expect(err.absent).toBe(true);
+    expect(err.message).toBe(
+      `no module list: neither ${join(tmp, "proc", "modules")} nor ${lsmodSource} exists, and ${LSMOD}, which reads ${lsmodSource}, failed`,
+    );
+    expect(await series(deps.registry, "ringwatch_gdr_module_loaded")).toEqual([]);
   });
 
   it("a /proc/modules that is not in the modules format fails the update, not lsmod", async () => {

@@ -24,7 +24,7 @@ interface Rig {
   lines: () => Array<Record<string, unknown>>;
 }
 
-function rig(opts: { saved?: object | string; stateFile?: string | null } = {}): Rig {
+function rig(opts: { saved?: object | string; stateFile?: string | null; stateDirMayBeAbsent?: boolean } = {}): Rig {
   const dir = testTempDir();
   mkdirSync(join(dir, "proc/sys/kernel/random"), { recursive: true });
   writeFileSync(join(dir, "proc/sys/kernel/random/boot_id"), BOOT + "\n");
@@ -42,6 +42,7 @@ function rig(opts: { saved?: object | string; stateFile?: string | null } = {}):
     logger,
     onMessage: (m, atMs) => messages.push([m, atMs]),
     onSaveFailure: () => failures++,
+    ...(opts.stateDirMayBeAbsent !== undefined ? { stateDirMayBeAbsent: opts.stateDirMayBeAbsent } : {}),
   });
   return { resume, state, messages, failures: () => failures, lines };
 }
@@ -160,5 +161,37 @@ describe("Resume", () => {
     await r.resume.flush();
     expect(r.failures()).toBe(3);
     expect(r.lines().map((l) => l["msg"])).toEqual([warning, warning]);
+  });
+
+  it("the default's directory missing (npm start outside systemd and the image): one info line, no failure counted, no save tried again", async () => {
+    const dir = testTempDir();
+    const file = join(dir, "state", "kmsg-position.json");
+    const r = rig({ stateFile: file, stateDirMayBeAbsent: true });
+    await r.resume.open();
+    r.resume.kmsgRecord(kmsg(1, "m1"));
+    await r.resume.flush();
+    r.resume.kmsgRecord(kmsg(2, "m2"));
+    mkdirSync(join(dir, "state")); // too late: the position is no longer kept
+    await r.resume.flush();
+    expect(r.failures()).toBe(0);
+    expect(() => readFileSync(file)).toThrow(/ENOENT/);
+    expect(r.lines().map((l) => [l["level"], l["msg"]])).toEqual([
+      [
+        30,
+        `kmsg: cannot save the kernel log position to ${file}: ENOENT: its directory does not exist, so the read position is not kept and a restart reads the kernel's buffer again (systemd's StateDirectory= and the image create it; --collector.kmsg.state-file names another file, or none)`,
+      ],
+    ]);
+  });
+
+  it("the default's directory there but not writable is still a failed save (a warning)", async () => {
+    const dir = testTempDir();
+    // A file where the directory should be: ENOTDIR, which no uid (root included) can write through.
+    writeFileSync(join(dir, "state"), "");
+    const r = rig({ stateFile: join(dir, "state", "kmsg-position.json"), stateDirMayBeAbsent: true });
+    await r.resume.open();
+    r.resume.kmsgRecord(kmsg(1, "m1"));
+    await r.resume.flush();
+    expect(r.failures()).toBe(1);
+    expect(r.lines().map((l) => l["level"])).toEqual([40]);
   });
 });
