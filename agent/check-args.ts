@@ -36,11 +36,16 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     default: "reset_gpu,reboot_node,drain_node",
     help: "Actions of NVIDIA's Xid catalogue that fail gpu.xid: none, restart_job, reset_gpu, reboot_node, drain_node, unknown.",
   },
+  {
+    name: "check.agent-url",
+    kind: "string",
+    help: "The node's running agent's /metrics, e.g. http://127.0.0.1:9742/metrics: nccl.ras judges the NCCL RAS diagnostics it holds (default: nccl.ras is skipped).",
+  },
   { name: "check.timeout", kind: "duration", default: "30s", help: "The whole check's time limit: what has not answered by then could not be checked." },
 ];
 
 /** How --help writes a flag's value where its kind says too little. */
-const VALUE: Readonly<Record<string, string>> = { "check.file": "FILE", "check.ib.rate": "GBPS", "check.mtu": "IFACE=BYTES" };
+const VALUE: Readonly<Record<string, string>> = { "check.file": "FILE", "check.ib.rate": "GBPS", "check.mtu": "IFACE=BYTES", "check.agent-url": "URL" };
 
 export const CHECK_FLAGS_BY_NAME: ReadonlyMap<string, FlagDef> = new Map(CHECK_FLAGS.map((f) => [f.name, f]));
 

@@ -36,6 +36,8 @@ export interface Expectations {
   /** Whether an Xid expectation was given (the window or the actions): the kernel log must then be read. */
   xidGiven: boolean;
   timeoutMs: number;
+  /** The running agent's /metrics (http or https), for nccl.ras. */
+  agentUrl?: string;
   /** The expectations given, by flag name without `check.`, as shown in --json. */
   given: Record<string, unknown>;
 }
@@ -107,6 +109,19 @@ function parseMtu(item: string): MtuExpectation {
   return { pattern, bytes: Number(bytes) };
 }
 
+/** An http or https URL, as given. */
+function parseAgentUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`invalid value "${text}" for --check.agent-url: expected a URL, e.g. http://127.0.0.1:9742/metrics`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError(`invalid value "${text}" for --check.agent-url: expected http:// or https://`);
+  return text;
+}
+
 /** The expectations of the command line over those of the file. */
 export function readExpectations(flags: ReadonlyMap<string, string>): Expectations {
   const file = flags.get("check.file");
@@ -143,5 +158,7 @@ export function readExpectations(flags: ReadonlyMap<string, string>): Expectatio
   if (ibPorts !== undefined) out.ibPorts = ibPorts;
   if (set("check.ib.rate")) out.ibRateGbps = keep("check.ib.rate", r.parsed("check.ib.rate", parseRate, String));
   if (windowMs !== undefined) out.xidWindowMs = windowMs;
+  const agentUrl = r.text("check.agent-url");
+  if (agentUrl !== "") out.agentUrl = keep("check.agent-url", parseAgentUrl(agentUrl));
   return out;
 }

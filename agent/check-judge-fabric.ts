@@ -3,7 +3,7 @@
  * RDMA's kernel module (gdr.peermem), interface MTUs (net.mtu), and NCCL RAS diagnostics (nccl.ras).
  */
 import type { Expectations } from "./check-expect.js";
-import { count, fail, globMatcher, ok, skip, some, unusable, type NodeView, type Verdict } from "./check-result.js";
+import { count, error, fail, globMatcher, ok, skip, some, unusable, type NodeView, type Verdict } from "./check-result.js";
 
 /** sysfs `state` and `phys_state` numbers (collectors/infiniband/README.md). */
 const STATE: Readonly<Record<number, string>> = { 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER" };
@@ -123,12 +123,16 @@ export function netMtu(v: NodeView, e: Expectations): Verdict {
   return bad.length > 0 ? fail(some(bad), bad) : ok(some(good, 4), good);
 }
 
-export function ncclRas(v: NodeView): Verdict {
-  const no = unusable(v, "nccl", false);
-  if (no) return no.status === "skip" ? skip(`${no.message} (a check follows no job's logs unless --collector.nccl is given)`) : no;
-  const problems = v.samples
-    .of("ringwatch_nccl_ras_diagnostic")
+/** The running agent's series nccl.ras reads (collectors/nccl/README.md). */
+export const AGENT_SERIES = ["ringwatch_nccl_ras_diagnostic"] as const;
+
+export function ncclRas(v: NodeView, e: Expectations): Verdict {
+  if (e.agentUrl === undefined) return skip("no running agent asked (--check.agent-url): a check never asks NCCL RAS itself");
+  const answer = v.agent ?? { error: "the agent was not asked" };
+  if ("error" in answer) return error(`could not check: ${answer.error}`);
+  const problems = (answer.samples.get("ringwatch_nccl_ras_diagnostic") ?? [])
+    .filter((s) => s.value === 1)
     .map(({ labels: l }) => `${l.check ?? "?"}${l.detail ? ` ${l.detail}` : ""}${l.host ? ` on ${l.host}` : ""} (comm ${l.comm_id ?? "?"})`);
   if (problems.length > 0) return fail(some(problems), problems);
-  return skip("no RAS diagnostics answer: the running agent asks NCCL for them during a hang; a one-shot run does not ask");
+  return ok("the agent holds no NCCL RAS diagnostics problem (it asks NCCL for them during a hang)");
 }

@@ -4,6 +4,7 @@
  * skips a check judged by default and makes a check whose expectation was given `error`; a source
  * that failed makes any check that needs it `error`. A check never judges a failed source's series.
  */
+import type { AgentAnswer } from "./check-agent.js";
 import type { CollectedNode } from "./check-run.js";
 import type { Samples } from "./check-samples.js";
 
@@ -23,6 +24,8 @@ export interface CheckResult {
 /** The run's series and sources, as the checks read them. */
 export interface NodeView extends Omit<CollectedNode, "metrics"> {
   samples: Samples;
+  /** The running agent's answer (--check.agent-url): the series asked for, or why there are none. */
+  agent?: AgentAnswer;
 }
 
 export type Verdict = Omit<CheckResult, "name">;

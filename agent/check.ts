@@ -7,8 +7,10 @@
  * never hangs (docs/check.md).
  */
 import { ConfigError } from "../collectors/settings/flags.js";
+import { askAgent } from "./check-agent.js";
 import { HELP, parseCheckArgs } from "./check-args.js";
 import { readExpectations, type Expectations } from "./check-expect.js";
+import { AGENT_SERIES } from "./check-judge-fabric.js";
 import { judge } from "./check-judge.js";
 import { exitCode, formatJson, formatText } from "./check-output.js";
 import { checkSettings, collectOnce } from "./check-run.js";
@@ -50,8 +52,11 @@ async function check(p: { json: boolean; expect: Expectations; config: AgentConf
     io.exit(2);
   }, p.expect.timeoutMs + BACKSTOP_GRACE_MS);
   try {
-    const { metrics, ...node } = await collectOnce(p.config, logger, Date.now() + p.expect.timeoutMs);
-    const results = judge({ ...node, samples: new Samples(metrics) }, p.expect);
+    const deadline = Date.now() + p.expect.timeoutMs;
+    const asked = p.expect.agentUrl === undefined ? undefined : askAgent(p.expect.agentUrl, AGENT_SERIES, deadline);
+    const { metrics, ...node } = await collectOnce(p.config, logger, deadline);
+    const agent = await asked;
+    const results = judge({ ...node, samples: new Samples(metrics), ...(agent !== undefined ? { agent } : {}) }, p.expect);
     const sources = [...node.sources.values()];
     io.stdout(p.json ? formatJson({ version: VERSION, nowMs: node.nowMs, results, sources, expectations: p.expect.given }) : formatText(results));
     return exitCode(results);

@@ -291,11 +291,27 @@ describe("gdr.peermem, net.mtu, nccl.ras", () => {
     expect(result(v, "net.mtu", ["--check.mtu=bond0=9000"])).toMatchObject({ status: "fail", message: "bond0: no such interface" });
   });
 
-  it("nccl.ras: the problems of a RAS diagnostics answer where the nccl collector has one", () => {
-    const v = node([["ringwatch_nccl_ras_diagnostic", { check: "xid", comm_id: "abc", detail: "79", host: "node3" }, 1]], { nccl: "ok" });
-    expect(result(v, "nccl.ras")).toMatchObject({ status: "fail", message: "xid 79 on node3 (comm abc)" });
-    expect(result(node([], { nccl: "ok" }), "nccl.ras").status).toBe("skip");
-    expect(result(node([]), "nccl.ras").message).toBe("the nccl collector is off (a check follows no job's logs unless --collector.nccl is given)");
+  it("nccl.ras: the problems of the running agent's RAS diagnostics, or why it could not be asked", () => {
+    const url = ["--check.agent-url=http://127.0.0.1:9742/metrics"];
+    const diag = (labels: Record<string, string>, value = 1) => ({ labels, value });
+    const answer = (...samples: ReturnType<typeof diag>[]): NodeView => ({
+      ...node([]),
+      agent: { samples: new Map([["ringwatch_nccl_ras_diagnostic", samples]]) },
+    });
+    expect(result(answer(diag({ check: "xid", comm_id: "abc", detail: "79", host: "node3" })), "nccl.ras", url)).toMatchObject({
+      status: "fail",
+      message: "xid 79 on node3 (comm abc)",
+    });
+    // A series at 0 is no problem; none at all is a healthy answer.
+    expect(result(answer(diag({ check: "ecc", comm_id: "abc", detail: "", host: "" }, 0)), "nccl.ras", url)).toMatchObject({ status: "ok" });
+    expect(result({ ...node([]), agent: { error: "cannot ask the agent at x: ECONNREFUSED" } }, "nccl.ras", url)).toMatchObject({
+      status: "error",
+      message: "could not check: cannot ask the agent at x: ECONNREFUSED",
+    });
+    expect(result(node([]), "nccl.ras")).toMatchObject({
+      status: "skip",
+      message: "no running agent asked (--check.agent-url): a check never asks NCCL RAS itself",
+    });
   });
 });
 

@@ -9,7 +9,9 @@ import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CHECK_NAMES } from "../../agent/check-judge.js";
-import { processesWithEnv } from "../helpers/agent-process.js";
+import { createServer, type Server } from "node:http";
+import { Gauge, Registry } from "prom-client";
+import { fakesDir, processesWithEnv, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 import { kmsgRecords } from "../helpers/kernel-log.js";
 import { fixture, tempDir } from "./env.js";
 import { bindGpu, check, HEALTHY, lineOf, lines, makeNode, removeNodes, summaryOf, UPTIME_S } from "./check-node.js";
@@ -427,5 +429,46 @@ describe("ringwatch check --json", () => {
       state: "absent",
       reason: `${join(empty, "nvidia-smi")} not found or not executable`,
     });
+  });
+});
+
+describe("ringwatch check --check.agent-url: nccl.ras from the node's running agent", () => {
+  const agents: RunningAgent[] = [];
+  const servers: Server[] = [];
+  afterAll(async () => {
+    for (const a of agents.splice(0)) await a.stop("SIGTERM");
+    for (const s of servers.splice(0)) s.close();
+  });
+
+  it("ok against a real agent with no hang; FAIL with the diagnostics an agent holds; ERROR when none answers", async () => {
+    const n = makeNode();
+    const agent = await startAgent(["--collector.disable-defaults", "--collector.mtu", `--collector.mtu.ip=${join(fakesDir, "ip")}`]);
+    agents.push(agent);
+    const healthy = await check([...n.flags, ...HEALTHY, `--check.agent-url=${agent.url}/metrics`]);
+    expect(lineOf(healthy.stdout, "nccl.ras")).toMatchObject({ status: "ok" });
+    expect(healthy.code).toBe(0);
+
+    // An agent during a hang: its series as prom-client writes them (collectors/nccl/README.md).
+    const registry = new Registry();
+    const diag = new Gauge({ name: "ringwatch_nccl_ras_diagnostic", help: "h", labelNames: ["check", "comm_id", "detail", "host"], registers: [registry] });
+    diag.set({ check: "ecc", comm_id: "0x49bbd7790311d5eb", detail: "", host: "gpu-node-17" }, 1);
+    diag.set({ check: "nccl_env", comm_id: "0x49bbd7790311d5eb", detail: "NCCL_IB_HCA", host: "" }, 1);
+    const body = await registry.metrics();
+    const server = createServer((_req, res) => res.end(body));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    const hung = await check([...n.flags, ...HEALTHY, `--check.agent-url=http://127.0.0.1:${port}/metrics`]);
+    expect(lineOf(hung.stdout, "nccl.ras")).toMatchObject({
+      status: "FAIL",
+      message: "ecc on gpu-node-17 (comm 0x49bbd7790311d5eb), nccl_env NCCL_IB_HCA (comm 0x49bbd7790311d5eb)",
+    });
+    expect(hung.code).toBe(1);
+
+    server.close();
+    const gone = await check([...n.flags, ...HEALTHY, `--check.agent-url=http://127.0.0.1:${port}/metrics`]);
+    expect(lineOf(gone.stdout, "nccl.ras")?.status).toBe("ERROR");
+    expect(lineOf(gone.stdout, "nccl.ras")?.message).toMatch(/^could not check: cannot ask the agent at http:\/\/127\.0\.0\.1:\d+\/metrics: fetch failed/);
+    expect(gone.code).toBe(2);
   });
 });
