@@ -1,5 +1,6 @@
 /**
- * The examples of docs/check.md, run: deploy/slurm/epilog.sh and prolog.sh with a fake `scontrol`
+ * The examples of docs/check.md, run: deploy/slurm/ringwatch-check.sh as Slurm's Prolog and Epilog
+ * (SLURM_SCRIPT_CONTEXT) with a fake `scontrol`
  * on PATH that records its arguments, deploy/slurm/ringwatch.nhc in bash with a stand-in for NHC's
  * `die`, and the containers of deploy/kubernetes-check/ checked against Kubernetes' schemas and
  * their args run by the built binary. Every run is the real `ringwatch check` on the fake tools
@@ -59,14 +60,16 @@ function bench(n: CheckNode, expectations: string, extra: NodeJS.ProcessEnv = {}
   };
 }
 
-const run = (script: string, b: Bench): Promise<ProcessResult> => runProcess("/bin/sh", [slurm(script)], { env: b.env, timeoutMs: 60_000, what: script });
+/** deploy/slurm/ringwatch-check.sh as slurmd runs it: its context in SLURM_SCRIPT_CONTEXT, no argument. */
+const run = (stage: "prolog" | "epilog", b: Bench): Promise<ProcessResult> =>
+  runProcess("/bin/sh", [slurm("ringwatch-check.sh")], { env: { ...b.env, SLURM_SCRIPT_CONTEXT: `${stage}_slurmd` }, timeoutMs: 60_000, what: stage });
 
 const drain = (reason: string): string[] => ["update", "nodename=gpu-node-07", "state=drain", `reason=${reason}`];
 
-describe("deploy/slurm/epilog.sh", () => {
+describe("deploy/slurm/ringwatch-check.sh as the Epilog", () => {
   it("drains an unhealthy node with the failing check as the reason, and exits 0", async () => {
     const b = bench(makeNode(), "gpu:\n  count: 8\n");
-    const r = await run("epilog.sh", b);
+    const r = await run("epilog", b);
     expect(r.code).toBe(0);
     expect(b.scontrolCalls()).toEqual([drain("ringwatch: gpu.count: 1 GPU, expected 8")]);
     // The check's lines go to the epilog's stderr, for slurmd's log.
@@ -75,13 +78,13 @@ describe("deploy/slurm/epilog.sh", () => {
 
   it("names how many more checks failed", async () => {
     const b = bench(makeNode("procfs/gdr-no-peermem"), "gpu.count: 8\ngdr.peermem: true\n");
-    expect((await run("epilog.sh", b)).code).toBe(0);
+    expect((await run("epilog", b)).code).toBe(0);
     expect(b.scontrolCalls()).toEqual([drain("ringwatch: gpu.count: 1 GPU, expected 8 (+1 more)")]);
   });
 
   it("leaves a healthy node alone", async () => {
     const b = bench(makeNode(), "gpu:\n  count: 1\nib.rate: 400\nib.devices: ['mlx5_?']\n");
-    const r = await run("epilog.sh", b);
+    const r = await run("epilog", b);
     expect(r.code).toBe(0);
     expect(b.scontrolCalls()).toEqual([]);
     expect(r.stderr).toBe("");
@@ -91,38 +94,53 @@ describe("deploy/slurm/epilog.sh", () => {
     const n = makeNode();
     const missing = join(tempDir(), "nvidia-smi");
     const b = bench(n, "gpu.count: 8\n", { RINGWATCH_CHECK_ARGS: [...n.flags, `--collector.gpu.nvidia-smi=${missing}`].join(" ") });
-    expect((await run("epilog.sh", b)).code).toBe(0);
+    expect((await run("epilog", b)).code).toBe(0);
     expect(b.scontrolCalls()).toEqual([drain(`ringwatch: gpu.count: could not check: ${missing} not found or not executable`)]);
   });
 
   it("drains with the check's own line when the file of expectations is missing", async () => {
     const b = bench(makeNode(), "", { RINGWATCH_CHECK_FILE: "/nonexistent/check.yaml" });
-    expect((await run("epilog.sh", b)).code).toBe(0);
+    expect((await run("epilog", b)).code).toBe(0);
     expect(b.scontrolCalls()).toEqual([drain("ringwatch: check: cannot read check file /nonexistent/check.yaml: ENOENT")]);
   });
 
   it("exits 1 when scontrol cannot drain the node, so that Slurm drains it", async () => {
     const b = bench(makeNode(), "gpu.count: 8\n", { SCONTROL_EXIT: "1" });
-    const r = await run("epilog.sh", b);
+    const r = await run("epilog", b);
     expect(r.code).toBe(1);
     expect(b.scontrolCalls()).toHaveLength(1);
     expect(r.stderr).toContain("ringwatch epilog: scontrol could not drain gpu-node-07 (ringwatch: gpu.count: 1 GPU, expected 8)");
   });
 });
 
-describe("deploy/slurm/prolog.sh", () => {
+describe("deploy/slurm/ringwatch-check.sh as the Prolog", () => {
   it("fails an unhealthy node (exit 1: Slurm drains it and requeues the job) after setting the reason", async () => {
     const b = bench(makeNode(), "ib:\n  rate: 400\n");
-    const r = await run("prolog.sh", b);
+    const r = await run("prolog", b);
     expect(r.code).toBe(1);
     expect(b.scontrolCalls()).toEqual([drain("ringwatch: ib.port.rate: mlx5_bond_0/1 at 200 Gb/s, expected 400")]);
   });
 
   it("lets the job start on a healthy node", async () => {
     const b = bench(makeNode(), "gpu.count: 1\n");
-    const r = await run("prolog.sh", b);
+    const r = await run("prolog", b);
     expect(r.code).toBe(0);
     expect(b.scontrolCalls()).toEqual([]);
+  });
+});
+
+describe("deploy/slurm/ringwatch-check.sh outside Slurm", () => {
+  it("takes its stage from its first argument, and refuses to guess without one (exit 2, one line)", async () => {
+    const b = bench(makeNode(), "gpu.count: 8\n");
+    const asEpilog = await runProcess("/bin/sh", [slurm("ringwatch-check.sh"), "epilog"], { env: b.env, timeoutMs: 60_000, what: "epilog" });
+    expect(asEpilog.code).toBe(0);
+    expect(b.scontrolCalls()).toEqual([drain("ringwatch: gpu.count: 1 GPU, expected 8")]);
+    const none = await runProcess("/bin/sh", [slurm("ringwatch-check.sh")], { env: b.env, timeoutMs: 60_000, what: "no stage" });
+    expect(none.code).toBe(2);
+    expect(none.stderr.trim().split("\n")).toEqual([
+      "ringwatch-check.sh: run as a Slurm Prolog or Epilog (SLURM_SCRIPT_CONTEXT), or with prolog or epilog as argument",
+    ]);
+    expect(b.scontrolCalls().length).toBe(1);
   });
 });
 

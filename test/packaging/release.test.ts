@@ -190,7 +190,7 @@ suite("release artifacts (npm run package)", () => {
     expect(r.code).toBe(0);
   }, 180_000);
 
-  it("installs with dpkg -i, runs, passes systemd-analyze verify, and leaves nothing after a purge", () => {
+  it("installs with dpkg -i, runs (--version, --once on the fakes, analyze on a capture), passes systemd-analyze verify, and leaves nothing after a purge", () => {
     const deb = join(out, `ringwatch_${VERSION}_${DEB_ARCH}.deb`);
     const before = systemFiles();
     const install = run("dpkg", ["-i", deb]);
@@ -222,6 +222,8 @@ suite("release artifacts (npm run package)", () => {
     expect(once.code).toBe(0);
     expect(sample(once.stdout, 'ringwatch_collector_success{collector="gpu"}')).toBe(1);
     expect(samplesOf(once.stdout, "ringwatch_gpu_utilization_ratio").length).toBeGreaterThan(0);
+    const analyzed = run("/usr/bin/ringwatch", ["analyze", FR, LOGS], { cwd: "/" });
+    expect(analyzed.stdout).toMatch(/^VERDICT: Flight Recorder, process group 0 \(default_pg\): rank 1 enqueued collectives only up to #81/m);
     const installed = run("dpkg-query", ["-L", "ringwatch"]).stdout.trim().split("\n");
     expect(installed).toContain("/usr/bin/ringwatch");
     expect(installed).toContain("/usr/lib/systemd/system/ringwatch.service");
