@@ -61,12 +61,11 @@ export function count(n: number, noun: string): string {
 
 /** A pattern with * and ? as wildcards, matched against the whole name. */
 export function globMatcher(pattern: string): (name: string) => boolean {
-  const re = new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".")}$`,
-  );
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
+  const re = new RegExp("^" + body + "$");
   return (name) => re.test(name);
 }
 

@@ -94,8 +94,11 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
     if (!r.ok) {
       // lsmod reads /proc/modules too: where it exits with an error and that file does not exist
       // (a kernel without loadable modules, a gVisor sandbox), there is no module list to read.
+      // Only an lsmod that ran and exited with an error: not one killed (time, output, signal).
       const noList =
         !r.timedOut &&
+        !r.overflowed &&
+        r.signal === undefined &&
         r.exitCode !== undefined &&
         (await stat(lsmodSource).then(
           () => false,
