@@ -15,7 +15,7 @@
 const NCCL = "^collectors/nccl/";
 
 /** The nccl collector's evidence sources: each imports only itself and verdict/. */
-const NCCL_SOURCES = ["logs", "ras", "flight-recorder", "inspector"];
+const NCCL_SOURCES = ["logs", "ras", "flight-recorder", "inspector", "stacks"];
 
 /** Layers inside logs/ and what else of logs/ each may import (logs/pytorch/ is PyTorch's dialect of the same lines). */
 const LOGS_LAYERS = {

@@ -29,6 +29,9 @@ import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
+import { StackReader } from "../stacks/reader.js";
+import { FrameBudget } from "../stacks/types.js";
+import { placeStacks, stackPrefix, withPythonStacks } from "./stacks.js";
 import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
 /** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
@@ -61,8 +64,9 @@ export interface HardwareLog {
 /**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
  * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, NCCL RAS diagnostics
- * (`NCCL DIAG` lines), Horovod's stall reports and the Flight Recorder analyzer's text pasted among
- * the lines, and Flight Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * (`NCCL DIAG` lines), Horovod's stall reports, the Flight Recorder analyzer's text and Python
+ * stack dumps (py-spy, faulthandler: analyze/stacks.ts) pasted among the lines, and Flight
+ * Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
  * says what they mean.
  */
 export class LogAnalysis {
@@ -75,6 +79,10 @@ export class LogAnalysis {
   private readonly texts: TextReaders[] = [];
   private readonly unwrappers: LineUnwrapper[] = [];
   private readonly kernel = new HardwareTally();
+  /** Frames all the logs' stack dumps may hold together. */
+  private readonly stackFrames = new FrameBudget();
+  /** Per log: torchrun's local rank (`[default3]:`) → the process its NCCL lines name, to place that prefix's stack dumps. */
+  private readonly torchrun = new Map<string, Map<number, string>>();
 
   constructor(private readonly hardware?: HardwareLog) {}
 
@@ -91,11 +99,20 @@ export class LogAnalysis {
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const failedStack = new FailedStackReader(name);
-    this.texts.push({ source: name, stall, frText, barrier, failedStack });
+    const stacks = new StackReader(name, stackPrefix, this.stackFrames);
+    this.texts.push({ source: name, stall, frText, barrier, failedStack, stacks });
     const t = this.tracker;
+    const torchrun = this.torchrun;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
-      if (ev) t.ingest(ev, { source: name, lineNo });
+      if (ev === undefined) return;
+      t.ingest(ev, { source: name, lineNo });
+      const l = ev.launcher;
+      if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {
+        let m = torchrun.get(name);
+        if (m === undefined) torchrun.set(name, (m = new Map<number, string>()));
+        m.set(l.localRank, `${ev.host}:${ev.pid}`);
+      }
     });
     this.unwrappers.push(unwrapper);
     const kernel = this.hardware?.lines(name);
@@ -111,6 +128,7 @@ export class LogAnalysis {
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         failedStack.line(text, lineNo);
+        stacks.line(text, lineNo);
         if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
       },
       skip(n: number): void {
@@ -156,7 +174,7 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
-    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts);
+    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun);
   }
 }
 
@@ -219,6 +237,7 @@ interface TextReaders {
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   failedStack: FailedStackReader;
+  stacks: StackReader;
 }
 
 /**
@@ -241,27 +260,36 @@ function reportOf(
   dumps: readonly FrRead[],
   hardware: HardwareTally,
   texts: readonly TextReaders[],
+  torchrun: ReadonlyMap<string, ReadonlyMap<number, string>>,
 ): Report {
   const fr = analyzeFrDumps(dumps);
+  const stacks = placeStacks(
+    t,
+    texts.flatMap((x) => x.stacks.end()),
+    torchrun,
+  );
   const findings = sortFindings(
-    withProcessRanks(t, [
-      ...hardwareFindings(t, hardware),
-      ...flightRecorderFindings(fr),
-      ...rasFindings(ras),
-      ...diag.flatMap((d) => diagFindings(d.source, d.report)),
-      ...commFindings(t),
-      ...withFailedStacks(
-        withoutFrTextDuplicates(pytorchFindings(t), texts),
-        texts.flatMap((x) => x.failedStack.stacks),
-      ),
-      ...texts.flatMap((x) => [
-        ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
-        ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
-        ...storeBarrierFindings(x.barrier.timeouts),
+    withPythonStacks(
+      withProcessRanks(t, [
+        ...hardwareFindings(t, hardware),
+        ...flightRecorderFindings(fr),
+        ...rasFindings(ras),
+        ...diag.flatMap((d) => diagFindings(d.source, d.report)),
+        ...commFindings(t),
+        ...withFailedStacks(
+          withoutFrTextDuplicates(pytorchFindings(t), texts),
+          texts.flatMap((x) => x.failedStack.stacks),
+        ),
+        ...texts.flatMap((x) => [
+          ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
+          ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
+          ...storeBarrierFindings(x.barrier.timeouts),
+        ]),
+        ...pytorchDebugFindings(t.pt),
+        ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
       ]),
-      ...pytorchDebugFindings(t.pt),
-      ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
-    ]),
+      stacks,
+    ),
   );
   const incidents = incidentsOf(findings);
   return { headline: headlineOf(findings, incidents), incidents, findings, ...summaries(t), process_groups: processGroupSummaries(fr) };

@@ -38,6 +38,8 @@ export const gdrDisabled = builder("gdr_disabled", "warning");
 export const dumpUnreadable = builder("dump_unreadable", "warning");
 /** NCCL RAS diagnostics found a problem on the job's nodes (ECC, NVLink, drivers, NCCL_* settings, PCIe/IOMMU, ranks that did not answer). */
 export const ncclDiagnostic = builder("nccl_diagnostic", "warning");
+/** Python stacks: most ranks wait in one collective, these ranks are elsewhere. */
+export const stackOutlier = builder("stack_outlier", "warning");
 /** Kernel events left out of the report. */
 export const kernelLogTruncated = builder("kernel_log_truncated", "info");
 

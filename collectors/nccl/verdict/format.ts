@@ -1,4 +1,5 @@
 /** The human form of an analyze report: the verdict first, then what it rests on. */
+import { normalizeFile } from "./python-file.js";
 import { rankList, type Finding, type Report } from "./report.js";
 
 const MARK = { critical: "CRITICAL", warning: "WARNING", info: "INFO" } as const;
@@ -17,10 +18,28 @@ function stackLines(f: Finding): string[] {
   return out;
 }
 
+/** Python stacks shown per finding, and frames per stack (all of them are in --json). */
+const MAX_PYTHON_STACKS = 4;
+const MAX_PYTHON_FRAMES = 12;
+
+function pythonStackLines(f: Finding): string[] {
+  const out: string[] = [];
+  for (const s of (f.python_stacks ?? []).slice(0, MAX_PYTHON_STACKS)) {
+    out.push(`      ${s.ranks.length === 1 ? "rank" : "ranks"} ${rankList(s.ranks)}: ${s.tool} dump ${s.evidence}, ${s.thread}, innermost first:`);
+    for (const fr of s.frames.slice(0, MAX_PYTHON_FRAMES))
+      out.push(`        ${fr.line === null ? `${fr.function} (${normalizeFile(fr.file)})` : `${normalizeFile(fr.file)}:${fr.line} ${fr.function}`}`);
+    const more = s.frames.length - Math.min(s.frames.length, MAX_PYTHON_FRAMES) + s.frames_left_out;
+    if (more > 0) out.push(`        ... ${more} more frames${s.frames.length > MAX_PYTHON_FRAMES ? " (use --json)" : ""}`);
+  }
+  if ((f.python_stacks?.length ?? 0) > MAX_PYTHON_STACKS) out.push(`      ... ${(f.python_stacks?.length ?? 0) - MAX_PYTHON_STACKS} more stacks (use --json)`);
+  return out;
+}
+
 /** A finding: its mark and summary, the stacks it names, the lines that show it. */
 function findingLines(f: Finding, indent: string): string[] {
   const out = [`${indent}${MARK[f.severity]} ${f.kind}: ${f.summary}`];
   out.push(...stackLines(f).map((l) => indent.slice(2) + l));
+  out.push(...pythonStackLines(f).map((l) => indent.slice(2) + l));
   if (f.evidence.length > 0) out.push(`${indent}    evidence: ${f.evidence.join(", ")}`);
   return out;
 }

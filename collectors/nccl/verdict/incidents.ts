@@ -16,6 +16,7 @@ const FACT: Record<FindingKind, Fact> = {
   rank_missing: "hang",
   collective_mismatch: "hang",
   hang_suspected: "hang",
+  stack_outlier: "hang",
   watchdog_timeout: "hang",
   network_error: "failure",
   nccl_error: "failure",

@@ -16,7 +16,8 @@ export type FindingKind =
   | "hca_error"
   | "gpu_pcie_error"
   | "kernel_log_truncated"
-  | "nccl_diagnostic";
+  | "nccl_diagnostic"
+  | "stack_outlier";
 
 export type Severity = "critical" | "warning" | "info";
 
@@ -41,7 +42,7 @@ export interface Finding {
   timeout_ms?: number;
   /** Flight Recorder: the PyTorch process group, `name (desc)`. */
   process_group?: string;
-  /** Flight Recorder: the ranks that wait in collective `seq`. */
+  /** Flight Recorder: the ranks that wait in collective `seq`; stack_outlier: the ranks whose stack most ranks share, in a collective. */
   waiting_ranks?: number[];
   /** Flight Recorder: the call stacks that enqueued collective `seq`, innermost frame first, with the ranks that share each. */
   stacks?: FindingStack[];
@@ -61,11 +62,35 @@ export interface Finding {
   code?: number;
   event?: string;
   action?: string;
+  /**
+   * Python stacks (py-spy or faulthandler dumps read beside the logs): where the finding's ranks are
+   * (rank_behind), or the stack most ranks share and the ones that differ (stack_outlier).
+   */
+  python_stacks?: FindingPythonStack[];
 }
 
 export interface FindingStack {
   ranks: number[];
   frames: { function: string; file: string; line: number }[];
+}
+
+/** The stack of one or more ranks' processes, as a py-spy or faulthandler dump gave it (collectors/nccl/stacks/). */
+export interface FindingPythonStack {
+  /** The ranks whose stack this is (the same frames, line numbers aside). */
+  ranks: number[];
+  tool: "py-spy" | "faulthandler";
+  /** The thread shown: `MainThread`, or the id the dump printed. */
+  thread: string;
+  /** Innermost first, at most 32; `file` as printed (a native library for `py-spy dump --native`), `line` null where none was printed. */
+  frames: { function: string; file: string; line: number | null }[];
+  /** Frames of the thread not listed (over 32). */
+  frames_left_out: number;
+  /** The tool cut the thread's stack (faulthandler prints at most 100 frames), or the reader kept only its first 128. */
+  truncated: boolean;
+  /** Whether the innermost frames are inside a collective (torch.distributed, DeepSpeed's or Horovod's communication code). */
+  in_collective: boolean;
+  /** `file:line` of the dump's first thread header (the first rank's). */
+  evidence: string;
 }
 
 export interface ProcessSummary {
@@ -125,6 +150,7 @@ const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info
 const KIND_ORDER: FindingKind[] = [
   "rank_behind",
   "rank_missing",
+  "stack_outlier",
   "gpu_xid",
   "nvswitch_sxid",
   "nccl_diagnostic",

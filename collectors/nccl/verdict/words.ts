@@ -5,10 +5,11 @@
  * log them (PyTorch's lines, NCCL RAS, Flight Recorder). The sources work out the facts and build
  * the finding (verdict/finding.ts); to change what a kind says, change it here.
  *
- * Grouped by kind, in the order of verdict/report.ts's KIND_ORDER: rank_behind, rank_missing, the
- * hardware kinds, nccl_diagnostic, collective_mismatch, hang_suspected, watchdog_timeout,
- * network_error, nccl_error, socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind, one
- * template per source and situation; each ends with its advice where it has one.
+ * Grouped by kind, in the order of verdict/report.ts's KIND_ORDER: rank_behind, rank_missing,
+ * stack_outlier (with the Python stacks a rank_behind is given), the hardware kinds,
+ * nccl_diagnostic, collective_mismatch, hang_suspected, watchdog_timeout, network_error,
+ * nccl_error, socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind,
+ * one template per source and situation; each ends with its advice where it has one.
  */
 import { rankList, type FindingKind } from "./report.js";
 
@@ -290,6 +291,56 @@ export const rankMissingWords = {
   partial: (f: MissingFacts): string => {
     const n = f.dumped.length;
     return `${missingHead(f)}: what is said here covers the ${n} rank${n === 1 ? "" : "s"} with one.`;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Python stacks (py-spy, faulthandler) read beside the logs: where a rank behind is, and
+// stack_outlier, the ranks whose stack is not the one most ranks wait in.
+
+/** One stack as a sentence shows it: its frames from the job's own code inward, `file:line function` each. */
+export interface StackChain {
+  ranks: readonly number[];
+  /** Outermost shown first, innermost last. */
+  frames: readonly string[];
+  /** Frames left out between the job's own frame (the first) and the innermost ones. */
+  gap: boolean;
+}
+
+function chain(c: StackChain): string {
+  const [first, ...rest] = c.frames;
+  return first === undefined ? "(no frame)" : c.gap ? `${first} -> ... -> ${rest.join(" -> ")}` : c.frames.join(" -> ");
+}
+
+export const pythonStackWords = {
+  /** Appended to a rank_behind finding: where that rank's Python is. */
+  where: (f: StackChain & { tool: string; thread: string; evidence: string; inCollective: boolean }): string =>
+    ` Where ${theRanks(f.ranks)} ${verb(f.ranks, "is", "are")} (${f.tool} dump at ${f.evidence}, ${f.thread}): ${chain(f)} (innermost last)` +
+    (f.inCollective ? `; ${verb(f.ranks, "it waits", "they wait")} in a collective too: compare it with the one the others wait in.` : "."),
+
+  /** stack_outlier: most ranks wait in one collective, these ranks are elsewhere. */
+  outlier: (f: {
+    total: number;
+    waiting: readonly number[];
+    /** `torch/distributed/distributed_c10d.py:2501 all_reduce`: the innermost collective frame of the stack most ranks share. */
+    at: string;
+    /** The job's own frame that called it. */
+    from?: string;
+    outliers: readonly (StackChain & { inCollective: boolean })[];
+    moreGroups: number;
+  }): string => {
+    const others = f.outliers.map(
+      (o) => `${theRanks(o.ranks)} ${verb(o.ranks, "is", "are")} ${o.inCollective ? "in another collective" : "elsewhere"}: ${chain(o)}`,
+    );
+    const more = f.moreGroups > 0 ? `; and ${f.moreGroups} more group${f.moreGroups === 1 ? "" : "s"} of ranks (use --json)` : "";
+    const one = f.outliers.reduce((a, o) => a + o.ranks.length, 0) === 1 && f.moreGroups === 0;
+    return (
+      `Python stacks of ${f.total} ranks: ${f.waiting.length} (${theRanks(f.waiting)}) wait in ${f.at}${f.from !== undefined ? `, called from ${f.from}` : ""}; ` +
+      `${others.join("; ")}${more}. ` +
+      (one
+        ? "The rank that is not where the others wait is the likely culprit: its stack says where it is stuck, or which other path it took."
+        : "The ranks that are not where the others wait are the likely culprits: their stacks say where they are stuck, or which other path they took.")
+    );
   },
 };
 
