@@ -24,6 +24,9 @@ export interface GdrOptions {
 
 type Source = "procfs" | "lsmod";
 
+/** What lsmod prints when it cannot open its module list (both must match; stderr is a few lines). */
+const SAYS_NO_MODULE_LIST = [/\bmodules\b/, /could not open|can't open|cannot open|No such file/i];
+
 interface Reading {
   source: Source;
   list: ModuleList;
@@ -94,12 +97,15 @@ export function createGdrCollector(deps: CollectorDeps, opts: GdrOptions): Colle
     if (!r.ok) {
       // lsmod reads /proc/modules too: where it exits with an error and that file does not exist
       // (a kernel without loadable modules, a gVisor sandbox), there is no module list to read.
-      // Only an lsmod that ran and exited with an error: not one killed (time, output, signal).
+      // Only an lsmod that ran, exited with an error and said it could not open its module list
+      // (kmod: "could not open /proc/modules", busybox: "can't open '/proc/modules'"): not one that
+      // was killed (time, output, signal) or crashed on its own.
       const noList =
         !r.timedOut &&
         !r.overflowed &&
         r.signal === undefined &&
         r.exitCode !== undefined &&
+        SAYS_NO_MODULE_LIST.every((re) => re.test(r.stderr)) &&
         (await stat(lsmodSource).then(
           () => false,
           (err: unknown) => errnoCode(err) === "ENOENT",

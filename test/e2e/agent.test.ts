@@ -38,7 +38,9 @@ describe("agent end to end", () => {
       const t = await a.scrape();
       // Every collector's first poll done (each reports collector_success once it has run), not only gpu's and mtu's.
       const polled = ["gpu", "infiniband", "gdr", "mtu"].every((c) => sample(t, `ringwatch_collector_success{collector="${c}"}`) !== undefined);
-      return polled && sample(t, 'ringwatch_gpu_power_watts{gpu="0"}') !== undefined ? t : undefined;
+      // The GPU's identity comes from its own --query-gpu run, beside the dmon stream: wait for both.
+      const identified = samplesOf(t, "ringwatch_gpu_info").length > 0;
+      return polled && identified && sample(t, 'ringwatch_gpu_power_watts{gpu="0"}') !== undefined ? t : undefined;
     });
     // gpu: the H100 gpu-burn capture prints pwr 631..636 W, sm 100 %, mclk 2619 MHz, pclk 1980 MHz.
     expect(sample(text, 'ringwatch_gpu_power_watts{gpu="0"}')).toBeGreaterThanOrEqual(631);
