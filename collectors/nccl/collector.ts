@@ -35,6 +35,9 @@ import type { Tracker } from "./logs/state/tracker.js";
 import { LogsWatch } from "./logs/watch.js";
 import { LogPathMetrics } from "./logs/path-metrics.js";
 import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./logs/rank-processes.js";
+import { LiveStacks, type LiveStacksSettings } from "./stacks/live/watch.js";
+import { LiveStacksMetrics } from "./stacks/live/metrics.js";
+import { stackSuspects } from "./stacks-inputs.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -71,6 +74,8 @@ export interface NcclOptions {
   inspectorPaths?: string[];
   /** PyTorch Flight Recorder dumps to read, and pipes to poke when a hang begins. */
   flightRecorder?: FlightRecorderOptions;
+  /** Python stacks of the suspect communicators' processes (stacks/live/); undefined: off. */
+  stacks?: LiveStacksSettings;
   /** Overrides (tests): is an address this node's (RAS node addresses). */
   isLocalAddress?: (host: string) => boolean;
 }
@@ -210,6 +215,12 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const makeFr = (o: FlightRecorderOptions): FlightRecorderWatch => new FlightRecorderWatch({ ...o, now: deps.now, log });
   let fr: FlightRecorderWatch | undefined = opts.flightRecorder !== undefined ? makeFr(opts.flightRecorder) : undefined;
   const inspector = makeInspector(opts, deps);
+  const stacks = new LiveStacks({
+    ...(opts.stacks ?? { source: "off", workerSocket: "", timeoutMs: 10_000, maxPerMinute: 16 }),
+    exec: deps.exec,
+    now: deps.now,
+    log,
+  });
   const evaluate = (): CommVerdict[] => liveByComm(evaluateAll(tracker, deps.now(), detect, view), collLive);
   const rasNow = (snapshot: RasSnapshot): RasCommVerdict[] => rasVerdicts(snapshot.progress, rasNode);
 
@@ -232,6 +243,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
         pytorch.evaluate(tracker.pt, () => knownRanks(tracker)),
         tracker.pt,
       );
+      stacksMetrics.publish(stacks);
     },
     opts.series ?? DEFAULT_SERIES,
     log,
@@ -242,6 +254,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
   const rasReportMetrics = new RasReportMetrics(deps.registry);
   const rasMetrics = new RasAskMetrics(deps.registry);
   const pytorchMetrics = new PytorchMetrics(deps.registry);
+  const stacksMetrics = new LiveStacksMetrics(deps.registry);
   const pytorch = new PytorchVerdicts({ log, now: deps.now });
 
   const collHangs = new HangTransitions<CommVerdict>(log, commHangLine, commHangEndedLine);
@@ -251,7 +264,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       const now = deps.now();
       logs.housekeep(now, view);
       spin.update(now);
-      collHangs.update(new Map(evaluate().flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
+      const verdicts = evaluate();
+      collHangs.update(new Map(verdicts.flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
+      stacks.update(stackSuspects(tracker, verdicts, view, (pid) => processUid(opts.procfsRoot, pid)));
       if (ras !== undefined) rasHangs.update(new Map(rasNow(ras.snapshot()).flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
       ras?.setHang(collHangs.any || rasHangs.any);
       ras?.tick(collHangs.any || rasSuspicion(now));
@@ -288,6 +303,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       if (ras === undefined && n.ras !== undefined) ras = makeRas(n.ras);
       else ras?.setOptions(n.ras === undefined ? undefined : { ...n.ras, knownDefects: n.ras.pollKnownDefective ? noDefects : defectsOf });
       ras?.setThreshold(n.hangThresholdMs);
+      stacks.setOptions(n.stacks);
       if (n.flightRecorder === undefined) fr = undefined;
       else if (fr === undefined) fr = makeFr(n.flightRecorder);
       else fr.setOptions(n.flightRecorder);
@@ -308,6 +324,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       await logs.stop();
       await ras?.close();
       await fr?.settled();
+      await stacks.settled();
       await inspector?.stop();
     },
     health(): CollectorHealth {

@@ -135,6 +135,31 @@ const FLAGS = [
     help: "Directory or glob of NCCL Inspector output, the job's NCCL_INSPECTOR_DUMP_DIR (its <hostname>-pid<pid>.log JSON files are followed: completed collectives, GPU-timed execution and bus bandwidth per rank, stragglers, bandwidth drops); repeat for more; empty: off.",
   },
   {
+    name: "collector.nccl.stacks.source",
+    kind: "enum",
+    default: "worker",
+    choices: ["off", "worker", "py-spy", "auto"],
+    help: "Where the Python stacks of this node's ranks of a suspect communicator (a hang, a rank behind) come from, once per episode: worker, the job's own PyTorch worker server at --collector.nccl.stacks.worker-socket (nothing while that is empty); py-spy, `py-spy dump --nonblocking` (needs py-spy on PATH and CAP_SYS_PTRACE: the opt-in overlays systemd/ringwatch-stacks.conf and deploy/kubernetes/py-spy/); auto, the worker server where the rank's socket is there, else py-spy; off (docs/nccl.md, live stacks).",
+  },
+  {
+    name: "collector.nccl.stacks.worker-socket",
+    kind: "string",
+    default: "",
+    help: "The Unix socket of each rank's PyTorch worker server, as the job sets TORCH_WORKER_SERVER_SOCKET per rank, with {rank} (the global rank) and/or {pid} (the rank's pid as the job sees it), e.g. /run/torch-debug/rank{rank}.sock; empty: none.",
+  },
+  {
+    name: "collector.nccl.stacks.timeout",
+    kind: "duration",
+    default: "10s",
+    help: "How long one rank process's stack collection may take (the worker server's answer, or py-spy, which is then killed).",
+  },
+  {
+    name: "collector.nccl.stacks.max-per-minute",
+    kind: "int",
+    default: "16",
+    help: "At most this many rank processes' stacks are taken a minute, in all (an episode over it waits, counted as rate_limited in ringwatch_nccl_stack_collections_total).",
+  },
+  {
     name: "collector.nccl.polling",
     kind: "enum",
     default: "auto",
@@ -161,6 +186,14 @@ function rasAddress(text: string): RasAddress {
 function peerPort(n: number): number {
   if (n > 65535) throw new ConfigError(`invalid value "${n}" for --collector.nccl.ras-peer-port: a TCP port (1-65535), or 0 for none`);
   return n;
+}
+
+function socketPattern(p: string): string {
+  if (p === "") return p;
+  if (!p.startsWith("/")) throw new ConfigError(`invalid value "${p}" for --collector.nccl.stacks.worker-socket: an absolute path`);
+  if (!p.includes("{rank}") && !p.includes("{pid}"))
+    throw new ConfigError(`invalid value "${p}" for --collector.nccl.stacks.worker-socket: one socket per rank, named with {rank} or {pid}`);
+  return p;
 }
 
 export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
@@ -204,6 +237,12 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       ras,
       inspectorPaths: r.list("collector.nccl.inspector.path"),
       flightRecorder: frDump === "" ? undefined : { dumpPrefix: frDump, ...(frPipe !== "" ? { pipePrefix: frPipe } : {}) },
+      stacks: {
+        source: r.choice<"off" | "worker" | "py-spy" | "auto">("collector.nccl.stacks.source"),
+        workerSocket: socketPattern(r.text("collector.nccl.stacks.worker-socket")),
+        timeoutMs: r.duration("collector.nccl.stacks.timeout"),
+        maxPerMinute: r.int("collector.nccl.stacks.max-per-minute", 1),
+      },
     };
   },
   create({ deps, settings: n, common, peer }) {
@@ -227,6 +266,7 @@ export const ncclModule: CollectorModule<"nccl", NcclSettings> = {
       ...(n.ras !== undefined ? { ras: n.ras } : {}),
       ...(n.flightRecorder !== undefined ? { flightRecorder: n.flightRecorder } : {}),
       ...(n.inspectorPaths.length > 0 ? { inspectorPaths: n.inspectorPaths } : {}),
+      stacks: n.stacks,
     });
   },
 };

@@ -2,6 +2,7 @@
 import type { FlightRecorderOptions } from "./flight-recorder/watch.js";
 import type { RasAddress } from "./ras/client.js";
 import type { SeriesOptions } from "./series.js";
+import type { LiveStacksSettings } from "./stacks/live/watch.js";
 
 export interface NcclSettings {
   /** Directories or globs to follow. */
@@ -19,6 +20,8 @@ export interface NcclSettings {
   flightRecorder: FlightRecorderOptions | undefined;
   /** NCCL Inspector output directories or globs; empty: off. */
   inspectorPaths: string[];
+  /** --collector.nccl.stacks.*: Python stacks of the suspect communicators' processes (stacks/live/). */
+  stacks: LiveStacksSettings;
 }
 
 /** --collector.nccl.ras-*: how NCCL RAS is asked (docs/nccl.md, production mode). */

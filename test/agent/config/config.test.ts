@@ -79,6 +79,7 @@ describe("parseCli", () => {
         nodeAddresses: [],
       },
       inspectorPaths: [],
+      stacks: { source: "worker", workerSocket: "", timeoutMs: 10_000, maxPerMinute: 16 },
       flightRecorder: undefined,
     });
     const on = config([
