@@ -122,6 +122,7 @@ export const EXAMPLES = [
   ["prometheus/ringwatch-rules.yml", "deploy/prometheus/ringwatch-rules.yml"],
   ["alertmanager/alertmanager.yml", "deploy/alertmanager/alertmanager.yml"],
   ["grafana/ringwatch-dashboard.json", "deploy/grafana/ringwatch-dashboard.json"],
+  ["systemd/ringwatch-stacks.conf", "systemd/ringwatch-stacks.conf"],
 ];
 
 function md5(path) {
