@@ -15,7 +15,9 @@ if (!hasPrlimit && process.env.CI) throw new Error("prlimit (util-linux) is miss
 describe.skipIf(!hasPrlimit)("starting a tool with no file descriptor left", () => {
   it("run() and stream() report EMFILE as a failure to start, and the same tool starts once descriptors are free", () => {
     const script = join(import.meta.dirname, "launch-emfile.mjs");
-    const r = spawnSync("prlimit", ["--nofile=64:64", "--", process.execPath, script, join(repoRoot, "dist/collectors/exec.js"), "/bin/true"], {
+    // Room for Node's ESM loader, which reads a module graph's files many at a time (at 64, loading
+    // execa itself could hit EMFILE); the script then uses up whatever is left.
+    const r = spawnSync("prlimit", ["--nofile=1024:1024", "--", process.execPath, script, join(repoRoot, "dist/collectors/exec.js"), "/bin/true"], {
       encoding: "utf8",
       timeout: 60_000,
     });
