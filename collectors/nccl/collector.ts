@@ -14,7 +14,7 @@ import { NcclMetrics } from "./metrics.js";
 import { DEFAULT_SERIES, type SeriesOptions } from "./series.js";
 import type { GpuReadings } from "./verdict/gpu-readings.js";
 import { HangTransitions } from "./verdict/hang-transitions.js";
-import { addressIn, createNodeView, createRasNode, GpuSpinClock, localAddresses } from "./node-view.js";
+import { addressIn, createNodeView, createRasNode, GpuSpinClock, localAddresses, shortHostname } from "./node-view.js";
 import type { RasAddress } from "./ras/client.js";
 import type { NcclSettings } from "./settings.js";
 import { FlightRecorderWatch, NO_FLIGHT_RECORDER, type FlightRecorderOptions } from "./flight-recorder/watch.js";
@@ -37,7 +37,9 @@ import { LogPathMetrics } from "./logs/path-metrics.js";
 import { liveRankPids, processUid, rankProcesses, type RankProcess } from "./logs/rank-processes.js";
 import { LiveStacks, type LiveStacksSettings } from "./stacks/live/watch.js";
 import { LiveStacksMetrics } from "./stacks/live/metrics.js";
-import { stackSuspects } from "./stacks-inputs.js";
+import { pytorchStackSuspects, rasStackSuspects, stackSuspects } from "./stacks-inputs.js";
+import { PYTORCH_HOLD_MS } from "./logs/pytorch/verdict.js";
+import { ProcessIdentity } from "./process-identity.js";
 
 export interface NcclOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -266,8 +268,9 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       spin.update(now);
       const verdicts = evaluate();
       collHangs.update(new Map(verdicts.flatMap((v) => (v.hangSuspected ? [[v.commKey, v] as const] : []))));
-      stacks.update(stackSuspects(tracker, verdicts, view, (pid) => processUid(opts.procfsRoot, pid)));
-      if (ras !== undefined) rasHangs.update(new Map(rasNow(ras.snapshot()).flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
+      const rasVerdictsNow = ras !== undefined ? rasNow(ras.snapshot()) : [];
+      stacks.update(suspectsNow(verdicts, rasVerdictsNow, now));
+      if (ras !== undefined) rasHangs.update(new Map(rasVerdictsNow.flatMap((v) => (v.hang ? [[v.commId, v] as const] : []))));
       ras?.setHang(collHangs.any || rasHangs.any);
       ras?.tick(collHangs.any || rasSuspicion(now));
       fr?.tick(collHangs.any || rasHangs.any);
@@ -275,6 +278,40 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     } catch (err) {
       log.error({ reason: err instanceof Error ? err.message : String(err) }, "nccl: evaluation failed");
     }
+  }
+
+  /**
+   * The suspects of the live stacks, from the logs' verdicts, then RAS's (communicators the logs do
+   * not suspect; a RAS pid believed by stacks-inputs.ts's rule), then PyTorch's process groups.
+   */
+  function suspectsNow(verdicts: readonly CommVerdict[], rasVs: readonly RasCommVerdict[], now: number): ReturnType<typeof stackSuspects> {
+    const uidOf = (pid: number): number | undefined => processUid(opts.procfsRoot, pid);
+    const fromLogs = stackSuspects(tracker, verdicts, view, uidOf);
+    const fromRas =
+      ras !== undefined && rasVs.some((v) => v.hang || v.behind.length > 0)
+        ? rasStackSuspects(
+            rasVs,
+            {
+              nodePid: (pid) => rasPidNode(pid),
+              uidOf,
+              verifiedUid: ras.verifiedOwnerUid(),
+              loggedPids: new Set(liveRankPids(tracker, view, uidOf)),
+            },
+            new Set(fromLogs.map((s) => s.commId)),
+          )
+        : [];
+    const ptVerdicts = pytorch.evaluate(tracker.pt, () => knownRanks(tracker));
+    const fromPytorch = ptVerdicts.length > 0 ? pytorchStackSuspects(tracker, tracker.pt, ptVerdicts, view, uidOf, now - PYTORCH_HOLD_MS) : [];
+    return [...fromLogs, ...fromRas, ...fromPytorch];
+  }
+
+  /** The node pid of a process RAS names by its own pid (process-identity.ts: by NSpid and start time). */
+  let rasPids = { procfsRoot: opts.procfsRoot, identity: new ProcessIdentity(opts.procfsRoot, shortHostname(), deps.now) };
+  function rasPidNode(pid: number): number | undefined {
+    if (rasPids.procfsRoot !== opts.procfsRoot)
+      rasPids = { procfsRoot: opts.procfsRoot, identity: new ProcessIdentity(opts.procfsRoot, shortHostname(), deps.now) };
+    const ref = { key: `ras:${pid}`, host: shortHostname(), pid, sources: new Set<string>() };
+    return rasPids.identity.alive(ref) === true ? rasPids.identity.nodePid(ref.key) : undefined;
   }
 
   /** Local evidence of a hang other than the logs' COLL verdicts: the GPUs spin, or PyTorch's lines say so. */

@@ -214,6 +214,8 @@ export class RasWatch {
   /** Who held the socket of the last answer checked; the rank pid that did, looked at first next time. */
   private owner: SocketOwner | undefined;
   private ownerPid: number | undefined;
+  /** The uid of the verified socket whose answer is the report now (undefined: none verified). */
+  private reportOwnerUid: number | undefined;
   private readonly schedule: AskSchedule;
   private readonly succession: Succession | undefined;
   private job: RasJobView | undefined;
@@ -528,6 +530,15 @@ export class RasWatch {
     if (this.profiler?.isOn === true) await this.switchInspector("off");
   }
 
+  /**
+   * The uid of the socket that gave the report now, as socket-owner.ts verified it (rank, uid or
+   * root); undefined when none was verified (no owner check). What the live stacks believe of a
+   * pid the report names (stacks-inputs.ts).
+   */
+  verifiedOwnerUid(): number | undefined {
+    return this.report !== undefined ? this.reportOwnerUid : undefined;
+  }
+
   snapshot(): RasSnapshot {
     const dead = new Set(this.report === undefined ? [] : deadProcesses(this.report));
     for (const p of this.deadByEvent) dead.add(p);
@@ -611,6 +622,7 @@ export class RasWatch {
     const format = r.ok ? r.format : "text";
     this.lastReportMs = now;
     this.report = report;
+    this.reportOwnerUid = this.opts.owner !== undefined && this.owner?.trusted === true ? this.owner.uid : undefined;
     this.format = report.full !== undefined ? "json" : format === "json" ? "json" : "text";
     const observed = observe(report);
     this.progress.record(now, observed);

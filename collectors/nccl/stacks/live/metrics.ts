@@ -1,9 +1,9 @@
-/** The live stacks' series (watch.ts): the culprit of each suspect communicator, and the collections counted. */
+/** The live stacks' series (watch.ts): the culprit of each suspect communicator or process group, and the collections counted. */
 import type { Counter, Gauge, Registry } from "prom-client";
 import { counter, gauge, publishCounter, publishGauge } from "../../../publish.js";
 import type { LiveStacks } from "./watch.js";
 
-export const CULPRIT_LABELS = ["comm_id", "rank", "pid", "function", "file", "line", "innermost", "source", "why"] as const;
+export const CULPRIT_LABELS = ["comm_id", "process_group", "rank", "pid", "function", "file", "line", "innermost", "source", "why"] as const;
 
 export class LiveStacksMetrics {
   private readonly culprit: Gauge<(typeof CULPRIT_LABELS)[number]>;
@@ -13,7 +13,7 @@ export class LiveStacksMetrics {
     this.culprit = gauge(
       registry,
       "ringwatch_nccl_stack_culprit_info",
-      "Always 1, while a communicator is suspect: where the Python of its culprit rank on this node is, from the live stacks (the job's own innermost frame: function, file, line; the innermost frame of all: innermost); why: behind (the rank the verdict names behind) or outlier (not where most ranks wait).",
+      "Always 1, while a communicator (comm_id; process_group empty) or a PyTorch process group its lines call hung (process_group; comm_id empty) is suspect: where the Python of its culprit rank on this node is, from the live stacks (the job's own innermost frame: function, file, line; the innermost frame of all: innermost); why: behind (the rank the verdict names behind) or outlier (not where most ranks wait).",
       CULPRIT_LABELS,
     );
     this.collections = counter(
@@ -27,7 +27,7 @@ export class LiveStacksMetrics {
   publish(s: LiveStacks | undefined): void {
     publishGauge(
       this.culprit,
-      (s?.culprits() ?? []).map((c) => ({ labels: { comm_id: c.commId, ...c.labels }, value: 1 })),
+      (s?.culprits() ?? []).map((c) => ({ labels: { comm_id: c.commId, process_group: c.processGroup, ...c.labels }, value: 1 })),
     );
     publishCounter(
       this.collections,

@@ -1,7 +1,8 @@
 /**
  * Live Python stacks, on suspicion only: when a communicator with ranks on this node is suspected
- * hung or has a rank behind, the stacks of its ranks' processes here are taken once for that
- * episode (collect.ts), grouped (group.ts), and the culprit's frames logged once and published
+ * hung or has a rank behind (by the logs' COLL lines or by NCCL RAS), or PyTorch's lines call a
+ * process group hung, the stacks of its ranks' processes here are taken once for that
+ * episode (keyed by communicator, or by process group) (collect.ts), grouped (group.ts), and the culprit's frames logged once and published
  * while the episode lasts (culprit.ts, metrics.ts).
  *
  * Bounded, to do no harm to the job: one collection per communicator episode; at most
@@ -22,7 +23,7 @@ export const REUSE_MS = 30_000;
 const WINDOW_MS = 60_000;
 /** Processes of one communicator whose stacks are taken per episode. */
 export const MAX_PROCESSES_PER_EPISODE = 16;
-/** Culprit series at most (one per communicator). */
+/** Culprit series at most (one per communicator or process group). */
 export const MAX_CULPRIT_SERIES = 32;
 
 export interface LiveStacksSettings {
@@ -39,16 +40,36 @@ export interface LiveStacksOptions extends LiveStacksSettings {
   log: Logger;
 }
 
-/** A communicator suspected now, with its ranks here and their processes. */
+/** A communicator (or a PyTorch process group) suspected now, with its ranks here and their processes. */
 export interface StackSuspect {
+  /** The NCCL communicator; "" for a process group PyTorch's lines alone suspect. */
   commId: string;
+  /** The PyTorch process group (`PG 0 (default_pg)`) of a PyTorch verdict; absent or "" for a communicator. */
+  processGroup?: string;
   ranks: readonly { rank: number; target: StackTarget }[];
   /** The ranks the verdict names behind. */
   behind: readonly number[];
+  /** Processes a RAS answer named here that no trusted owner vouches for (stacks-inputs.ts): never asked, counted once an episode as `untrusted`. */
+  untrusted?: readonly { rank: number; pid: number; nodePid: number; uid: number | undefined }[];
+}
+
+/** The episode of a suspect: its communicator, or its process group. */
+export function episodeKey(s: Pick<StackSuspect, "commId" | "processGroup">): string {
+  return `${s.commId}\u0000${s.processGroup ?? ""}`;
+}
+
+/** A suspect in words: `communicator 0x49bb…` or `process group PG 0`. */
+function named(s: Pick<StackSuspect, "commId" | "processGroup">): string {
+  return s.commId !== "" ? `communicator ${s.commId}` : `process group ${s.processGroup ?? ""}`;
+}
+
+function idFields(s: Pick<StackSuspect, "commId" | "processGroup">): Record<string, string> {
+  return { comm_id: s.commId, ...(s.processGroup !== undefined && s.processGroup !== "" ? { process_group: s.processGroup } : {}) };
 }
 
 interface Episode {
   state: "waiting" | "collecting" | "done";
+  suspect: Pick<StackSuspect, "commId" | "processGroup">;
   limited: boolean;
   verdict?: StackVerdict;
   source?: string;
@@ -56,6 +77,8 @@ interface Episode {
 
 export interface CulpritSample {
   commId: string;
+  /** "" for a communicator's episode. */
+  processGroup: string;
   labels: Record<string, string>;
 }
 
@@ -76,15 +99,17 @@ export class LiveStacks {
 
   /** The communicators suspected now (every evaluation): episodes begin, wait for the cap, or end. */
   update(suspects: readonly StackSuspect[]): void {
-    const now = new Set(suspects.map((s) => s.commId));
+    const now = new Set(suspects.map(episodeKey));
     for (const id of [...this.episodes.keys()]) if (!now.has(id)) this.episodes.delete(id);
     // The default source with no socket named: nothing to ask (no count, no line).
     if (this.o.source === "off" || (this.o.source === "worker" && this.o.workerSocket === "")) return;
     for (const s of suspects) {
-      let ep = this.episodes.get(s.commId);
+      const key = episodeKey(s);
+      let ep = this.episodes.get(key);
       if (ep === undefined) {
-        ep = { state: "waiting", limited: false };
-        this.episodes.set(s.commId, ep);
+        ep = { state: "waiting", limited: false, suspect: s };
+        this.episodes.set(key, ep);
+        this.refuse(s);
       }
       if (ep.state === "waiting") this.begin(s, ep);
     }
@@ -107,8 +132,8 @@ export class LiveStacks {
         ep.limited = true;
         this.count(this.o.source, "rate_limited");
         this.o.log.info(
-          { comm_id: s.commId, processes: fresh.length, max_per_minute: this.o.maxPerMinute },
-          `nccl: Python stacks of communicator ${s.commId} wait: ${fresh.length} collections would pass --collector.nccl.stacks.max-per-minute (${this.o.maxPerMinute})`,
+          { ...idFields(s), processes: fresh.length, max_per_minute: this.o.maxPerMinute },
+          `nccl: Python stacks of ${named(s)} wait: ${fresh.length} collections would pass --collector.nccl.stacks.max-per-minute (${this.o.maxPerMinute})`,
         );
       }
       return;
@@ -150,7 +175,7 @@ export class LiveStacks {
   private async collect(s: StackSuspect, ep: Episode, targets: readonly StackTarget[]): Promise<void> {
     const got = new Map<number, Collected>();
     await Promise.all(targets.map(async (t) => got.set(t.nodePid, await this.one(t))));
-    if (this.episodes.get(s.commId) !== ep) return; // the episode ended meanwhile
+    if (this.episodes.get(episodeKey(s)) !== ep) return; // the episode ended meanwhile
     ep.state = "done";
     const stacks: RankStack[] = [];
     for (const r of s.ranks) {
@@ -168,13 +193,13 @@ export class LiveStacks {
     const ok = results.filter((c) => c.result === "ok").length;
     const failed = results.filter((c) => c.result !== "ok");
     const fields = {
-      comm_id: s.commId,
+      ...idFields(s),
       source: ep.source,
       processes: results.length,
       ok,
       ...(failed.length > 0 ? { failed: failed.length, problem: failed[0]?.problem } : {}),
     };
-    const head = `nccl: Python stacks of communicator ${s.commId} (${ok} of ${results.length} processes here, ${ep.source ?? "no source"})`;
+    const head = `nccl: Python stacks of ${named(s)} (${ok} of ${results.length} processes here, ${ep.source ?? "no source"})`;
     if (v.culprit !== undefined) {
       const c = v.culprit;
       const why =
@@ -191,6 +216,17 @@ export class LiveStacks {
     }
   }
 
+  /** The processes a RAS answer named that are not asked: counted and logged once, when the episode begins. */
+  private refuse(s: StackSuspect): void {
+    const u = s.untrusted ?? [];
+    if (u.length === 0) return;
+    for (let i = 0; i < u.length; i++) this.count(this.o.source, "untrusted");
+    this.o.log.warn(
+      { ...idFields(s), ranks: u.map((x) => x.rank), pids: u.map((x) => x.nodePid), uids: u.map((x) => x.uid ?? null) },
+      `nccl: Python stacks of ${named(s)}: ${u.length} process${u.length === 1 ? "" : "es"} NCCL RAS names here not asked (pid ${u.map((x) => x.nodePid).join(", ")}): not of the user whose RAS socket was verified, nor named by a log of their user (docs/security.md)`,
+    );
+  }
+
   private count(source: string, result: CollectResult): void {
     const k = `${source}\u0000${result}`;
     this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
@@ -199,10 +235,10 @@ export class LiveStacks {
   /** The culprit series of the episodes that last: at most one per communicator, MAX_CULPRIT_SERIES in all. */
   culprits(): CulpritSample[] {
     const out: CulpritSample[] = [];
-    for (const [commId, ep] of this.episodes) {
+    for (const ep of this.episodes.values()) {
       const c = ep.verdict?.culprit;
       if (c === undefined || out.length >= MAX_CULPRIT_SERIES) continue;
-      out.push({ commId, labels: culpritLabels(c, ep.source ?? "") });
+      out.push({ commId: ep.suspect.commId, processGroup: ep.suspect.processGroup ?? "", labels: culpritLabels(c, ep.source ?? "") });
     }
     return out;
   }

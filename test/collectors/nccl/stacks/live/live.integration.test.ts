@@ -217,6 +217,7 @@ describe("episodes: once each, capped a minute, never two at once per process", 
     expect(live.culprits()).toEqual([
       {
         commId: "0xaa",
+        processGroup: "",
         labels: {
           rank: "5",
           pid: "105",
@@ -253,6 +254,41 @@ describe("episodes: once each, capped a minute, never two at once per process", 
     await live.settled();
     expect(calls()).toHaveLength(16);
     expect(live.culprits().map((c) => c.commId)).toEqual(["0x1"]);
+  });
+
+  it("one process suspected by the logs (or RAS, same comm_id) and by PyTorch's process group at once: collected once, two culprits", async () => {
+    const { live, calls, log } = setup(8);
+    const pg: StackSuspect = { ...suspect(""), processGroup: "PG 0 (default_pg)" };
+    // The logs' suspect and RAS's of the same communicator are one episode; the process group another.
+    live.update([suspect("0xaa"), suspect("0xaa"), pg]);
+    live.update([suspect("0xaa"), pg]);
+    await live.settled();
+    // 8 processes in all, within the cap of 8 a minute: the second episode reuses the first's stacks.
+    expect(calls()).toHaveLength(8);
+    expect(live.counts.get("py-spy\u0000ok")).toBe(8);
+    expect(live.counts.get("py-spy\u0000rate_limited")).toBeUndefined();
+    expect(live.culprits().map((c) => [c.commId, c.processGroup, c.labels.rank])).toEqual([
+      ["0xaa", "", "5"],
+      ["", "PG 0 (default_pg)", "5"],
+    ]);
+    expect(log.lines().filter((l) => String(l.msg).includes("Python stacks of process group PG 0 (default_pg)"))).toHaveLength(1);
+    expect(log.lines().filter((l) => String(l.msg).includes("Python stacks of communicator 0xaa"))).toHaveLength(1);
+    live.update([pg]);
+    expect(live.culprits().map((c) => c.processGroup)).toEqual(["PG 0 (default_pg)"]);
+  });
+
+  it("processes RAS names that no verified owner vouches for: never asked, counted and logged once an episode", async () => {
+    const { live, calls, log } = setup(16);
+    const s: StackSuspect = { commId: "0xbb", ranks: [], behind: [], untrusted: [{ rank: 2, pid: 77, nodePid: 7077, uid: 1234 }] };
+    live.update([s]);
+    live.update([s]);
+    await live.settled();
+    expect(calls()).toEqual([]);
+    expect(live.counts.get("py-spy\u0000untrusted")).toBe(1);
+    const lines = log.lines().filter((l) => String(l.msg).includes("NCCL RAS names here not asked (pid 7077)"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ comm_id: "0xbb", pids: [7077], uids: [1234] });
+    expect(live.culprits()).toEqual([]);
   });
 
   it("the default source, worker, with no socket named: nothing asked, nothing counted, nothing logged", async () => {
