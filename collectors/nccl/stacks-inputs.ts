@@ -15,6 +15,7 @@
  */
 import type { CommVerdict } from "./logs/detect/types.js";
 import type { NodeView, TrackedState } from "./logs/detect/verdict.js";
+import { groupProcesses } from "./logs/pytorch/findings-groups.js";
 import type { PytorchLog } from "./logs/pytorch/log.js";
 import type { PytorchVerdict } from "./logs/pytorch/verdict.js";
 import type { ProcessState } from "./logs/state/model.js";
@@ -135,15 +136,20 @@ export function pytorchStackSuspects(
     for (const r of v.ranks) g.ranks.add(r);
     if (v.kind === "rank_behind") for (const r of v.ranks) g.behind.add(r);
   }
-  const records = [...pt.watchdogs, ...pt.workStatus, ...pt.hangSigns].filter((r) => r.atMs !== undefined && r.atMs >= sinceMs);
+  const fresh = <T extends { atMs?: number }>(r: T): boolean => r.atMs !== undefined && r.atMs >= sinceMs;
+  const recent = { watchdogs: pt.watchdogs.filter(fresh), workStatus: pt.workStatus.filter(fresh), hangSigns: pt.hangSigns.filter(fresh) };
+  // A group's processes as its verdict placed their lines: by group, not by each line's own label.
+  const members = groupProcesses(recent);
+  const records = [...recent.watchdogs, ...recent.workStatus, ...recent.hangSigns];
   const out: StackSuspect[] = [];
   for (const [pg, g] of groups) {
-    const byProcess = new Map<string, number | undefined>();
-    for (const r of records) {
-      if (r.processKey === undefined) continue;
-      const mine = pg !== "" ? r.pgLabel === pg : r.rank !== undefined && g.ranks.has(r.rank);
-      if (mine && byProcess.get(r.processKey) === undefined) byProcess.set(r.processKey, r.rank);
-    }
+    let byProcess = new Map<string, number | undefined>();
+    if (pg !== "") byProcess = members.get(pg) ?? byProcess;
+    else
+      for (const r of records) {
+        if (r.processKey === undefined || r.rank === undefined || !g.ranks.has(r.rank)) continue;
+        if (byProcess.get(r.processKey) === undefined) byProcess.set(r.processKey, r.rank);
+      }
     const ranks: StackSuspect["ranks"][number][] = [];
     const seen = new Set<number>();
     for (const [key, logged] of byProcess) {

@@ -120,6 +120,25 @@ function groupsOf(t: PtGroupRecords): Group[] {
   return [...groups.values()];
 }
 
+/**
+ * The processes whose lines speak for each group, by the group's label as its findings name it
+ * (`PG 0 (default_pg)`, also for a rank's `[Rank 0] Watchdog caught` line placed in it as above),
+ * with the rank the first such line gave: the live stacks' processes (stacks-inputs.ts).
+ */
+export function groupProcesses(t: PtGroupRecords): Map<string, Map<string, number | undefined>> {
+  const labels = new Map(groupsOf(t).map((g) => [g.key, g.label]));
+  const placed = t.watchdogs.map((w) => withNamedGroup(w, t.workStatus));
+  const out = new Map<string, Map<string, number | undefined>>();
+  for (const r of [...placed.map((w) => withSameWork(w, placed)), ...t.workStatus, ...t.hangSigns]) {
+    const label = labels.get(r.pg);
+    if (label === undefined || r.processKey === undefined) continue;
+    let m = out.get(label);
+    if (m === undefined) out.set(label, (m = new Map<string, number | undefined>()));
+    if (m.get(r.processKey) === undefined) m.set(r.processKey, r.rank);
+  }
+  return out;
+}
+
 /** The highest work the rank is known to have enqueued. */
 const enqueued = (v: RankView): number | undefined => v.enq ?? v.pending?.seq;
 /** The highest work the rank is known to have completed. */
