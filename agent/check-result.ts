@@ -4,6 +4,7 @@
  * skips a check judged by default and makes a check whose expectation was given `error`; a source
  * that failed makes any check that needs it `error`. A check never judges a failed source's series.
  */
+import { compileSegment } from "../collectors/follow/glob.js";
 import type { AgentAnswer } from "./check-agent.js";
 import type { CollectedNode } from "./check-run.js";
 import type { Samples } from "./check-samples.js";
@@ -59,13 +60,9 @@ export function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-/** A pattern with * and ? as wildcards, matched against the whole name. */
+/** A pattern with * and ? as wildcards (and [...] classes), matched against the whole name: the follower's glob segments (collectors/follow/glob.ts). */
 export function globMatcher(pattern: string): (name: string) => boolean {
-  const body = pattern
-    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".");
-  const re = new RegExp("^" + body + "$");
+  const re = compileSegment(pattern);
   return (name) => re.test(name);
 }
 
