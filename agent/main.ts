@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** Entry point: command line → config → logger → agent → signals. Bad flags or config: one line, exit 2. */
 import type { Logger } from "pino";
+import { jobFsGate } from "../collectors/job-fs-gate.js";
 import { runAnalyze } from "./analyze.js";
 import { createAgent } from "./app.js";
 import { runCheck } from "./check.js";
@@ -13,6 +14,21 @@ import { WebConfigError } from "./web/config.js";
 import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 
 const SHUTDOWN_DEADLINE_MS = 4500;
+
+/**
+ * Ends the daemon. exit() waits for libuv's threads, and a call abandoned on a mount that does not
+ * answer (job-fs-gate.ts) holds one until its server answers: then the process ends by SIGTERM's
+ * default action instead, which ends every thread (a stop all the same for systemd and Kubernetes).
+ */
+function exitDaemon(logger: Logger): void {
+  const stuck = jobFsGate.abandoned;
+  if (stuck === 0) process.exit(0);
+  const mounts = jobFsGate.stalledMounts().map((m) => m.mount);
+  logger.warn({ mounts, calls: stuck }, "file-system calls on a mount that does not answer are still waiting; ending by SIGTERM");
+  logger.flush();
+  process.removeAllListeners("SIGTERM");
+  process.kill(process.pid, "SIGTERM");
+}
 
 function fail(message: string): never {
   process.stderr.write(`ringwatch: ${message}\n`);
@@ -61,14 +77,14 @@ async function runDaemon(argv: readonly string[], config: AgentConfig, logger: L
     logger.info({ signal }, "shutting down");
     const deadline = setTimeout(() => {
       logger.warn("shutdown deadline reached; exiting");
-      process.exit(0);
+      exitDaemon(logger);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     agent.stop().then(
-      () => process.exit(0),
+      () => exitDaemon(logger),
       (err: unknown) => {
         logger.error({ err: String(err) }, "error during shutdown");
-        process.exit(0);
+        exitDaemon(logger);
       },
     );
   };

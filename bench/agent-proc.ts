@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { followAgentOutput } from "../test/helpers/agent-output.js";
+import { SHIPPED_UV_THREADPOOL_SIZE } from "./config.js";
 import { agentMain } from "./paths.js";
 
 export interface BenchAgent {
@@ -23,7 +24,8 @@ export interface BenchAgent {
 export async function startBenchAgent(args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = [], timeoutMs = 15_000): Promise<BenchAgent> {
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...nodeArgs, agentMain, "--web.listen-address=127.0.0.1:0", ...args], {
-    env: { ...process.env, ...env },
+    // As the unit and the image run it (bench/config.ts), unless the caller's environment says otherwise.
+    env: { UV_THREADPOOL_SIZE: SHIPPED_UV_THREADPOOL_SIZE, ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const out = followAgentOutput(child, timeoutMs, 1000);

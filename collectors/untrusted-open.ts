@@ -16,7 +16,7 @@
  *
  * Every step is an async libuv call that cannot block on a FIFO: a FIFO never holds a thread.
  */
-import { close, closeSync, constants, fstat, fstatSync, open, openSync, type Stats } from "node:fs";
+import { close, constants, fstat, open, type Stats } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { dirname, isAbsolute, resolve, sep } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -154,13 +154,13 @@ function stripDeleted(p: string): string {
  * Opens a job's FIFO for writing, for a poke: never through a symlink (O_NOFOLLOW), never a
  * regular file, never blocking (no reader: ENXIO at once). The caller writes and closes.
  */
-export function openJobFifoForWrite(path: string): number {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
+export async function openJobFifoForWrite(path: string): Promise<number> {
+  const fd = await openFd(path, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | constants.O_NOCTTY);
   let ok = false;
   try {
-    ok = fstatSync(fd).isFIFO();
+    ok = (await fstatFd(fd)).isFIFO();
   } finally {
-    if (!ok) closeSync(fd);
+    if (!ok) close(fd, () => undefined);
   }
   if (!ok) throw new RefusedFile("ENOTFIFO", path, REFUSAL_WORDS.ENOTFIFO);
   return fd;

@@ -11,6 +11,7 @@ import { watch, type Dir as Dir_, type FSWatcher, type Stats } from "node:fs";
 import { lstat, opendir, stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import { dirname, join } from "node:path";
+import { isStalled, type FsGate } from "../job-fs-gate.js";
 import { wanted, type PathPattern } from "./glob.js";
 
 /**
@@ -87,7 +88,13 @@ export class DirWatcher {
     private readonly patterns: readonly PathPattern[],
     private readonly accept: (path: string) => boolean,
     private readonly sink: DirSink,
+    /** Every listing and stat goes through it (job-fs-gate.ts). */
+    private readonly gate: FsGate,
   ) {}
+
+  private stat(p: string): Promise<Stats | undefined> {
+    return this.gate.run(p, () => stat(p)).catch(() => undefined);
+  }
 
   /** Walks every root (polled: true = no watches below it). */
   async start(roots: ReadonlyMap<string, boolean>): Promise<void> {
@@ -157,7 +164,7 @@ export class DirWatcher {
   private async scan(path: string, polled: boolean, owner?: number): Promise<void> {
     let d = this.dirs.get(path);
     if (d === undefined) {
-      const st = await stat(path).catch(() => undefined);
+      const st = await this.stat(path);
       if (this.closed || st === undefined || !st.isDirectory() || this.dirs.has(path)) return;
       const id = `${st.dev}:${st.ino}`;
       if (this.ids.has(id)) return; // reached before under another name
@@ -204,8 +211,13 @@ export class DirWatcher {
     // costs a pass over them, not their Dirents and paths held at once.
     let handle: Dir_;
     try {
-      handle = await opendir(d.path, { bufferSize: 128 });
+      handle = await this.gate.run(
+        d.path,
+        () => opendir(d.path, { bufferSize: 128 }),
+        (late) => void late.close().catch(() => undefined),
+      );
     } catch (e) {
+      if (isStalled(e)) return; // its mount does not answer: what is known stays, looked at again later
       const code = (e as NodeJS.ErrnoException | null)?.code;
       if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
       this.drop(d.path);
@@ -221,15 +233,19 @@ export class DirWatcher {
     let entries = 0;
     let complete = true;
     const t0 = performance.now();
+    const dir = handle;
+    let stalled = false;
     try {
-      for await (const e of handle) {
+      for (;;) {
+        const e = await this.gate.run(d.path, () => dir.read());
+        if (e === null) break;
         entries++;
         const p = join(d.path, e.name);
         let isDir = e.isDirectory();
         let isFile = e.isFile();
         if (e.isSymbolicLink()) {
           if (!wanted(this.patterns, p, undefined)) continue;
-          const [st, link] = await Promise.all([stat(p).catch(() => undefined), lstat(p).catch(() => undefined)]);
+          const [st, link] = await Promise.all([this.stat(p), this.gate.run(p, () => lstat(p)).catch(() => undefined)]);
           isDir = st?.isDirectory() ?? false;
           isFile = st?.isFile() ?? false;
           if (link !== undefined && d.owner === undefined) linkOwner.set(p, link.uid);
@@ -246,9 +262,13 @@ export class DirWatcher {
       // The listing broke off (the directory went, EIO, ESTALE): what it listed is added, and no
       // followed file counts as gone for not being listed; the directory is looked at again soon.
       complete = false;
+      stalled = isStalled(e);
       const code = (e as NodeJS.ErrnoException | null)?.code;
-      if (code !== "ENOENT" && code !== "ENOTDIR") this.sink.unreadable?.(d.path, code ?? String(e));
+      if (code !== "ENOENT" && code !== "ENOTDIR" && !stalled) this.sink.unreadable?.(d.path, code ?? String(e));
     }
+    // After a read abandoned on a mount that does not answer, the close waits behind it: not awaited.
+    const closed = dir.close().catch(() => undefined);
+    if (!stalled) await closed;
     d.scanCostMs = performance.now() - t0;
     d.scannedAtMs = performance.now();
     if (this.closed) return;
@@ -256,7 +276,7 @@ export class DirWatcher {
     // took seconds of thread-pool round trips before the first head read.
     for (let i = 0; i < fresh.length && !this.closed; i += STAT_BATCH) {
       const batch = fresh.slice(i, i + STAT_BATCH);
-      const stats = await Promise.all(batch.map((p) => stat(p).catch(() => undefined)));
+      const stats = await Promise.all(batch.map((p) => this.stat(p)));
       batch.forEach((p, k) => {
         const st = stats[k];
         if (st?.isFile() !== true || this.closed) return;

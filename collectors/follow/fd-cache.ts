@@ -5,6 +5,7 @@
  * (the writer keeps its own fd open too). Busy tails are never closed under a running read.
  */
 import { close } from "node:fs";
+import type { FsGate } from "../job-fs-gate.js";
 import type { Tail } from "./tail-state.js";
 
 export const MAX_OPEN_FDS = 64;
@@ -17,7 +18,11 @@ export class FdCache {
   /** Tails with an open fd, least recently used first. */
   private readonly open = new Set<Tail>();
 
-  constructor(private readonly max = MAX_OPEN_FDS) {}
+  /** Closes go through gate (a close on a mount that does not answer would hold a thread). */
+  constructor(
+    private readonly gate?: FsGate,
+    private readonly max = MAX_OPEN_FDS,
+  ) {}
 
   /** Marks t (whose fd is open) as just used, then closes idle ones beyond the cap. */
   use(t: Tail): void {
@@ -31,7 +36,10 @@ export class FdCache {
   }
 
   close(t: Tail): void {
-    if (t.fd !== null) closeQuietly(t.fd);
+    if (t.fd !== null) {
+      if (this.gate !== undefined) this.gate.close(t.file.path, t.fd);
+      else closeQuietly(t.fd);
+    }
     t.fd = null;
     this.open.delete(t);
   }

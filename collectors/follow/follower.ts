@@ -46,7 +46,7 @@ export class Follower {
     handlerErrors: 0,
     sparseSkipped: 0,
   };
-  private readonly fds = new FdCache();
+  private readonly fds: FdCache;
   private readonly registry: Registry;
   private readonly queue: WorkQueue<Tail>;
   private readonly ctx: ReadContext;
@@ -74,11 +74,12 @@ export class Follower {
     private readonly handlers: FollowerHandlers,
   ) {
     this.o = resolveOptions(opts);
+    this.fds = new FdCache(this.o.fsGate);
     this.resumeLeft = new Map(this.o.resume);
     this.registry = new Registry(this.host());
     this.queue = new WorkQueue(READ_SLOTS, (t, slot) => this.work(t, slot));
     this.ctx = this.readContext();
-    this.sweeper = new Sweeper(this.registry, (t) => this.queue.add(t));
+    this.sweeper = new Sweeper(this.registry, (t) => this.queue.add(t), this.o.fsGate);
     this.changes = this.changeWatcher(this.o.usePolling !== true);
   }
 
@@ -96,21 +97,26 @@ export class Follower {
       (p) => wanted(patterns, p, false),
     );
     for (const p of patterns) {
-      roots.set(p.root, this.o.usePolling === "auto" ? await needsPolling(p.root) : this.o.usePolling);
+      roots.set(p.root, this.o.usePolling === "auto" ? await needsPolling(p.root, this.o.fsGate) : this.o.usePolling);
     }
     const reg = this.registry;
-    this.dirs = new DirWatcher(patterns, this.o.accept, {
-      added: (p, st) => reg.added(p, st),
-      unlinked: (p) => reg.unlinked(p),
-      known: (p) => reg.byPath.has(p) || reg.isDropped(p),
-      followed: (p) => reg.byPath.has(p),
-      replaced: (p, st) => {
-        const t = reg.byPath.get(p);
-        return t !== undefined && !t.sameFile(st);
+    this.dirs = new DirWatcher(
+      patterns,
+      this.o.accept,
+      {
+        added: (p, st) => reg.added(p, st),
+        unlinked: (p) => reg.unlinked(p),
+        known: (p) => reg.byPath.has(p) || reg.isDropped(p),
+        followed: (p) => reg.byPath.has(p),
+        replaced: (p, st) => {
+          const t = reg.byPath.get(p);
+          return t !== undefined && !t.sameFile(st);
+        },
+        watchFailed: () => (this.watchLost = true),
+        unreadable: (path, code) => this.readFailed(path, code),
       },
-      watchFailed: () => (this.watchLost = true),
-      unreadable: (path, code) => this.readFailed(path, code),
-    });
+      this.o.fsGate,
+    );
     await this.dirs.start(roots);
     this.initial = false;
     if (this.registry.headsPending > 0 && this.state === "started") {
@@ -175,7 +181,8 @@ export class Follower {
   private async work(t: Tail, slot: number): Promise<void> {
     const offset = t.offset;
     const generation = t.file.generation;
-    await readTail(t, this.buffers[slot] as Buffer, this.ctx);
+    // A read abandoned on a mount that does not answer may still write into its buffer: a new one.
+    if (await readTail(t, this.buffers[slot] as Buffer, this.ctx)) this.buffers[slot] = Buffer.allocUnsafe(READ_CHUNK);
     if (t.finalize && t.paths.size === 0) this.registry.remove(t);
     if (t.headCounted) {
       // First attempt done (read, or failed: an unreadable file must not hold start() up).
@@ -213,7 +220,7 @@ export class Follower {
 
   /** What t's paths name now (a rename or delete event, or a new path for a followed file). */
   private verify(t: Tail): void {
-    for (const p of [...t.paths]) void checkPath(this.registry, p, (x) => this.queue.add(x));
+    for (const p of [...t.paths]) void checkPath(this.registry, p, (x) => this.queue.add(x), this.o.fsGate);
   }
 
   private changeWatcher(enabled: boolean): ChangeWatcher {
@@ -294,6 +301,7 @@ export class Follower {
       readFailed: (path, code) => this.readFailed(path, code),
       heads: this.heads,
       roots: this.roots,
+      gate: this.o.fsGate,
       truncated: (t) => reg.truncated(t),
       pathGone: (p) => reg.unlinked(p),
       pathReplaced: (p, st) => reg.added(p, st),

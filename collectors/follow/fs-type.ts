@@ -6,6 +6,7 @@
  */
 import { statfs } from "node:fs/promises";
 import { dirname } from "node:path";
+import { isStalled, type FsGate } from "../job-fs-gate.js";
 
 export const POLLING_FS_MAGIC: ReadonlyMap<number, string> = new Map([
   [0x6969, "nfs"],
@@ -39,12 +40,14 @@ export function pollingFsName(type: number | bigint): string | undefined {
  * Whether the directory (or its nearest existing ancestor) lives on a file system that needs
  * polling. An error (no statfs, permission) answers false: inotify plus the sweep still work.
  */
-export async function needsPolling(dir: string): Promise<boolean> {
+export async function needsPolling(dir: string, gate: FsGate): Promise<boolean> {
   for (let d = dir; ; d = dirname(d)) {
     try {
-      const s = await statfs(d);
+      const s = await gate.run(d, () => statfs(d));
       return pollingFsName(s.type) !== undefined;
     } catch (e) {
+      // A mount that does not answer is polled: inotify on it would wait on its server too.
+      if (isStalled(e)) return true;
       if ((e as NodeJS.ErrnoException).code !== "ENOENT" || dirname(d) === d) return false;
     }
   }

@@ -1,5 +1,6 @@
 /** FollowerOptions with defaults applied and checked (one place; a bad value throws at construction). */
 import { basename } from "node:path";
+import { jobFsGate, type FsGate } from "../job-fs-gate.js";
 import type { FollowerOptions, ResumePoint } from "./types.js";
 
 /** Files followed at most (FollowerOptions.maxFiles); more are counted in filesDropped. */
@@ -17,6 +18,7 @@ export interface ResolvedOptions {
   readonly removeGraceMs: number;
   readonly accept: (path: string) => boolean;
   readonly resume: ReadonlyMap<string, ResumePoint>;
+  readonly fsGate: FsGate;
 }
 
 const COMPRESSED = [".gz", ".xz", ".zst", ".bz2", ".lz4"];
@@ -55,5 +57,6 @@ export function resolveOptions(o: FollowerOptions): ResolvedOptions {
     removeGraceMs: int("removeGraceMs", o.removeGraceMs, 1000, 0),
     accept: o.accept ?? defaultAccept,
     resume: o.resume ?? new Map(),
+    fsGate: o.fsGate ?? jobFsGate,
   };
 }

@@ -13,6 +13,7 @@ import type { Stats } from "node:fs";
 import type { FdCache } from "./fd-cache.js";
 import type { LineSink } from "./line-splitter.js";
 import { closeQuietly } from "./fd-cache.js";
+import { isStalled, type FsGate } from "../job-fs-gate.js";
 import { openJobFile, type TrustRoots } from "../untrusted-open.js";
 import { errCode, fstatFd, readAt } from "./fs-async.js";
 import type { HeadIndex } from "./head-index.js";
@@ -51,21 +52,37 @@ export interface ReadContext {
   readonly heads: HeadIndex;
   /** The followed roots: a file found through a symlink must lie inside them or belong to the link's owner. */
   readonly roots: TrustRoots;
+  /** Every call on the file goes through it: a mount that stops answering holds few threads. */
+  readonly gate: FsGate;
 }
 
-export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<void> {
-  if (t.removed) return;
+/** Reads from the open file, through the gate. */
+type ReadFn = (buf: Buffer, off: number, len: number, pos: number) => Promise<number>;
+
+/**
+ * Reads what is new in t into buf. Returns true where a read was abandoned on a mount that does
+ * not answer: that read may still write into buf when the server answers, so buf must not be reused.
+ */
+
+export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<boolean> {
+  if (t.removed) return false;
   t.busy = true;
   try {
     const st = await openAndStat(t, ctx);
-    if (st === undefined || t.removed || t.fd === null) return;
+    if (st === undefined || t.removed || t.fd === null) return false;
     if (st.nlink === 0 && t.paths.size > 0) ctx.unlinked(t); // deleted (maybe recreated) while hot
-    await readBody(t, t.fd, st, buf, ctx);
+    const fd = t.fd;
+    const path = t.file.path;
+    await readBody(t, (b, off, len, pos) => ctx.gate.run(path, () => readAt(fd, b, off, len, pos)), st, buf, ctx);
     t.errored = false;
+    return false;
   } catch (e) {
-    ctx.readFailed(t.paths.values().next().value ?? t.file.path, errCode(e) ?? String(e));
+    // A mount that does not answer is said once by its path's state, not per file.
+    const stalled = isStalled(e);
+    if (!stalled) ctx.readFailed(t.paths.values().next().value ?? t.file.path, errCode(e) ?? String(e));
     t.errored = true;
     ctx.fds.close(t);
+    return stalled;
   } finally {
     t.busy = false;
     if (t.closeAfterRead || t.removed) ctx.fds.close(t);
@@ -75,17 +92,23 @@ export async function readTail(t: Tail, buf: Buffer, ctx: ReadContext): Promise<
 async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined> {
   if (t.fd !== null) {
     ctx.fds.use(t);
-    return fstatFd(t.fd);
+    const fd = t.fd;
+    return ctx.gate.run(t.file.path, () => fstatFd(fd));
   }
   const path = t.paths.values().next().value;
   if (path === undefined) return undefined; // orphan without an fd: nothing left to read
   let fd: number;
   let st: Stats;
   try {
-    ({ fd, st } = await openJobFile(path, ctx.roots));
+    ({ fd, st } = await ctx.gate.run(
+      path,
+      () => openJobFile(path, ctx.roots),
+      (late) => closeQuietly(late.fd),
+    ));
   } catch (e) {
     const code = errCode(e);
     if (code === "ENOENT" || code === "ENOTDIR") ctx.pathGone(path);
+    else if (isStalled(e)) t.errored = true;
     else {
       ctx.readFailed(path, code ?? String(e));
       t.errored = true;
@@ -93,7 +116,7 @@ async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined
     return undefined;
   }
   if (t.removed || !t.sameFile(st)) {
-    closeQuietly(fd);
+    ctx.gate.close(path, fd);
     if (!t.removed) ctx.pathReplaced(path, st);
     return undefined;
   }
@@ -102,16 +125,16 @@ async function openAndStat(t: Tail, ctx: ReadContext): Promise<Stats | undefined
   return st;
 }
 
-async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadContext): Promise<void> {
+async function readBody(t: Tail, rd: ReadFn, st: Stats, buf: Buffer, ctx: ReadContext): Promise<void> {
   const size = st.size;
   const mtime = st.mtimeMs;
-  if (t.headPending) return readHead(t, fd, size, mtime, buf, ctx);
+  if (t.headPending) return readHead(t, rd, size, mtime, buf, ctx);
   if (size === t.offset && mtime === t.mtimeMs) {
     ctx.looked?.(t);
     return;
   }
   if (size <= t.offset && t.offset > 0) {
-    if (await unchanged(t, fd, buf, size === t.offset)) {
+    if (await unchanged(t, rd, buf, size === t.offset)) {
       if (size === t.offset) t.mtimeMs = mtime;
       return;
     }
@@ -121,30 +144,30 @@ async function readBody(t: Tail, fd: number, st: Stats, buf: Buffer, ctx: ReadCo
   if (size <= t.offset) return;
   if (!t.copyChecked && t.offset === 0 && size >= HEAD_PRINT) {
     t.copyChecked = true;
-    if (await skipIfCopy(t, fd, size, buf, ctx)) return;
+    if (await skipIfCopy(t, rd, size, buf, ctx)) return;
   }
   if (isSparse(st, t.offset)) {
     // The skip passes over the overlap check below: make it first (a copytruncate is still one).
-    if (t.offset > 0 && !(await unchanged(t, fd, buf, false))) ctx.truncated(t);
+    if (t.offset > 0 && !(await unchanged(t, rd, buf, false))) ctx.truncated(t);
     ctx.stats.sparseSkipped++;
-    await skipTo(t, fd, size - ctx.headBytes, buf);
+    await skipTo(t, rd, size - ctx.headBytes, buf);
   }
-  if (!(await readRange(t, fd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
+  if (!(await readRange(t, rd, size, false, mtime, buf, ctx, true, TURN_BYTES))) {
     ctx.truncated(t);
-    await readRange(t, fd, size, false, mtime, buf, ctx, false, TURN_BYTES);
+    await readRange(t, rd, size, false, mtime, buf, ctx, false, TURN_BYTES);
   }
 }
 
 /** Whether the bytes before the offset (and, if asked, the head) are still what we read. */
-async function unchanged(t: Tail, fd: number, buf: Buffer, checkHead: boolean): Promise<boolean> {
+async function unchanged(t: Tail, rd: ReadFn, buf: Buffer, checkHead: boolean): Promise<boolean> {
   const k = t.tailLen;
   if (k > 0) {
-    const n = await readAt(fd, buf, 0, k, t.offset - k);
+    const n = await rd(buf, 0, k, t.offset - k);
     if (n !== k || buf.compare(t.tailPrint, 0, k, 0, k) !== 0) return false;
   }
   const h = t.headLen;
   if (checkHead && h > 0) {
-    const n = await readAt(fd, buf, 0, h, 0);
+    const n = await rd(buf, 0, h, 0);
     if (n !== h || buf.compare(t.headPrint, 0, h, 0, h) !== 0) return false;
   }
   return true;
@@ -154,20 +177,20 @@ async function unchanged(t: Tail, fd: number, buf: Buffer, checkHead: boolean): 
  * A new file whose head is a followed file's head (a copy made by logrotate copytruncate or cp):
  * followed from its end, so its lines are not counted twice. Returns whether it was one.
  */
-async function skipIfCopy(t: Tail, fd: number, size: number, buf: Buffer, ctx: ReadContext): Promise<boolean> {
-  const n = await readAt(fd, buf, 0, HEAD_PRINT, 0);
+async function skipIfCopy(t: Tail, rd: ReadFn, size: number, buf: Buffer, ctx: ReadContext): Promise<boolean> {
+  const n = await rd(buf, 0, HEAD_PRINT, 0);
   if (!ctx.heads.isCopy(buf, 0, n, Date.now())) return false;
   t.rememberHead(buf, 0, n, 0);
   ctx.stats.copiesSkipped++;
-  await jumpToEnd(t, fd, size, buf, ctx);
+  await jumpToEnd(t, rd, size, buf, ctx);
   return true;
 }
 
 /** Goes on from the end of the file: only lines written from now on are read. */
-async function jumpToEnd(t: Tail, fd: number, size: number, buf: Buffer, ctx: ReadContext): Promise<void> {
+async function jumpToEnd(t: Tail, rd: ReadFn, size: number, buf: Buffer, ctx: ReadContext): Promise<void> {
   t.splitter.reset();
   const k = Math.min(TAIL_PRINT, size);
-  const n = await readAt(fd, buf, 0, k, size - k);
+  const n = await rd(buf, 0, k, size - k);
   if (n !== k) {
     ctx.truncated(t); // it shrank while we looked: read it as a new file
     return;
@@ -192,11 +215,11 @@ function isSparse(st: Stats, offset: number): boolean {
  * writer without O_APPEND left one after a copytruncate, and its first line may start right
  * here), pos is a line start; else the bytes up to the next newline are a cut line and skipped.
  */
-async function skipTo(t: Tail, fd: number, pos: number, buf: Buffer): Promise<void> {
+async function skipTo(t: Tail, rd: ReadFn, pos: number, buf: Buffer): Promise<void> {
   if (pos <= t.offset) return;
   const skipNul = t.splitter.skipNul;
   t.splitter.reset();
-  const n = await readAt(fd, buf, 0, 1, pos - 1);
+  const n = await rd(buf, 0, 1, pos - 1);
   const before = n === 1 ? buf[0] : 10;
   t.splitter.skipNul = skipNul || before === 0;
   t.splitter.skipping = before !== 10 && before !== 0;
@@ -205,14 +228,14 @@ async function skipTo(t: Tail, fd: number, pos: number, buf: Buffer): Promise<vo
 }
 
 /** A file that existed at start: its first headBytes (historical), then on from its end. */
-async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: Buffer, ctx: ReadContext): Promise<void> {
+async function readHead(t: Tail, rd: ReadFn, size: number, mtime: number, buf: Buffer, ctx: ReadContext): Promise<void> {
   t.headPending = false;
   t.mtimeMs = mtime;
   const limit = Math.min(size, ctx.headBytes);
-  if (limit > 0) await readRange(t, fd, limit, true, mtime, buf, ctx, false, Infinity);
+  if (limit > 0) await readRange(t, rd, limit, true, mtime, buf, ctx, false, Infinity);
   if (size <= limit || t.removed) return;
   // Skip the middle: only new lines from here. The fragment of a line cut at the end is skipped too.
-  await jumpToEnd(t, fd, size, buf, ctx);
+  await jumpToEnd(t, rd, size, buf, ctx);
 }
 
 /**
@@ -221,7 +244,7 @@ async function readHead(t: Tail, fd: number, size: number, mtime: number, buf: B
  */
 async function readRange(
   t: Tail,
-  fd: number,
+  rd: ReadFn,
   limit: number,
   historical: boolean,
   mtime: number,
@@ -234,7 +257,7 @@ async function readRange(
   let pos = t.offset - k;
   let first = true;
   while (pos < limit) {
-    const n = await readAt(fd, buf, 0, Math.min(buf.length, limit - pos), pos);
+    const n = await rd(buf, 0, Math.min(buf.length, limit - pos), pos);
     if (n === 0 || t.removed) break; // shrank under us: the next look sorts it out
     let from = 0;
     if (first) {

@@ -7,6 +7,7 @@
  * an idle node does not stat 2,000 files a second). Orphans with an open fd are read too.
  */
 import { stat } from "node:fs/promises";
+import type { FsGate } from "../job-fs-gate.js";
 import { errCode } from "./fs-async.js";
 import type { Registry } from "./registry.js";
 import type { Tail } from "./tail-state.js";
@@ -15,9 +16,9 @@ const CONCURRENCY = 16;
 export const ARMED_PER_SWEEP = 1000;
 
 /** Checks one followed path: gone -> unlinked, another file -> added, changed -> queued. */
-export async function checkPath(reg: Registry, p: string, enqueue: (t: Tail) => void): Promise<void> {
+export async function checkPath(reg: Registry, p: string, enqueue: (t: Tail) => void, gate: FsGate): Promise<void> {
   try {
-    const st = await stat(p);
+    const st = await gate.run(p, () => stat(p));
     const t = reg.byPath.get(p);
     if (t === undefined) return;
     if (!st.isFile()) reg.unlinked(p);
@@ -39,6 +40,7 @@ export class Sweeper {
   constructor(
     private readonly reg: Registry,
     private readonly enqueue: (t: Tail) => void,
+    private readonly gate: FsGate,
   ) {}
 
   async run(kind: SweepKind): Promise<void> {
@@ -52,7 +54,7 @@ export class Sweeper {
     if (kind === "all") this.cursor = from + ARMED_PER_SWEEP < armed ? from + ARMED_PER_SWEEP : 0;
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < paths.length) await checkPath(this.reg, paths[next++] as string, this.enqueue);
+      while (next < paths.length) await checkPath(this.reg, paths[next++] as string, this.enqueue, this.gate);
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, paths.length) }, worker));
     for (const t of this.reg.byId.values()) if (t.paths.size === 0 && t.fd !== null) this.enqueue(t);

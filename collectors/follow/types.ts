@@ -2,6 +2,7 @@
  * Public types of the log follower. See follower.ts for the behaviour; README.md next to this
  * file for how each file-system case (append, rotation, copytruncate, delete, symlink) is handled.
  */
+import type { FsGate } from "../job-fs-gate.js";
 import type { LineSink } from "./line-splitter.js";
 
 /** Line-by-line consumer of one file's lines (see FollowerHandlers.openSink). */
@@ -88,6 +89,11 @@ export interface FollowerOptions {
    * paths (a reload) neither reads a known file's head again nor loses a partial line.
    */
   resume?: ReadonlyMap<string, ResumePoint>;
+  /**
+   * Extension: the gate every file-system call goes through (job-fs-gate.ts), so that a mount that
+   * stops answering holds a bounded number of libuv's threads. Default: the process's one gate.
+   */
+  fsGate?: FsGate;
 }
 
 /**

@@ -61,7 +61,7 @@ describe("ringwatch_nccl_log_path_state and the nccl collector's source state", 
       const t = await a.scrape();
       return pathState(t, path).on[0] === "missing" && ncclSource(t).length > 0 ? t : undefined;
     });
-    expect(pathState(missing, path)).toEqual({ on: ["missing"], series: 4 });
+    expect(pathState(missing, path)).toEqual({ on: ["missing"], series: 5 });
     expect(ncclSource(missing)).toEqual(["absent"]);
     expect(sample(missing, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
     // Two looks at the paths (every 5 s) while it stays missing: still the one warning.
@@ -101,9 +101,9 @@ describe("ringwatch_nccl_log_path_state and the nccl collector's source state", 
       const t = await a.scrape();
       return sample(t, "ringwatch_nccl_log_files") === 3 && pathState(t, throughFile).on.length === 1 ? t : undefined;
     });
-    expect(pathState(text, glob)).toEqual({ on: ["present"], series: 4 });
-    expect(pathState(text, throughFile)).toEqual({ on: ["not_a_directory"], series: 4 });
-    expect(samplesOf(text, "ringwatch_nccl_log_path_state")).toHaveLength(8);
+    expect(pathState(text, glob)).toEqual({ on: ["present"], series: 5 });
+    expect(pathState(text, throughFile)).toEqual({ on: ["not_a_directory"], series: 5 });
+    expect(samplesOf(text, "ringwatch_nccl_log_path_state")).toHaveLength(10);
     expect(ncclSource(text)).toEqual(["present"]);
     expect(warnings(a).map((l) => [l.msg, l.state])).toEqual([
       [`nccl: log path ${throughFile} is not a directory (a file): nothing is followed there`, "not_a_directory"],

@@ -9,30 +9,31 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { SHIPPED_NODE_OPTIONS } from "../../bench/config.js";
+import { SHIPPED_NODE_OPTIONS, SHIPPED_UV_THREADPOOL_SIZE } from "../../bench/config.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const read = (path: string): string => readFileSync(join(root, path), "utf8");
 
-/** `Environment=NODE_OPTIONS=...` or `Environment="NODE_OPTIONS=..."` of a unit (the last one wins, as in systemd). */
-function unitNodeOptions(unit: string): string | undefined {
+/** `Environment=NAME=...` or `Environment="NAME=..."` of a unit (the last one wins, as in systemd). */
+function unitEnv(unit: string, name = "NODE_OPTIONS"): string | undefined {
   let value: string | undefined;
   for (const line of unit.split("\n")) {
-    const m = /^Environment=(?:"NODE_OPTIONS=([^"]*)"|NODE_OPTIONS=(.*))$/.exec(line.trim());
-    if (m) value = (m[1] ?? m[2] ?? "").trim();
+    const l = line.trim();
+    if (l.startsWith(`Environment="${name}=`) && l.endsWith('"')) value = l.slice(`Environment="${name}=`.length, -1).trim();
+    else if (l.startsWith(`Environment=${name}=`)) value = l.slice(`Environment=${name}=`.length).trim();
   }
   return value;
 }
 
-/** NODE_OPTIONS as the final stage's ENV instructions set it (`ENV A=1 \` continuation lines, quoted values). */
-function dockerfileNodeOptions(dockerfile: string): string | undefined {
+/** A variable as the final stage's ENV instructions set it (`ENV A=1 \` continuation lines, quoted values). */
+function dockerfileEnv(dockerfile: string, name = "NODE_OPTIONS"): string | undefined {
   const stages = dockerfile.replace(/\\\n/g, " ").split(/^FROM /m);
   const final = stages[stages.length - 1] ?? "";
   let value: string | undefined;
   for (const line of final.split("\n")) {
     const env = /^ENV\s+(.*)$/.exec(line.trim());
     if (!env) continue;
-    for (const m of (env[1] ?? "").matchAll(/(\w+)=("([^"]*)"|\S*)/g)) if (m[1] === "NODE_OPTIONS") value = m[3] ?? m[2];
+    for (const m of (env[1] ?? "").matchAll(/(\w+)=("([^"]*)"|\S*)/g)) if (m[1] === name) value = m[3] ?? m[2];
   }
   return value;
 }
@@ -51,16 +52,19 @@ function ringwatchContainer(yaml: string): DaemonSetLike["spec"]["template"]["sp
 const tokens = (options: string | undefined): string[] => (options ?? "").split(/\s+/).filter((t) => t !== "");
 const HEAP_CAP = /^--max-old-space-size=(\d+)$/;
 
-const unit = unitNodeOptions(read("systemd/ringwatch.service"));
-const image = dockerfileNodeOptions(read("Dockerfile"));
+const unitText = read("systemd/ringwatch.service");
+const dockerfile = read("Dockerfile");
+const unit = unitEnv(unitText);
+const image = dockerfileEnv(dockerfile);
 const container = ringwatchContainer(read("deploy/kubernetes/daemonset.yaml"));
 const pod = container.env?.find((e) => e.name === "NODE_OPTIONS")?.value;
 
 describe("NODE_OPTIONS of the unit, the image and the DaemonSet", () => {
   it("reads each file as its tool does", () => {
-    expect(unitNodeOptions('[Service]\nEnvironment=NODE_OPTIONS=--a\nEnvironment="NODE_OPTIONS=--b --c"\n')).toBe("--b --c");
-    expect(dockerfileNodeOptions('FROM x AS b\nENV NODE_OPTIONS=--no\nFROM y\nENV A=1 \\\n    NODE_OPTIONS="--a --b" \\\n    C=2\n')).toBe("--a --b");
-    expect(dockerfileNodeOptions("FROM y\nENV NODE_OPTIONS=--a \\\n    C=2\n")).toBe("--a");
+    expect(unitEnv('[Service]\nEnvironment=NODE_OPTIONS=--a\nEnvironment="NODE_OPTIONS=--b --c"\n')).toBe("--b --c");
+    expect(dockerfileEnv('FROM x AS b\nENV NODE_OPTIONS=--no\nFROM y\nENV A=1 \\\n    NODE_OPTIONS="--a --b" \\\n    C=2\n')).toBe("--a --b");
+    expect(dockerfileEnv("FROM y\nENV NODE_OPTIONS=--a \\\n    C=2\n")).toBe("--a");
+    expect(dockerfileEnv("FROM y\nENV NODE_OPTIONS=--a \\\n    C=2\n", "C")).toBe("2");
   });
 
   it("the unit and the image set the same options, those the benchmarks run the agent with (bench/config.ts), with no heap cap", () => {
@@ -90,6 +94,12 @@ describe("NODE_OPTIONS of the unit, the image and the DaemonSet", () => {
     expect(limit).not.toBeNull();
     expect(capMb).toBeGreaterThan(0);
     expect(capMb).toBeLessThanOrEqual(Number(limit?.[1]) * 0.75);
+  });
+
+  it("UV_THREADPOOL_SIZE: the unit and the image give libuv the same threads (bench/config.ts), and the DaemonSet keeps the image's", () => {
+    expect(unitEnv(unitText, "UV_THREADPOOL_SIZE")).toBe(SHIPPED_UV_THREADPOOL_SIZE);
+    expect(dockerfileEnv(dockerfile, "UV_THREADPOOL_SIZE")).toBe(SHIPPED_UV_THREADPOOL_SIZE);
+    expect(container.env?.some((e) => e.name === "UV_THREADPOOL_SIZE")).toBe(false);
   });
 
   it("node accepts each value (it refuses an unknown option in NODE_OPTIONS)", () => {

@@ -21,8 +21,9 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, fakesDir, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
+import { eventually, sample, samplesOf, startAgent, type RunningAgent } from "../helpers/agent-process.js";
 import { isRoot, NOBODY, stageBuild, type StagedBuild } from "../helpers/staged-build.js";
+import { startHungJob } from "../helpers/hung-job.js";
 
 const ATTACKER = { uid: 4242, gid: 4242 };
 const COMM = "0x49bbd7790311d5eb";
@@ -145,14 +146,7 @@ beforeAll(async () => {
   const pid = a.child.pid as number;
   const sampler = setInterval(() => sampleWchans(pid), 100);
   const t0 = Date.now();
-  for (let r = 0; r < 8; r++) {
-    ranks.push(
-      spawn(process.execPath, [join(fakesDir, "nccl-rank"), logs, String(r), "8", COMM], {
-        env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...(r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }) },
-        stdio: "ignore",
-      }),
-    );
-  }
+  ranks.push(...startHungJob(logs, COMM));
   hungScrape = await eventually(async () => {
     const t = await a.scrape();
     return sample(t, `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? t : undefined;

@@ -10,10 +10,11 @@
  * a FIFO nobody reads (its rank exited) answers ENXIO at once, so a poke never blocks the agent, and
  * a pipe swapped for a link to a file the agent can write is refused (ELOOP or ENOTFIFO), never written.
  */
-import { closeSync, lstatSync, readdirSync, writeSync } from "node:fs";
-import { readdir } from "node:fs/promises";
-import { openJobFifoForWrite } from "../../untrusted-open.js";
+import { close, write } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { jobFsGate, type FsGate } from "../../job-fs-gate.js";
+import { openJobFifoForWrite } from "../../untrusted-open.js";
 
 export interface RankFile {
   /** The global rank, from the file name. */
@@ -26,21 +27,12 @@ export const MAX_RANK_FILES = 1024;
 
 /**
  * Files `<prefix><digits><suffix>` in the prefix's directory, by rank. `suffix` "" also takes
- * `<prefix><digits>.<ext>`. Unreadable directory: none.
+ * `<prefix><digits>.<ext>`. Unreadable directory (or one on a mount that does not answer): none.
+ * Listed through the gate, never blocking the event loop: the folder is the job's.
  */
-export function rankFiles(prefix: string, suffix: string): RankFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(dirname(prefix));
-  } catch {
-    return [];
-  }
-  return matchRankFiles(prefix, suffix, names);
-}
-
-/** rankFiles without blocking the event loop on a big directory (the dumps' folder is the job's). */
-export async function rankFilesAsync(prefix: string, suffix: string): Promise<RankFile[]> {
-  const names = await readdir(dirname(prefix)).catch(() => []);
+export async function rankFilesAsync(prefix: string, suffix: string, gate: FsGate = jobFsGate): Promise<RankFile[]> {
+  const dir = dirname(prefix);
+  const names = await gate.run(dir, () => readdir(dir)).catch(() => []);
   return matchRankFiles(prefix, suffix, names);
 }
 
@@ -62,33 +54,41 @@ function matchRankFiles(prefix: string, suffix: string, names: readonly string[]
 }
 
 /** The FIFOs of the ranks on this node. */
-export function findPipes(prefix: string): RankFile[] {
-  return rankFiles(prefix, ".pipe").filter((f) => {
-    try {
-      return lstatSync(f.path).isFIFO();
-    } catch {
-      return false;
-    }
-  });
+export async function findPipes(prefix: string, gate: FsGate = jobFsGate): Promise<RankFile[]> {
+  const out: RankFile[] = [];
+  for (const f of await rankFilesAsync(prefix, ".pipe", gate)) {
+    const st = await gate.run(f.path, () => lstat(f.path)).catch(() => undefined);
+    if (st?.isFIFO() === true) out.push(f);
+  }
+  return out;
 }
 
 export type PokeResult = "ok" | "no_reader" | "error";
 
 /** Writes one line to a rank's pipe without blocking; `no_reader`: the rank is gone. */
-export function pokePipe(path: string): { result: PokeResult; reason?: string } {
+export async function pokePipe(path: string, gate: FsGate = jobFsGate): Promise<{ result: PokeResult; reason?: string }> {
   let fd: number;
   try {
-    fd = openJobFifoForWrite(path); // never through a symlink, never a regular file: a swap is refused
+    // Never through a symlink, never a regular file: a swap is refused.
+    fd = await gate.run(
+      path,
+      () => openJobFifoForWrite(path),
+      (late) => close(late, () => undefined),
+    );
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     return code === "ENXIO" ? { result: "no_reader" } : { result: "error", reason: code };
   }
   try {
-    writeSync(fd, "ringwatch\n");
+    await gate.run(path, () => writeLine(fd, "ringwatch\n"));
     return { result: "ok" };
   } catch (err) {
     return { result: "error", reason: (err as NodeJS.ErrnoException).code ?? String(err) };
   } finally {
-    closeSync(fd);
+    gate.close(path, fd);
   }
+}
+
+function writeLine(fd: number, line: string): Promise<void> {
+  return new Promise((resolve, reject) => write(fd, line, (err) => (err ? reject(err) : resolve())));
 }

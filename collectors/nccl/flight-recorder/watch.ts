@@ -11,8 +11,9 @@
  * dumps are in: every rank asked has written a new dump (or POKE_WAIT_MS passed) and no dump file
  * is still waiting to be read; metrics from snapshot(), at once.
  */
-import { close, read } from "node:fs";
+import { read } from "node:fs";
 import type { Logger } from "pino";
+import { jobFsGate } from "../../job-fs-gate.js";
 import { openJobFile, prefixRoot, RefusedFile, REFUSAL_WORDS, TrustRoots } from "../../untrusted-open.js";
 import { flightRecorderFindings } from "./findings.js";
 import type { Finding } from "../verdict/report.js";
@@ -118,7 +119,7 @@ export class FlightRecorderWatch {
   tick(hung: boolean): void {
     const rising = hung && !this.hungBefore;
     this.hungBefore = hung;
-    if (rising) this.poke();
+    if (rising) void this.poke();
     if (this.inFlight !== undefined) return;
     this.inFlight = this.look()
       .catch((err: unknown) => this.opts.log.warn({ reason: err instanceof Error ? err.message : String(err) }, "nccl: reading Flight Recorder dumps failed"))
@@ -136,18 +137,18 @@ export class FlightRecorderWatch {
     return { pokes: this.pokes, dumps: this.dumpCounts, analysis: this.analysis, findings: this.findings, episodeMs: this.episodeMs };
   }
 
-  private poke(): void {
+  private async poke(): Promise<void> {
     const prefix = this.opts.pipePrefix;
     if (prefix === undefined) return;
     const now = this.opts.now();
     if (this.lastPokeMs !== undefined && now - this.lastPokeMs < (this.opts.cooldownMs ?? 10 * 60_000)) return;
     this.lastPokeMs = now;
-    const pipes = findPipes(prefix);
+    const pipes = await findPipes(prefix);
     const results: string[] = [];
     this.awaiting.clear();
     this.awaitUntilMs = now + POKE_WAIT_MS;
     for (const p of pipes) {
-      const r = pokePipe(p.path);
+      const r = await pokePipe(p.path);
       if (r.result === "ok") this.awaiting.set(p.rank, this.dumpOf(p.rank)?.readKey);
       this.pokes.set(r.result, (this.pokes.get(r.result) ?? 0) + 1);
       results.push(`${p.rank}:${r.result}${r.reason !== undefined ? `(${r.reason})` : ""}`);
@@ -168,7 +169,12 @@ export class FlightRecorderWatch {
       // Opened, not stat()ed by path: the fd is what gets read (a FIFO or a link swapped in is refused).
       let opened;
       try {
-        opened = await openJobFile(f.path, this.roots());
+        const roots = this.roots();
+        opened = await jobFsGate.run(
+          f.path,
+          () => openJobFile(f.path, roots),
+          (late) => jobFsGate.close(f.path, late.fd),
+        );
       } catch (err) {
         this.refused(f.path, err);
         continue;
@@ -183,7 +189,7 @@ export class FlightRecorderWatch {
       this.files.set(f.path, entry);
       // Read once it held still across two looks, and only once per version of the file.
       if (!still || entry.readKey === key) {
-        close(opened.fd, () => undefined);
+        jobFsGate.close(f.path, opened.fd);
         continue;
       }
       const read = await this.read(entry, opened.fd);
@@ -218,7 +224,7 @@ export class FlightRecorderWatch {
     const name = f.path.slice(f.path.lastIndexOf("/") + 1);
     let r: FrRead;
     if (f.size > MAX_LIVE_DUMP_BYTES) {
-      close(fd, () => undefined);
+      jobFsGate.close(f.path, fd);
       r = {
         ok: false,
         source: name,
@@ -229,11 +235,11 @@ export class FlightRecorderWatch {
     } else {
       try {
         // In a worker with its own heap and time limits: a dump that needs more fails, the agent goes on.
-        r = await readFrDumpIsolated(await readFd(fd, f.size), name, { entriesPerGroup: ENTRIES_PER_GROUP });
+        r = await readFrDumpIsolated(await readFd(f.path, fd, f.size), name, { entriesPerGroup: ENTRIES_PER_GROUP });
       } catch (err) {
         r = { ok: false, source: name, rank: f.rank, error: (err as NodeJS.ErrnoException).code ?? String(err) };
       } finally {
-        close(fd, () => undefined);
+        jobFsGate.close(f.path, fd);
       }
       // PyTorch writes in place: a dump cut short may still be on its way (the file's clock, not the
       // agent's). One over its budget is not read again: that would only spend the budget again.
@@ -306,11 +312,12 @@ export class FlightRecorderWatch {
 }
 
 /** Up to size bytes from the start of fd (the size fstat gave: a file that grew is read as it was). */
-async function readFd(fd: number, size: number): Promise<Buffer> {
+async function readFd(path: string, fd: number, size: number): Promise<Buffer> {
   const buf = Buffer.allocUnsafe(size);
   let got = 0;
   while (got < size) {
-    const n = await new Promise<number>((res, rej) => read(fd, buf, got, size - got, got, (err, k) => (err ? rej(err) : res(k))));
+    const from = got;
+    const n = await jobFsGate.run(path, () => new Promise<number>((res, rej) => read(fd, buf, from, size - from, from, (err, k) => (err ? rej(err) : res(k)))));
     if (n === 0) break;
     got += n;
   }

@@ -14,9 +14,10 @@ import { dirname, resolve } from "node:path";
 import type { Logger } from "pino";
 import type { SourceState } from "../../collector.js";
 import { expandBraces, hasMagic } from "../../follow/glob.js";
+import { isStalled, jobFsGate, type FsGate } from "../../job-fs-gate.js";
 
 /** ringwatch_nccl_log_path_state's `state` values. */
-export const LOG_PATH_STATES = ["present", "missing", "unreadable", "not_a_directory"] as const;
+export const LOG_PATH_STATES = ["present", "missing", "unreadable", "not_a_directory", "not_answering"] as const;
 export type LogPathState = (typeof LOG_PATH_STATES)[number];
 
 export interface PathLook {
@@ -41,6 +42,7 @@ export function pathRoots(configured: string): { root: string; glob: boolean }[]
 }
 
 function failed(err: unknown): PathLook {
+  if (isStalled(err)) return { state: "not_answering", reason: "ESTALLED" };
   const code = (err as NodeJS.ErrnoException | null)?.code ?? String(err);
   if (code === "ENOENT") return { state: "missing", reason: code };
   if (code === "ENOTDIR") return { state: "not_a_directory", reason: code };
@@ -51,17 +53,17 @@ function failed(err: unknown): PathLook {
  * One root: a directory the agent may list and enter is present; a glob's root must be a
  * directory; a literal path may also be a regular file (the follower follows that file).
  */
-async function lookAt(root: string, glob: boolean): Promise<PathLook> {
+async function lookAt(root: string, glob: boolean, gate: FsGate): Promise<PathLook> {
   let st;
   try {
-    st = await stat(root);
+    st = await gate.run(root, () => stat(root));
   } catch (err) {
     return failed(err);
   }
   const isDir = st.isDirectory();
   if (!isDir && (glob || !st.isFile())) return { state: "not_a_directory", reason: st.isFile() ? "a file" : "a special file" };
   try {
-    await access(root, isDir ? constants.R_OK | constants.X_OK : constants.R_OK);
+    await gate.run(root, () => access(root, isDir ? constants.R_OK | constants.X_OK : constants.R_OK));
   } catch (err) {
     return failed(err);
   }
@@ -69,9 +71,12 @@ async function lookAt(root: string, glob: boolean): Promise<PathLook> {
 }
 
 /** One configured path: present when every alternative is, else the first alternative's state that is not present. */
-export async function lookAtPath(configured: string): Promise<PathLook> {
+export async function lookAtPath(configured: string, gate: FsGate = jobFsGate): Promise<PathLook> {
   for (const { root, glob } of pathRoots(configured)) {
-    const look = await lookAt(root, glob);
+    // A mount that does not answer: said at once, whatever a stat of the root would say (its
+    // attributes may still be cached while every read there waits).
+    if (gate.notAnswering(root) !== undefined) return { state: "not_answering", reason: "ESTALLED" };
+    const look = await lookAt(root, glob, gate);
     if (look.state !== "present") return look;
   }
   return { state: "present" };
@@ -85,6 +90,8 @@ function problem(path: string, look: PathLook): string {
       return `nccl: log path ${path} does not exist: nothing is followed there until it appears`;
     case "unreadable":
       return `nccl: log path ${path} cannot be read by the agent's user${why}: nothing is followed there`;
+    case "not_answering":
+      return `nccl: log path ${path} is on a file system that does not answer (a file-system call waited over 10 s: a dead NFS server, a hung FUSE daemon): nothing is read there until it answers, and the other paths are followed meanwhile`;
     default:
       return `nccl: log path ${path} is not a directory${why}: nothing is followed there`;
   }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DirWatcher, type DirSink } from "../../../collectors/follow/dir-watch.js";
 import { compilePaths } from "../../../collectors/follow/glob.js";
+import { jobFsGate } from "../../../collectors/job-fs-gate.js";
 import { testTempDir } from "../../helpers/test-temp-dir.js";
 
 let watcher: DirWatcher | undefined;
@@ -32,7 +33,7 @@ describe("DirWatcher.rescanDirOf", () => {
       replaced: (p, st) => names.has(p) && names.get(p) !== st.ino,
       watchFailed: () => undefined,
     };
-    watcher = new DirWatcher(await compilePaths([d], 4), () => true, sink);
+    watcher = new DirWatcher(await compilePaths([d], 4), () => true, sink, jobFsGate);
     await watcher.start(new Map([[d, true]])); // polled: no watch fires behind the test's back
     expect(added.sort()).toEqual([log, old]);
     const rotated = statSync(log).ino;

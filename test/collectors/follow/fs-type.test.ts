@@ -2,6 +2,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { needsPolling, pollingFsName } from "../../../collectors/follow/fs-type.js";
+import { jobFsGate } from "../../../collectors/job-fs-gate.js";
 
 describe("pollingFsName", () => {
   it.each([
@@ -35,7 +36,7 @@ describe("pollingFsName", () => {
 
 describe("needsPolling", () => {
   it("answers for a missing path from its nearest existing ancestor", async () => {
-    const local = await needsPolling(tmpdir());
-    expect(await needsPolling(join(tmpdir(), "no", "such", "dir"))).toBe(local);
+    const local = await needsPolling(tmpdir(), jobFsGate);
+    expect(await needsPolling(join(tmpdir(), "no", "such", "dir"), jobFsGate)).toBe(local);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Registry } from "../../../collectors/follow/registry.js";
 import { ARMED_PER_SWEEP, Sweeper } from "../../../collectors/follow/sweep.js";
+import { jobFsGate } from "../../../collectors/job-fs-gate.js";
 
 /** A registry stand-in: every path is missing on disk, so each checked path reports unlinked(). */
 function fakeRegistry(armed: number, hot: number, polled: number): { reg: Registry; checked: string[] } {
@@ -16,7 +17,7 @@ function fakeRegistry(armed: number, hot: number, polled: number): { reg: Regist
 describe("Sweeper", () => {
   it("checks every unarmed file each sweep and a rotating share of the armed ones", async () => {
     const { reg, checked } = fakeRegistry(2500, 3, 2);
-    const s = new Sweeper(reg, () => undefined);
+    const s = new Sweeper(reg, () => undefined, jobFsGate);
     const armedSeen: number[] = [];
     for (let run = 0; run < 4; run++) {
       checked.length = 0;
@@ -29,7 +30,7 @@ describe("Sweeper", () => {
 
   it("full checks everything; polled only the files without a watch", async () => {
     const { reg, checked } = fakeRegistry(1500, 3, 2);
-    const s = new Sweeper(reg, () => undefined);
+    const s = new Sweeper(reg, () => undefined, jobFsGate);
     await s.run("full");
     expect(checked).toHaveLength(1505);
     checked.length = 0;

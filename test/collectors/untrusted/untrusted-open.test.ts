@@ -137,27 +137,27 @@ describe("openJobFile", () => {
 });
 
 describe("openJobFifoForWrite and the Flight Recorder poke", () => {
-  it("a FIFO with a reader gets the poke; without one, no_reader at once", () => {
+  it("a FIFO with a reader gets the poke; without one, no_reader at once", async () => {
     const d = testTempDir();
     const p = join(d, "pipe_0.pipe");
     spawnSync("mkfifo", [p]);
-    expect(pokePipe(p)).toEqual({ result: "no_reader" });
+    expect(await pokePipe(p)).toEqual({ result: "no_reader" });
     const reader = openSync(p, constants.O_RDONLY | constants.O_NONBLOCK);
-    expect(pokePipe(p)).toEqual({ result: "ok" });
+    expect(await pokePipe(p)).toEqual({ result: "ok" });
     const buf = Buffer.alloc(32);
     expect(buf.subarray(0, readSync(reader, buf, 0, 32, null)).toString()).toBe("ringwatch\n");
     closeSync(reader);
   });
 
-  it("never writes through a symlink nor into a regular file", () => {
+  it("never writes through a symlink nor into a regular file", async () => {
     const d = testTempDir();
     const victim = join(d, "agent-owned");
     writeFileSync(victim, "original\n", { mode: 0o600 });
     symlinkSync(victim, join(d, "pipe_0.pipe"));
-    expect(pokePipe(join(d, "pipe_0.pipe"))).toEqual({ result: "error", reason: "ELOOP" });
+    expect(await pokePipe(join(d, "pipe_0.pipe"))).toEqual({ result: "error", reason: "ELOOP" });
     writeFileSync(join(d, "pipe_1.pipe"), "");
-    expect(pokePipe(join(d, "pipe_1.pipe"))).toEqual({ result: "error", reason: "ENOTFIFO" });
-    expect(() => openJobFifoForWrite(join(d, "pipe_1.pipe"))).toThrow(RefusedFile);
+    expect(await pokePipe(join(d, "pipe_1.pipe"))).toEqual({ result: "error", reason: "ENOTFIFO" });
+    await expect(openJobFifoForWrite(join(d, "pipe_1.pipe"))).rejects.toBeInstanceOf(RefusedFile);
     expect(readFileSync(victim, "utf8")).toBe("original\n");
     expect(readFileSync(join(d, "pipe_1.pipe"), "utf8")).toBe("");
   });

@@ -4,12 +4,13 @@
  * costs the agent (CPU share, RSS) and whether the legitimate hang is still called. Used by
  * scripts/faults/file-flood.mjs, which prints the figures and checks the goals.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually, fakesDir, sample, startAgent } from "../../helpers/agent-process.js";
+import { eventually, sample, startAgent } from "../../helpers/agent-process.js";
 import { watchProcess, type ProcSample } from "./proc.js";
+import { startHungJob } from "../../helpers/hung-job.js";
 
 export const FLOOD_USER = 4242;
 const COMM = "0x49bbd7790311d5eb";
@@ -55,14 +56,7 @@ export async function runFileFlood(files = 300_000, settleMs = 60_000): Promise<
     const ticks0 = cpuTicks(pid);
     const c0 = Date.now();
     const j0 = Date.now();
-    for (let r = 0; r < 8; r++) {
-      ranks.push(
-        spawn(process.execPath, [join(fakesDir, "nccl-rank"), logs, String(r), "8", COMM], {
-          env: { ...process.env, FAKE_RANK_PERIOD_MS: "100", ...(r === 5 ? { FAKE_RANK_STOP_BEFORE: "40" } : { FAKE_RANK_STALL_AFTER: "40" }) },
-          stdio: "ignore",
-        }),
-      );
-    }
+    ranks.push(...startHungJob(logs, COMM));
     let hangAfterMs = 0;
     try {
       await eventually(async () => (sample(await agent.scrape(), `ringwatch_nccl_hang_suspected{comm_id="${COMM}"}`) === 1 ? true : undefined), 120_000);

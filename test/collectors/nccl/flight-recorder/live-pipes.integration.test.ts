@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { findPipes, pokePipe, rankFiles } from "../../../../collectors/nccl/flight-recorder/live-pipes.js";
+import { findPipes, pokePipe, rankFilesAsync } from "../../../../collectors/nccl/flight-recorder/live-pipes.js";
 import { eventually } from "../../../helpers/eventually.js";
 import { fakesDir } from "../../../helpers/agent-process.js";
 import { tempDir } from "../../../helpers/temp-dir.js";
@@ -40,25 +40,25 @@ describe("debug-info pipes", () => {
     spawnSync("mkfifo", [join(dir, "pipe_7.pipe")], { timeout: 5000 }); // a rank that exited: nobody reads
     writeFileSync(join(dir, "pipe_9.pipe"), ""); // a regular file: not a pipe
     writeFileSync(join(dir, "pipe_x.pipe"), "");
-    const pipes = findPipes(join(dir, "pipe_"));
+    const pipes = await findPipes(join(dir, "pipe_"));
     expect(pipes.map((p) => p.rank)).toEqual([3, 7, 12]);
-    expect(pokePipe(join(dir, "pipe_7.pipe")).result).toBe("no_reader");
-    expect(pokePipe(join(dir, "pipe_3.pipe")).result).toBe("ok");
+    expect((await pokePipe(join(dir, "pipe_7.pipe"))).result).toBe("no_reader");
+    expect((await pokePipe(join(dir, "pipe_3.pipe"))).result).toBe("ok");
     await eventually(() => r3.out().includes("dumped 1"), 10_000);
     expect(readFileSync(join(dir, "dump_3"))).toEqual(readFileSync(from));
     expect(existsSync(join(dir, "dump_12"))).toBe(false);
-    expect(pokePipe(join(dir, "missing.pipe"))).toEqual({ result: "error", reason: "ENOENT" });
+    expect(await pokePipe(join(dir, "missing.pipe"))).toEqual({ result: "error", reason: "ENOENT" });
   });
 
-  it("rank files: <prefix><digits>, with an extension only when no suffix is asked for", () => {
+  it("rank files: <prefix><digits>, with an extension only when no suffix is asked for", async () => {
     const dir = tempDir();
     for (const n of ["nccl_trace_rank_0", "nccl_trace_rank_15", "nccl_trace_rank_2.json", "nccl_trace_rank_", "nccl_trace_rank_3x", "other_1"])
       writeFileSync(join(dir, n), "");
-    expect(rankFiles(join(dir, "nccl_trace_rank_"), "").map((f) => [f.rank, f.path.slice(dir.length + 1)])).toEqual([
+    expect((await rankFilesAsync(join(dir, "nccl_trace_rank_"), "")).map((f) => [f.rank, f.path.slice(dir.length + 1)])).toEqual([
       [0, "nccl_trace_rank_0"],
       [2, "nccl_trace_rank_2.json"],
       [15, "nccl_trace_rank_15"],
     ]);
-    expect(rankFiles(join(dir, "nope", "x_"), "")).toEqual([]);
+    expect(await rankFilesAsync(join(dir, "nope", "x_"), "")).toEqual([]);
   });
 });
