@@ -18,7 +18,11 @@ export async function importLib(name) {
   }
   if (!globalThis.__ringwatchFaultsCompiled) {
     const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-    execFileSync(process.execPath, [tsc, "-p", join(repoRoot, "scripts/faults/tsconfig.json")], { stdio: "inherit" });
+    // Without the NODE_OPTIONS given for the agent (the DaemonSet's heap cap is too small for tsc).
+    execFileSync(process.execPath, [tsc, "-p", join(repoRoot, "scripts/faults/tsconfig.json")], {
+      stdio: "inherit",
+      env: { ...process.env, NODE_OPTIONS: "" },
+    });
     // The helpers find the agent, the fakes and the fixtures relative to themselves: link them in.
     for (const rel of ["dist", "test/fakes", "test/fixtures"]) {
       const link = join(outDir, rel);

@@ -40,6 +40,13 @@ function roleOf(text: string): string | undefined {
   return at < 0 ? undefined : line.slice(at + 6, line.indexOf('"', at + 6));
 }
 
+/** One alert of Prometheus's /api/v1/alerts. */
+interface PromAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: string;
+}
+
 describe.skipIf(tools.skip)(`cluster in a box: ${NODES} agents, one job of ${NODES * 8} ranks${tools.skip ? ` (SKIPPED: ${tools.message})` : ""}`, () => {
   let box: Box;
   let prom: Prometheus | undefined;
@@ -276,6 +283,23 @@ describe.skipIf(tools.skip)(
       expect(alert.map((a) => [a.metric.comm_id, a.metric.rank, a.metric.node, a.metric.pid])).toEqual([
         [world, String(BEHIND), "node-2", String(4000 + BEHIND)],
       ]);
+      // Every other communicator that now reads as hung holds the stopped process and shows no rank
+      // behind (its last collective was entered by all): its page names that process instead of
+      // sending the on-call to the network.
+      const secondPages = await eventually(
+        async () => {
+          const hungComms = (await p.query(`max by (comm_id) (ringwatch_nccl_hang_suspected{comm_id!="${world}"}) == 1`)).map((r) => r.metric.comm_id);
+          const res = await fetch(`${p.url}/api/v1/alerts`);
+          const { alerts } = ((await res.json()) as { data: { alerts: PromAlert[] } }).data;
+          const hangs = alerts.filter((a) => a.labels.alertname === "RingwatchNcclHang" && a.state === "firing");
+          const named = new Set(hangs.filter((a) => a.labels.rank !== undefined).map((a) => a.labels.comm_id));
+          const rankless = hangs.filter((a) => a.labels.rank === undefined);
+          return rankless.length === hungComms.filter((c) => !named.has(c)).length ? rankless : undefined;
+        },
+        { timeoutMs: 60_000, everyMs: 500, what: "a RingwatchNcclHang for each other hung communicator" },
+      );
+      console.log(`cluster box with logs: ${secondPages.length} other communicator(s) hung with no rank behind`);
+      for (const a of secondPages) expect(a.annotations.description).toContain(`rank ${BEHIND} of ${world} (pid ${4000 + BEHIND} on node-2)`);
       // The hung communicator's ranks have their series again: every node shows its 8.
       const info = await eventually(
         async () => {

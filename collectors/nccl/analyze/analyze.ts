@@ -23,7 +23,7 @@ import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
-import { StoreBarrierReader, storeBarrierFindings } from "../logs/pytorch/store-barrier.js";
+import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
@@ -284,6 +284,7 @@ function reportOf(
           ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
           ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
           ...storeBarrierFindings(x.barrier.timeouts),
+          ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
         ]),
         ...pytorchDebugFindings(t.pt),
         ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),

@@ -734,6 +734,12 @@ export const hangSuspectedWords = {
     );
   },
 
+  /** PyTorch's store-based barrier at init, still waiting: `joined` of `world` ranks, nobody joining for `seconds`. */
+  storeBarrierWaiting: (f: { key: string; ranks: readonly number[]; world: number; joined: number; seconds: number; timeout?: string }): string =>
+    `PyTorch is still initializing a process group: rank ${rankList(f.ranks)} waited ${Math.round(f.seconds)} s or more in its store-based barrier (${f.key}), ` +
+    `and only ${f.joined} of ${f.world} ranks reached it meanwhile${f.timeout !== undefined ? ` (it gives up after ${f.timeout})` : ""}. ` +
+    "The job hangs at init if the others never come: they crashed, are stuck before init_process_group / new_group (data loading, a download, another rank's earlier error), or started late; their own logs say which.",
+
   /** monitoredBarrier: every rank but these reached it. */
   barrier: (f: { ranks: readonly number[] }): string => `The job hangs at a monitoredBarrier: every rank but ${rankList(f.ranks)} reached it.`,
 

@@ -84,7 +84,7 @@ function hostPidTidBack(s: string, j: number, min: number, h: NcclHeader): boole
   if (tidStart < 0 || tidStart - 1 <= min || s.charCodeAt(tidStart - 1) !== 58) return false;
   const pidEnd = tidStart - 1;
   const pidStart = digitsBack(s, pidEnd, min, 10);
-  if (pidStart < 0 || pidStart - 1 <= min || s.charCodeAt(pidStart - 1) !== 58) return false;
+  if (pidStart < 0 || pidStart - 1 < min || s.charCodeAt(pidStart - 1) !== 58) return false;
   const hostEnd = pidStart - 1;
   let k = hostEnd;
   while (k > min && hostEnd - k < MAX_HOST && hostChar(s.charCodeAt(k - 1))) k--;
@@ -94,7 +94,9 @@ function hostPidTidBack(s: string, j: number, min: number, h: NcclHeader): boole
     while (b > min && hostEnd - b < MAX_HOST && hostChar(s.charCodeAt(b))) b--;
     if (b >= min && b < hostEnd - 2 && s.charCodeAt(b) === 60 /* < */) k = b;
   }
-  if (k === hostEnd) return false;
+  // An empty host name, the colon at the line's start or after a blank: TensorFlow's bundled NCCL
+  // 2.4 (`:5202:5683 [0] NCCL INFO ...`, blind set 3, file 210).
+  if (k === hostEnd && hostEnd !== min && !blank(s.charCodeAt(hostEnd - 1))) return false;
   k = skipColourCode(s, k, hostEnd, min);
   const len = hostEnd - k;
   h.host = sameAsLastHost(s, k, len) ? lastHost : (lastHost = s.slice(k, hostEnd));

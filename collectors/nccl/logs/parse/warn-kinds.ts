@@ -268,9 +268,9 @@ export const WARN_KINDS = [
   {
     kind: "bootstrap_error",
     words: undefined,
-    // Its real capture is the bootstrap's size mismatch, told by collective_mismatch's size-mismatch form; no real
-    // capture of a WARN that says `bootstrap` (`Bootstrap Root : rank 1 of 8 ranks has already checked in`) is known.
-    forms: [{ any: ["ootstrap"], captures: [] }],
+    // `Bootstrap Root : rank 1 of 8 ranks has already checked in` (two processes given one rank). The bootstrap's size
+    // mismatch is collective_mismatch's size-mismatch form, told before this row.
+    forms: [{ any: ["ootstrap"], captures: [{ file: "nccl-pasted/205-nccl-warn-bootstrap-root-rank1-already-checked-in-slurm-lightning.log", line: 17 }] }],
   },
   {
     kind: "system_error",

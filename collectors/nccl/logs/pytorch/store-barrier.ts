@@ -6,10 +6,17 @@
  *   Timed out initializing process group in store based barrier on rank: 7, for key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)
  *   Timed out initializing process group in store based barrier on rank 7, for key: store_based_barrier_key:32 (world_size=8, num_workers_joined=4, timeout=0:00:30)
  *
- * (the second from PyTorch 2.0, as DistStoreError; some releases add ` error=...`). One line in, one
- * fact out, cut at fixed words with indexOf; the reader keeps a log's facts (bounded), the findings
- * put the ranks of one key together: fewer ranks joined than the world has is a hang at init (the
- * others never reached the barrier); more is another job sharing the store.
+ * (the second from PyTorch 2.0, as DistStoreError; some releases add ` error=...`). While it waits, a
+ * rank logs every 10 s (every 10 s + world_size/1000 s from 2.0; with the seconds waited from 2.2,
+ * at debug level):
+ *
+ *   Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:2 (world_size=8, worker_count=1, timeout=0:30:00)
+ *   Waiting in store based barrier to initialize process group for 30.02 secondsrank: 0, key: ... (world_size=8, num_workers_joined=1, timeout=0:30:00 error=...)
+ *
+ * One line in, one fact out, cut at fixed words with indexOf; the reader keeps a log's facts
+ * (bounded), the findings put the ranks of one key together: fewer ranks joined than the world has
+ * is a hang at init (the others never reached the barrier); more is another job sharing the store.
+ * A rank still waiting for WAIT_HANG_S, with nobody joining meanwhile, is one too, before the timeout.
  */
 import { find, intAfter, readInt, pos } from "../parse/scan.js";
 import { uniq, type Finding } from "../../verdict/report.js";
@@ -17,8 +24,13 @@ import { hangSuspected } from "../../verdict/finding.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
 
 const MARK = "Timed out initializing process group in store based barrier on rank";
+const WAIT_MARK = "Waiting in store based barrier to initialize process";
 /** Facts kept per log: a job's ranks each print one per barrier. */
 const MAX_FACTS = 4096;
+/** Seconds between two waiting lines of one rank (PyTorch's logging interval, at least 10 s). */
+const WAIT_LINE_S = 10;
+/** Seconds of waiting, with no rank joining, that make a hang at init before PyTorch's timeout. */
+export const WAIT_HANG_S = 30;
 
 export interface StoreBarrierTimeout {
   rank: number;
@@ -42,10 +54,14 @@ export function parseStoreBarrier(s: string, where: string): StoreBarrierTimeout
   if (rank === undefined) return undefined;
   const k = find(s, "for key: ", pos, end);
   if (k < 0) return undefined;
-  const keyStart = k + 9;
+  return withBarrierFields({ rank, key: "", where }, s, k + 9);
+}
+
+/** The key from keyStart to ` (`, then the parenthesised counts and timeout, into fact. */
+function withBarrierFields<T extends StoreBarrierTimeout>(fact: T, s: string, keyStart: number): T {
+  const end = s.length;
   const open = s.indexOf(" (", keyStart);
-  const key = s.slice(keyStart, open < 0 ? end : open).trim();
-  const fact: StoreBarrierTimeout = { rank, key, where };
+  fact.key = s.slice(keyStart, open < 0 ? end : open).trim();
   if (open < 0) return fact;
   const world = intAfter(s, "world_size=", open, end);
   const joined = intAfter(s, "worker_count=", open, end) ?? intAfter(s, "num_workers_joined=", open, end);
@@ -60,18 +76,99 @@ export function parseStoreBarrier(s: string, where: string): StoreBarrierTimeout
   return fact;
 }
 
+/** One "Waiting in store based barrier" line: the rank still waits, `seconds` so far where the line says. */
+export interface StoreBarrierWait extends StoreBarrierTimeout {
+  seconds?: number;
+}
+
+/** The fact of a waiting line, or undefined when it is none. */
+export function parseStoreBarrierWait(s: string, where: string): StoreBarrierWait | undefined {
+  const end = s.length;
+  const m = s.indexOf(WAIT_MARK);
+  if (m < 0) return undefined;
+  const r = find(s, "rank: ", m, end);
+  if (r < 0) return undefined;
+  const rank = readInt(s, r + 6, end);
+  if (rank === undefined) return undefined;
+  const k = find(s, "key: ", pos, end);
+  if (k < 0) return undefined;
+  const fact: StoreBarrierWait = withBarrierFields({ rank, key: "", where }, s, k + 5);
+  const f = find(s, " for ", m, r);
+  if (f >= 0) {
+    const sec = Number.parseFloat(s.slice(f + 5, r));
+    if (Number.isFinite(sec) && sec >= 0) fact.seconds = sec;
+  }
+  return fact;
+}
+
 /** The store-barrier timeouts of one log, in order (bounded). */
 export class StoreBarrierReader {
   readonly timeouts: StoreBarrierTimeout[] = [];
+  readonly waits: StoreBarrierWait[] = [];
 
   /** `source`: the log's name in evidence (`source:line`). */
   constructor(private readonly source: string) {}
 
   line(text: string, lineNo: number): void {
-    if (this.timeouts.length >= MAX_FACTS || text.indexOf("store based barrier") < 0) return;
-    const f = parseStoreBarrier(text, `${this.source}:${lineNo}`);
-    if (f !== undefined) this.timeouts.push(f);
+    if (text.indexOf("store based barrier") < 0) return;
+    const where = `${this.source}:${lineNo}`;
+    if (this.timeouts.length < MAX_FACTS) {
+      const f = parseStoreBarrier(text, where);
+      if (f !== undefined) return void this.timeouts.push(f);
+    }
+    if (this.waits.length < MAX_FACTS) {
+      const w = parseStoreBarrierWait(text, where);
+      if (w !== undefined) this.waits.push(w);
+    }
   }
+}
+
+/**
+ * Ranks still waiting in a barrier no timeout line reports: by key, those that waited WAIT_HANG_S
+ * or more (the seconds a line gives, else 10 s per line) while the count of ranks joined stayed
+ * below the world's. Fewer lines are a barrier that is still filling, not yet a hang.
+ */
+export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], timeouts: readonly StoreBarrierTimeout[]): Finding[] {
+  const timedOut = new Set(timeouts.map((t) => t.key));
+  const byKey = new Map<string, StoreBarrierWait[]>();
+  for (const w of waits) {
+    if (timedOut.has(w.key)) continue;
+    const list = byKey.get(w.key);
+    if (list === undefined) byKey.set(w.key, [w]);
+    else list.push(w);
+  }
+  const out: Finding[] = [];
+  for (const [key, ws] of byKey) {
+    const world = ws.find((w) => w.worldSize !== undefined)?.worldSize;
+    const counts = ws.flatMap((w) => (w.joined !== undefined ? [w.joined] : []));
+    if (world === undefined || counts.length === 0) continue;
+    const joined = counts[counts.length - 1] as number;
+    // Somebody joined meanwhile: the barrier is filling, slowly.
+    if (joined >= world || Math.max(...counts) !== Math.min(...counts)) continue;
+    const waited = new Map<number, number>();
+    for (const w of ws) waited.set(w.rank, Math.max(waited.get(w.rank) ?? 0, w.seconds ?? 0) + (w.seconds === undefined ? WAIT_LINE_S : 0));
+    const ranks = [...waited].filter(([, sec]) => sec >= WAIT_HANG_S).map(([r]) => r);
+    if (ranks.length === 0) continue;
+    ranks.sort((a, b) => a - b);
+    out.push(
+      hangSuspected({
+        severity: "warning",
+        summary: hangSuspectedWords.storeBarrierWaiting({
+          key,
+          ranks,
+          world,
+          joined,
+          seconds: Math.max(...ranks.map((r) => waited.get(r) ?? 0)),
+          timeout: ws.find((w) => w.timeout)?.timeout,
+        }),
+        ranks,
+        processes: [],
+        comm_id: null,
+        evidence: ws.map((w) => w.where).slice(0, 5),
+      }),
+    );
+  }
+  return out;
 }
 
 /** One finding per barrier key: the ranks that timed out waiting, how many of how many joined. */

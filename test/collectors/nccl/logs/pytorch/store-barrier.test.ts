@@ -5,11 +5,18 @@
  * num_workers_joined={}, timeout={})`).
  */
 import { describe, expect, it } from "vitest";
-import { parseStoreBarrier, storeBarrierFindings } from "../../../../../collectors/nccl/logs/pytorch/store-barrier.js";
+import {
+  parseStoreBarrier,
+  parseStoreBarrierWait,
+  storeBarrierFindings,
+  storeBarrierWaitFindings,
+} from "../../../../../collectors/nccl/logs/pytorch/store-barrier.js";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
 import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 
 const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("101-")) ?? "";
+/** Rank 0 waiting, 5 lines 10 s apart, 1 of 8 joined (huggingface/accelerate #1401, blind set 3). */
+const waiting = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("206-")) ?? "";
 
 describe("the store-based barrier timeout at init", () => {
   it("reads the 1.x wording of the real capture: rank, key, world size, workers joined, timeout", () => {
@@ -48,5 +55,59 @@ describe("the store-based barrier timeout at init", () => {
     const [finding] = storeBarrierFindings(f ? [f] : []);
     expect(finding?.summary).toContain("16 ranks joined its store-based barrier (store_based_barrier_key:1) where the world has 8");
     expect(finding?.summary).toContain("Another job shares this rendezvous store");
+  });
+});
+
+describe("ranks still waiting in the store-based barrier", () => {
+  const lines = readCapture(`nccl-pasted/${waiting}`)
+    .split("\n")
+    .filter((l) => l.includes("Waiting in store based barrier"));
+
+  it("reads the real waiting line (PyTorch 1.x wording, behind Python logging's prefix)", () => {
+    expect(lines).toHaveLength(5);
+    expect(parseStoreBarrierWait(lines[0] ?? "", "w:1")).toEqual({
+      rank: 0,
+      key: "store_based_barrier_key:2",
+      worldSize: 8,
+      joined: 1,
+      timeout: "0:30:00",
+      where: "w:1",
+    });
+    expect(parseStoreBarrierWait(lines[0] ?? "", "w:1")).not.toHaveProperty("seconds");
+  });
+
+  it("reads the 2.2+ debug wording, with the seconds waited (distributed_c10d.py's format, no blank before rank)", () => {
+    const line =
+      "[rank3]:[W] Waiting in store based barrier to initialize process group for 31.5 secondsrank: 3, key: store_based_barrier_key:1 (world_size=16, num_workers_joined=15, timeout=0:30:00 error=Wait timeout)";
+    expect(parseStoreBarrierWait(line, "d:2")).toEqual({
+      rank: 3,
+      key: "store_based_barrier_key:1",
+      worldSize: 16,
+      joined: 15,
+      timeout: "0:30:00",
+      seconds: 31.5,
+      where: "d:2",
+    });
+    expect(parseStoreBarrierWait("Waiting in store based barrier to initialize process group", "d:3")).toBeUndefined();
+  });
+
+  it("the real capture: rank 0 waited 50 s with 1 of 8 joined, a warning that names it", () => {
+    const r = analyzeLogs([{ name: waiting, text: readCapture(`nccl-pasted/${waiting}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["hang_suspected", "warning", [0]]]);
+    expect(r.headline).toBe(
+      "PyTorch is still initializing a process group: rank 0 waited 50 s or more in its store-based barrier (store_based_barrier_key:2), and only 1 of 8 ranks reached it meanwhile (it gives up after 0:30:00).",
+    );
+    expect(r.findings[0]?.summary).toContain("The job hangs at init if the others never come: they crashed, are stuck before init_process_group / new_group");
+    expect(r.findings[0]?.evidence).toEqual([1, 2, 3, 4, 5].map((n) => `${waiting}:${n}`));
+  });
+
+  it("a barrier still filling is no hang: two lines (20 s), or ranks joining meanwhile, or a timeout that says it already", () => {
+    const w = lines.map((l, i) => parseStoreBarrierWait(l, `w:${i + 1}`)).filter((x) => x !== undefined);
+    expect(storeBarrierWaitFindings(w.slice(0, 2), [])).toEqual([]);
+    expect(storeBarrierWaitFindings(w.slice(0, 3), [])).toHaveLength(1);
+    const filling = w.map((x, i) => ({ ...x, joined: 1 + i }));
+    expect(storeBarrierWaitFindings(filling, [])).toEqual([]);
+    const timeout = { rank: 0, key: "store_based_barrier_key:2", worldSize: 8, joined: 1, timeout: "0:30:00", where: "w:9" };
+    expect(storeBarrierWaitFindings(w, [timeout])).toEqual([]);
   });
 });
