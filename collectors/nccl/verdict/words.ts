@@ -891,6 +891,11 @@ export const ncclErrorWords = {
   cuda: (f: { process?: string; message: string; chain: string }): string =>
     `A CUDA call inside NCCL failed on ${here(f.process)}: "${f.message}". This process's GPU is the root cause (${/memory/i.test(f.message) ? "memory exhausted: another process on the GPU, or the job's own allocations" : "a fault or a wrong build"}); network errors of its peers follow from it.${f.chain}`,
 
+  /** The bootstrap root saw one rank check in twice. */
+  duplicateRank: (f: { process?: string; rank: number; chain: string }): string =>
+    `NCCL's bootstrap root on ${here(f.process)} saw rank ${f.rank} check in twice: two processes were started as rank ${f.rank}, so the communicator cannot form. ` +
+    `Check how the launcher gives ranks (RANK / LOCAL_RANK, SLURM_PROCID, a second job on the same NCCL_COMM_ID or MASTER_PORT).${f.chain}`,
+
   /** NCCL's bootstrap got a setup message of another size than expected. */
   bootstrap: (f: { process?: string; localSize?: number; remoteSize?: number; chain: string }): string =>
     `NCCL's bootstrap failed on ${here(f.process)}: a setup message of ${bytes(f.remoteSize)} arrived where ${bytes(f.localSize)} were expected, so the ranks disagree on the setup exchange (different NCCL versions, mismatched init calls, or two jobs on one NCCL_COMM_ID / port).${f.chain}`,

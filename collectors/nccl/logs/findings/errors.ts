@@ -226,6 +226,7 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
   if (w.kind === "cuda_error") return ncclErrorWords.cuda(f);
   if (w.sizeMismatch === "bootstrap") return ncclErrorWords.bootstrap({ ...f, localSize: w.localSize, remoteSize: w.remoteSize });
   if (w.kind === "net_plugin_error") return ncclErrorWords.netPlugin(f);
+  if (w.duplicateRank !== undefined) return ncclErrorWords.duplicateRank({ ...f, rank: w.duplicateRank });
   return ncclErrorWords.other({ ...f, kind: w.kind });
 }
 
@@ -248,7 +249,14 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
     out.push(
       build({
         summary: mismatch ? collectiveMismatchWords.ncclDetected({ rank: w.mismatchRank, message: w.message }) : errorSummary(w, p, chains.tell(p, wheres)),
-        ranks: w.mismatchRank !== undefined ? [w.mismatchRank] : p ? ranksOf(state, [p]) : w.rank !== undefined ? [w.rank] : [],
+        ranks:
+          (w.mismatchRank ?? w.duplicateRank) !== undefined
+            ? [(w.mismatchRank ?? w.duplicateRank) as number]
+            : p
+              ? ranksOf(state, [p])
+              : w.rank !== undefined
+                ? [w.rank]
+                : [],
         processes: p ? [p.key] : [],
         comm_id: null,
         evidence: wheres.slice(0, 5),

@@ -82,6 +82,8 @@ export interface WarnDetail {
   errno?: number;
   /** collective_mismatch: the rank named by NCCL. */
   mismatchRank?: number;
+  /** bootstrap_error: the rank that checked in twice at the bootstrap root (two processes given one rank). */
+  duplicateRank?: number;
   /**
    * A message of another size than the one posted (size-mismatch.ts): on a data connection
    * (`NET/IB : ... collective mismatch error`, `NET/Socket : ... message truncated`) or in the bootstrap.

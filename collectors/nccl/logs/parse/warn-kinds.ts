@@ -270,7 +270,16 @@ export const WARN_KINDS = [
     words: undefined,
     // `Bootstrap Root : rank 1 of 8 ranks has already checked in` (two processes given one rank). The bootstrap's size
     // mismatch is collective_mismatch's size-mismatch form, told before this row.
-    forms: [{ any: ["ootstrap"], captures: [{ file: "nccl-pasted/205-nccl-warn-bootstrap-root-rank1-already-checked-in-slurm-lightning.log", line: 17 }] }],
+    forms: [
+      {
+        any: ["has already checked in"],
+        all: ["ootstrap"],
+        fields: "duplicateRank",
+        captures: [{ file: "nccl-pasted/205-nccl-warn-bootstrap-root-rank1-already-checked-in-slurm-lightning.log", line: 17 }],
+      },
+      // No real capture of another bootstrap WARN is known.
+      { any: ["ootstrap"], captures: [] },
+    ],
   },
   {
     kind: "system_error",

@@ -244,6 +244,13 @@ const FIELDS: Record<WarnFields, Reader> = {
     return undefined;
   },
   closedPeer: (s, _i, end, d, after) => void peerAt(s, skipSpaces(s, after, end), end, d),
+  // `Bootstrap Root : rank 1 of 8 ranks has already checked in`: the rank two processes were given.
+  duplicateRank: (s, i, end, d) => {
+    const rk = find(s, "rank ", i, end);
+    const r = rk >= 0 ? readInt(s, rk + 5, end) : undefined;
+    if (r !== undefined) d.duplicateRank = r;
+    return undefined;
+  },
   mismatchRank: (s, _i, end, d, after) => {
     const rk = find(s, "around rank ", after, end);
     const r = rk >= 0 ? readInt(s, rk + 12, end) : undefined;

@@ -101,6 +101,7 @@ export interface WarningRecord {
   ibStatus?: number;
   vendorErr?: number;
   mismatchRank?: number;
+  duplicateRank?: number;
   sizeMismatch?: "data" | "bootstrap";
   localSize?: number;
   remoteSize?: number;

@@ -549,6 +549,7 @@ export class Tracker {
         ibStatus: ev.ibStatus,
         vendorErr: ev.vendorErr,
         mismatchRank: ev.mismatchRank,
+        duplicateRank: ev.duplicateRank,
         atMs: lineTime(ev, ctx) ?? 0,
         where,
       },
