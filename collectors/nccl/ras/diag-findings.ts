@@ -227,42 +227,58 @@ function xidGuidance(text: string): DiagXidGuidance {
   return "other";
 }
 
+/** What an Xid or SXid summary is told of the group: the code, the host, how many times it was detected. */
+interface Detected {
+  code: number;
+  host?: string;
+  count: number;
+  atLeast: boolean;
+}
+
+/** An Xid or SXid: an event of the host's kernel log (no rank, process or communicator), counted over the group's lines. */
+function hardwareFinding(
+  kind: "gpu_xid" | "nvswitch_sxid",
+  g: Group,
+  evidence: string[],
+  severity: Severity,
+  summary: (d: Detected) => string,
+  extra: Pick<Finding, "action"> = {},
+): Finding {
+  const r = g.first;
+  const code = Number(r.detail);
+  const host = r.host !== undefined ? { host: r.host } : {};
+  return hardwareEvent(kind, {
+    severity,
+    summary: summary({ code, ...host, count: g.count, atLeast: g.atLeast }),
+    ranks: [],
+    processes: [],
+    comm_id: null,
+    evidence,
+    count: g.count,
+    ...host,
+    code,
+    ...extra,
+  });
+}
+
 function finding(source: string, g: Group): Finding {
   const r = g.first;
   const evidence = uniq(g.lines)
     .slice(0, MAX_EVIDENCE)
     .map((n) => `${source}:${n}`);
-  const code = Number(r.detail);
-  const host = r.host !== undefined ? { host: r.host } : {};
   if (r.check === "xid") {
     const guidance = xidGuidance(r.text);
-    return hardwareEvent("gpu_xid", {
-      severity: guidance === "reset_gpu" ? "critical" : "warning",
-      summary: diagHardwareWords.xid({ code, ...host, count: g.count, atLeast: g.atLeast, guidance }),
-      ranks: [],
-      processes: [],
-      comm_id: null,
-      evidence,
-      count: g.count,
-      ...host,
-      code,
-      ...(guidance === "reset_gpu" || guidance === "restart_job" ? { action: guidance } : {}),
-    });
+    const severity = guidance === "reset_gpu" ? "critical" : "warning";
+    const action = guidance === "reset_gpu" || guidance === "restart_job" ? { action: guidance } : {};
+    return hardwareFinding("gpu_xid", g, evidence, severity, (d) => diagHardwareWords.xid({ ...d, guidance }), action);
   }
   if (r.check === "sxid") {
     const classification = between(r.text, "(NVSwitch driver reported ", ",") ?? "classification unavailable";
     const links = between(r.text, ", link(s) ", ")");
-    return hardwareEvent("nvswitch_sxid", {
-      severity: classification === "Fatal" ? "critical" : "warning",
-      summary: diagHardwareWords.sxid({ code, ...host, count: g.count, atLeast: g.atLeast, classification, ...(links !== undefined ? { links } : {}) }),
-      ranks: [],
-      processes: [],
-      comm_id: null,
-      evidence,
-      count: g.count,
-      ...host,
-      code,
-    });
+    const severity = classification === "Fatal" ? "critical" : "warning";
+    return hardwareFinding("nvswitch_sxid", g, evidence, severity, (d) =>
+      diagHardwareWords.sxid({ ...d, classification, ...(links !== undefined ? { links } : {}) }),
+    );
   }
   const on = g.comm !== undefined ? { comm: g.comm } : {};
   const comm_id = g.comm ?? null;
