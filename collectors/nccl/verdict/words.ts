@@ -817,6 +817,11 @@ export const networkErrorWords = {
     `NCCL on ${f.process} failed because a remote process exited or the network failed: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : ""}. ` +
     "This process only saw it happen: the first error is in a peer's log (a crashed rank, a connection reset, an IB completion error).",
 
+  /** A system error with no WARN of its own, on a host where another process's socket failed. */
+  socketChain: (f: { process: string; chain: string; socket: string }): string =>
+    `NCCL failed on ${f.process}: ${f.chain}, with no WARN of its own in the excerpt, while ${f.socket} on the same host lost a socket connection: ` +
+    "most likely the same failure (the bootstrap or a proxy connection); this process's first error is earlier in its log.",
+
   /** Network errors that followed a CUDA failure: said in that failure's finding. */
   fallout: (f: { processes: readonly string[]; peer?: string }): string =>
     `The network errors that followed on ${f.processes.length > 0 ? f.processes.join(", ") : "other processes"}${f.peer !== undefined ? ` (peer ${f.peer})` : ""} come from it.`,

@@ -19,6 +19,8 @@ import { ncclAsyncEventFindings } from "./hardware.js";
 import { ibQpDevice } from "../parse/warn.js";
 
 const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error", "ib_qp_error"]);
+/** The network errors of a socket (bootstrap, NET/Socket, the proxy's connections). */
+const SOCKET_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed"]);
 const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error"]);
 const MAX_ERRORS = 10;
 
@@ -72,7 +74,7 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
       ),
       ...sizeMismatchFindings(state, all, chains),
       ...warnErrorFindings(state, all, chains, proxyOfNetworkError),
-      ...chainFindings(state, procs, chains),
+      ...chainFindings(state, procs, chains, socketFailures(all)),
     ],
     fallout,
   );
@@ -267,8 +269,20 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
   return out;
 }
 
-/** Processes whose chain shows a failure that no finding above told: one nccl_error each (a network_error for ncclRemoteError). */
-function chainFindings(state: TrackedState, procs: readonly ProcessState[], chains: Chains): Finding[] {
+/** The first process of each host whose socket failed (a connect, reset or close WARN). */
+function socketFailures(all: readonly Item[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const x of all) if (x.p !== undefined && SOCKET_KINDS.has(x.w.kind) && !out.has(x.p.host)) out.set(x.p.host, who(x.p.key, x.w.cudaDev));
+  return out;
+}
+
+/**
+ * Processes whose chain shows a failure that no finding above told: one nccl_error each. A
+ * network_error instead for ncclRemoteError, and for ncclSystemError with no WARN of its own in the
+ * excerpt on a host where another process's socket failed: the same failure, seen from a process
+ * whose WARN the excerpt cut off (real capture: nccl-pasted file 215).
+ */
+function chainFindings(state: TrackedState, procs: readonly ProcessState[], chains: Chains, sockets: ReadonlyMap<string, string>): Finding[] {
   const out: Finding[] = [];
   for (const p of procs) {
     if (chains.has(p.key)) continue;
@@ -281,13 +295,15 @@ function chainFindings(state: TrackedState, procs: readonly ProcessState[], chai
     const warn = afterWarn !== undefined ? p.warnings.find((w) => w.where === afterWarn) : undefined;
     // ncclRemoteError: a remote process exited or the network failed, whatever this process logged.
     const remote = c.code === 6;
+    const socketOf = warn === undefined && c.code === 2 ? sockets.get(p.host) : undefined;
+    const facts = { process: who(p.key, c.cudaDev ?? warn?.cudaDev), chain: chainText(c), warn: warn?.message };
     out.push(
-      (remote ? networkError : ncclError)({
-        summary: (remote ? networkErrorWords.chain : ncclErrorWords.chain)({
-          process: who(p.key, c.cudaDev ?? warn?.cudaDev),
-          chain: chainText(c),
-          warn: warn?.message,
-        }),
+      (remote || socketOf !== undefined ? networkError : ncclError)({
+        summary: remote
+          ? networkErrorWords.chain(facts)
+          : socketOf !== undefined
+            ? networkErrorWords.socketChain({ ...facts, socket: socketOf })
+            : ncclErrorWords.chain(facts),
         ranks: ranksOf(state, [p]),
         processes: [p.key],
         comm_id: null,
