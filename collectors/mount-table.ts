@@ -27,30 +27,48 @@ export function parseMountPoints(text: string): string[] {
   return [...points].sort((a, b) => b.length - a.length);
 }
 
+/** Folders whose mount is remembered between two reads of the table (a node has thousands of mounts; a job's files, few folders). */
+const MAX_CACHED = 4096;
+
 export class MountTable {
   private points: string[] = ["/"];
   private readAt = -Infinity;
+  private pointSet = new Set<string>(["/"]);
+  private readonly byFolder = new Map<string, string>();
 
   constructor(private readonly file = "/proc/self/mountinfo") {}
 
   /** The mount point that holds the absolute path p ("/" where mountinfo cannot be read). */
   mountOf(p: string): string {
     this.refresh();
+    // Every entry of a folder is on the folder's mount, but for the entries that are mount points.
+    if (this.pointSet.has(p)) return p;
+    const folder = p.slice(0, p.lastIndexOf("/") + 1);
+    const known = this.byFolder.get(folder);
+    if (known !== undefined) return known;
+    let found = "/";
     for (const m of this.points) {
-      if (m === "/" || p === m || (p.startsWith(m) && p.charCodeAt(m.length) === 47)) return m;
+      if (m === "/" || (p.startsWith(m) && p.charCodeAt(m.length) === 47)) {
+        found = m;
+        break;
+      }
     }
-    return "/";
+    if (this.byFolder.size >= MAX_CACHED) this.byFolder.clear();
+    this.byFolder.set(folder, found);
+    return found;
   }
 
   private refresh(): void {
     const now = performance.now();
     if (now - this.readAt < REREAD_MS) return;
     this.readAt = now;
+    this.byFolder.clear();
     try {
       const points = parseMountPoints(readFileSync(this.file, "utf8"));
       this.points = points.length > 0 ? points : ["/"];
     } catch {
       this.points = ["/"];
     }
+    this.pointSet = new Set(this.points);
   }
 }

@@ -4,11 +4,13 @@
  * and their mount then fails fast until they return. The calls here are promises the test settles,
  * on a mount table given by path prefix; test/security/stalled-mount.test.ts has the real mount.
  */
-import { fstatSync, openSync, readFileSync } from "node:fs";
+import { fstatSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FsGate, gateSizeFor, isStalled, threadPoolSize, type NotAnswering } from "../../collectors/job-fs-gate.js";
 import { MountTable, parseMountPoints } from "../../collectors/mount-table.js";
 import { eventually } from "../helpers/eventually.js";
+import { testTempDir } from "../helpers/test-temp-dir.js";
 
 const mounts = { mountOf: (p: string) => (p.startsWith("/nfs/") ? "/nfs" : p.startsWith("/fuse/") ? "/fuse" : "/") };
 
@@ -176,5 +178,17 @@ describe("MountTable", () => {
     expect(t.mountOf("/proc/self/status")).toBe("/proc");
     expect(t.mountOf("/procfoo/x")).toBe(points.find((p) => p === "/" || "/procfoo/x".startsWith(p + "/")));
     expect(new MountTable("/nonexistent/mountinfo").mountOf("/proc/self")).toBe("/");
+  });
+
+  it("remembers a folder's mount, but not for an entry of it that is a mount point itself", () => {
+    const dir = testTempDir();
+    const info = join(dir, "mountinfo");
+    writeFileSync(info, ["22 1 0:21 / / rw - ext4 /dev/root rw", "99 22 0:49 / /jobs/mnt rw - fuse.bindfs bindfs rw"].join("\n"));
+    const t = new MountTable(info);
+    expect(t.mountOf("/jobs/a.log")).toBe("/");
+    expect(t.mountOf("/jobs/mnt")).toBe("/jobs/mnt"); // the folder /jobs/ is cached as "/", its mount point is not
+    expect(t.mountOf("/jobs/mnt/rank0.log")).toBe("/jobs/mnt");
+    expect(t.mountOf("/jobs/mntx/rank0.log")).toBe("/");
+    expect(t.mountOf("/jobs/b.log")).toBe("/");
   });
 });
