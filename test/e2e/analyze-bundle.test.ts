@@ -94,7 +94,7 @@ describe("ringwatch analyze on a bundle", () => {
     expect(got).toEqual(await expected([node1, node2]));
     const brief = got.map(([k, s, ranks]) => [k, s, ranks]);
     expect(brief).toContainEqual(["watchdog_timeout", "critical", [0, 2, 3, 4, 6]]); // node1
-    expect(brief).toContainEqual(["socket_transport", "warning", [0]]); // node2
+    expect(brief).toContainEqual(["socket_transport", "warning", [0, 1]]); // node2: rank 0, and rank 1 at the other end of its socket channel
     // Nothing of the watchdog capture quoted in SOURCES.md and kept in .cache/ (ranks 3, 11, 12, 14, 15).
     expect(got.filter(([, , ranks]) => ranks.some((r) => r > 6))).toEqual([]);
     expect(got.flatMap(([, , , ev]) => ev).filter((e) => !e.startsWith(`${node1}:`) && !e.startsWith(`${node2}:`))).toEqual([]);
@@ -188,7 +188,7 @@ describe("ringwatch analyze on a bundle", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(`${P}skipped ${dir}/a.out: binary, not a log\n${P}skipped ${dir}/job.json: JSON, not a RAS report\n`);
     expect(rows(r.stdout).map(([k, s, ranks]) => [k, s, ranks])).toEqual([
-      ["socket_transport", "warning", [0]],
+      ["socket_transport", "warning", [0, 1]],
       ["hang_suspected", "info", [0, 1]],
     ]);
     const c = await runAgent(["analyze", "--json", join(dir, "x-crashed.log")]);

@@ -47,7 +47,8 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   return [
     socketTransport({
       summary: noVerbs.length > 0 ? `${summary} ${libibverbsCause(noVerbs, socket.length)}` : summary,
-      ranks: ranksOf(state, socket),
+      // With the ranks at the other end of their socket channels: those move data over sockets too.
+      ranks: uniq([...ranksOf(state, socket), ...socket.flatMap((p) => [...p.socketPeers])]).sort((a, b) => a - b),
       processes: socket.map((p) => p.key),
       comm_id: null,
       evidence: [

@@ -25,6 +25,8 @@ export interface ProcessState {
   noIbDevice: boolean;
   /** Channel links that went over the network, by transport (`IB`, `Socket`), and whether any used GDRDMA. */
   netLinks: Map<string, number>;
+  /** The ranks at the other end of its NET/Socket channels (a few): they use sockets too. */
+  socketPeers: Set<number>;
   gdrLinks: number;
   /** `GPU Direct RDMA Enabled|Disabled` lines. */
   gdrEnabled: number;

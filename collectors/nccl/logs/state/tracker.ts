@@ -53,6 +53,8 @@ const ARRIVAL_WINDOW = 64;
 const GAP_WINDOW = 128;
 const WARN_WINDOW = 32;
 const MAX_UNRESOLVED = 16;
+/** Socket channel peers kept per process: enough to name them in a finding. */
+const MAX_SOCKET_PEERS = 64;
 
 export type { HangSignRecord, WatchdogRecord, WorkStatusRecord } from "../pytorch/log.js";
 export { pgKeyOf, pgLabelOf } from "../pytorch/log.js";
@@ -140,6 +142,9 @@ export class Tracker {
         if (ev.transport !== "NET" && ev.transport !== "COLLNET") return;
         proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
         note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);
+        // The other end of a socket channel moves data over sockets as well (its own line may be cut off).
+        const peer = ev.dir === "receive" ? ev.from : ev.to;
+        if ((ev.net ?? "").startsWith("Socket") && peer !== undefined && proc.socketPeers.size < MAX_SOCKET_PEERS) proc.socketPeers.add(peer);
         // NET/IB, and plugins built on it (IBext_v8): the index is into the NET/IB Using list.
         if (ev.netDev !== undefined && ev.transport === "NET" && (ev.net ?? "").startsWith("IB")) noteNetUse(proc, ev.cudaDev, ev.netDev);
         if (ev.gdr) {
@@ -305,6 +310,7 @@ export class Tracker {
         nets: new Set(),
         noIbDevice: false,
         netLinks: new Map(),
+        socketPeers: new Set(),
         gdrLinks: 0,
         ibDevices: [],
         netDevUse: new Map(),
