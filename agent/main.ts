@@ -14,18 +14,27 @@ import { WebConfigError } from "./web/config.js";
 import { loadWebConfig, type LoadedWebConfig } from "./web/source.js";
 
 const SHUTDOWN_DEADLINE_MS = 4500;
+/** How long the exit waits for file-system calls still running. */
+const EXIT_WAIT_MS = 1000;
 
 /**
  * Ends the daemon. exit() waits for libuv's threads, and a call abandoned on a mount that does not
  * answer (job-fs-gate.ts) holds one until its server answers: then the process ends by SIGTERM's
  * default action instead, which ends every thread (a stop all the same for systemd and Kubernetes).
  */
-function exitDaemon(logger: Logger): void {
-  const stuck = jobFsGate.abandoned;
-  if (stuck === 0) process.exit(0);
+async function exitDaemon(logger: Logger, code = 0): Promise<void> {
+  // A call still running may be one that hangs and is not yet counted as abandoned (10 s): the
+  // calls of a healthy mount end within this wait.
+  const until = Date.now() + EXIT_WAIT_MS;
+  while (jobFsGate.busy > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  const stuck = jobFsGate.busy;
+  if (stuck === 0) process.exit(code);
   const mounts = jobFsGate.stalledMounts().map((m) => m.mount);
-  logger.warn({ mounts, calls: stuck }, "file-system calls on a mount that does not answer are still waiting; ending by SIGTERM");
+  logger.warn({ mounts, calls: stuck }, "file-system calls on a job's paths are still waiting; ending by SIGTERM");
   logger.flush();
+  // The init of a PID namespace (the container's first process) never gets a signal it sends
+  // itself without a handler: abort() ends it whatever it is.
+  if (process.pid === 1) process.abort();
   process.removeAllListeners("SIGTERM");
   process.kill(process.pid, "SIGTERM");
 }
@@ -77,14 +86,14 @@ async function runDaemon(argv: readonly string[], config: AgentConfig, logger: L
     logger.info({ signal }, "shutting down");
     const deadline = setTimeout(() => {
       logger.warn("shutdown deadline reached; exiting");
-      exitDaemon(logger);
+      void exitDaemon(logger);
     }, SHUTDOWN_DEADLINE_MS);
     deadline.unref();
     agent.stop().then(
       () => exitDaemon(logger),
       (err: unknown) => {
         logger.error({ err: String(err) }, "error during shutdown");
-        exitDaemon(logger);
+        return exitDaemon(logger);
       },
     );
   };
@@ -100,7 +109,7 @@ async function runDaemon(argv: readonly string[], config: AgentConfig, logger: L
   } catch (err) {
     logger.error({ reason: err instanceof Error ? err.message : String(err) }, "cannot start");
     await agent.stop();
-    process.exit(1);
+    await exitDaemon(logger, 1);
   }
 }
 

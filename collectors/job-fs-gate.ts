@@ -115,7 +115,14 @@ export class FsGate {
       m.closeLater.push(fd);
       return;
     }
-    this.run(path, () => closeAsync(fd)).catch(() => undefined);
+    let started = false;
+    this.run(path, () => {
+      started = true;
+      return closeAsync(fd);
+    }).catch(() => {
+      // Refused before it ran (the mount stopped answering while it waited): closed once it answers.
+      if (!started) m.closeLater.push(fd);
+    });
   }
 
   /** Whether path's mount does not answer now. */
@@ -126,6 +133,11 @@ export class FsGate {
   /** The mounts that do not answer now. */
   stalledMounts(): NotAnswering[] {
     return [...this.mounts.values()].flatMap((m) => (m.stalled !== null ? [m.stalled] : []));
+  }
+
+  /** Calls running now, abandoned or not: exit() waits for each (one may hang before it counts as abandoned). */
+  get busy(): number {
+    return this.inFlight;
   }
 
   /** Calls abandoned that still hold a thread: the process cannot end by exit() while any does. */

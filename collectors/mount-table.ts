@@ -65,9 +65,9 @@ export class MountTable {
     this.byFolder.clear();
     try {
       const points = parseMountPoints(readFileSync(this.file, "utf8"));
-      this.points = points.length > 0 ? points : ["/"];
+      if (points.length > 0) this.points = points;
     } catch {
-      this.points = ["/"];
+      // Unreadable for now (EMFILE in a file flood): the last table stays.
     }
     this.pointSet = new Set(this.points);
   }

@@ -24,6 +24,8 @@ export interface ChangeSink {
   verify(t: Tail): void;
   /** No watch could be had for t (it is polled from now on). */
   watchFailed(t: Tail, err: unknown): void;
+  /** Whether path's mount does not answer: inotify_add_watch looks the path up on the main thread, so it is polled instead. */
+  notAnswering?(path: string): boolean;
 }
 
 export class ChangeWatcher {
@@ -43,6 +45,10 @@ export class ChangeWatcher {
     if (t.polled || t.watch !== null || t.removed) return;
     const path = t.paths.values().next().value;
     if (path === undefined) return;
+    if (this.sink.notAnswering?.(path) === true) {
+      t.polled = true;
+      return;
+    }
     try {
       const w = watch(path, () => this.fired(t));
       w.on("error", () => this.fired(t));

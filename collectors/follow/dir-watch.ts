@@ -300,6 +300,11 @@ export class DirWatcher {
   }
 
   private arm(d: Dir): void {
+    // inotify_add_watch looks the path up on the main thread: a mount that does not answer is polled.
+    if (this.gate.notAnswering(d.path) !== undefined) {
+      d.polled = true;
+      return;
+    }
     try {
       const w = watch(d.path, (event) => this.fired(d, event));
       w.on("error", () => this.fired(d, "rename"));

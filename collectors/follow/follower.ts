@@ -229,6 +229,7 @@ export class Follower {
         enqueue: (t) => this.queue.add(t),
         verify: (t) => this.verify(t),
         watchFailed: () => (this.watchLost = true),
+        notAnswering: (path) => this.o.fsGate.notAnswering(path) !== undefined,
       },
       enabled,
     );

@@ -6,6 +6,7 @@
  */
 import { stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
+import { jobFsGate } from "../job-fs-gate.js";
 
 /** One path segment: a literal name, a compiled wildcard, or `**` (null). */
 type Seg = string | RegExp | null;
@@ -177,10 +178,12 @@ export async function compilePaths(paths: readonly string[], maxDepth: number): 
         out.push(globPattern(abs, maxDepth));
         continue;
       }
-      const isDir = await stat(abs).then(
-        (s) => s.isDirectory(),
-        () => false,
-      );
+      const isDir = await jobFsGate
+        .run(abs, () => stat(abs))
+        .then(
+          (s) => s.isDirectory(),
+          () => false,
+        );
       out.push(isDir ? dirPattern(abs, maxDepth) : filePattern(abs, maxDepth));
     }
   }

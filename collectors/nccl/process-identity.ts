@@ -19,6 +19,7 @@
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { jobFsGate } from "../job-fs-gate.js";
 
 const SCAN_EVERY_MS = 30_000;
 /** A pid missing from the last scan is looked for again once that scan is this old. */
@@ -183,6 +184,8 @@ export class ProcessIdentity {
   private hasOpen(pid: number, p: ProcessRef): boolean | undefined {
     const want = new Set<string>();
     for (const path of p.sources.keys()) {
+      // A synchronous stat on a mount that does not answer would stop the event loop.
+      if (jobFsGate.notAnswering(path) !== undefined) continue;
       try {
         const st = statSync(path);
         want.add(`${st.dev}:${st.ino}`);
@@ -201,7 +204,8 @@ export class ProcessIdentity {
     for (const fd of fds) {
       try {
         // Sockets, pipes and anon inodes are not files: skip them before stat.
-        if (!readlinkSync(join(dir, fd)).startsWith("/")) continue;
+        const target = readlinkSync(join(dir, fd));
+        if (!target.startsWith("/") || jobFsGate.notAnswering(target) !== undefined) continue;
         const st = statSync(join(dir, fd));
         if (want.has(`${st.dev}:${st.ino}`)) return true;
       } catch {

@@ -146,6 +146,30 @@ describe("FsGate", () => {
   });
 });
 
+describe("FsGate closes", () => {
+  it("a close that waited its turn on a mount that then stops answering is kept, and done once it answers", async () => {
+    const gate = new FsGate({ perMount: 1, total: 2, stallMs: 50, mounts });
+    const stuck = call<number>();
+    const first = gate.run("/nfs/a", stuck.op).catch((e: unknown) => e);
+    const fd = openSync("/dev/null", "r");
+    gate.close("/nfs/b", fd); // queued behind the stuck call
+    expect(isStalled(await first)).toBe(true);
+    await tick();
+    expect(fstatSync(fd).isCharacterDevice()).toBe(true); // refused before it ran: not lost, not closed yet
+    expect(gate.busy).toBe(1); // the stuck call still holds its thread
+    stuck.finish(1);
+    await eventually(() => {
+      try {
+        fstatSync(fd);
+        return undefined;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "EBADF" ? true : undefined;
+      }
+    }, 10_000);
+    expect(gate.busy).toBe(0);
+  });
+});
+
 describe("the gate's size", () => {
   it("leaves two of libuv's threads to the rest of the agent", () => {
     expect(gateSizeFor(4)).toEqual({ total: 2, perMount: 1 });

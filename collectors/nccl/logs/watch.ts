@@ -21,6 +21,7 @@ import { FileSink } from "./ingest/file-sink.js";
 import { LogPaths, type LogPathState } from "./path-state.js";
 import { ReadErrorLog } from "./read-error-log.js";
 import { Tracker } from "./state/tracker.js";
+import { jobFsGate } from "../../job-fs-gate.js";
 
 export interface LogsWatchOptions {
   /** Directories or globs to follow (--collector.nccl.path). */
@@ -171,7 +172,7 @@ export class LogsWatch {
   private async settleHistory(): Promise<void> {
     for (const path of this.historicalFiles) {
       try {
-        if ((await stat(path)).size > this.o.headBytes) this.tracker.markResumed(path);
+        if ((await jobFsGate.run(path, () => stat(path))).size > this.o.headBytes) this.tracker.markResumed(path);
       } catch {
         // gone meanwhile
       }
