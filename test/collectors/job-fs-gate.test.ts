@@ -14,6 +14,18 @@ import { testTempDir } from "../helpers/test-temp-dir.js";
 
 const mounts = { mountOf: (p: string) => (p.startsWith("/nfs/") ? "/nfs" : p.startsWith("/fuse/") ? "/fuse" : "/") };
 
+/** Resolves once fd is closed (fstat says EBADF); fails the test after 10 s. */
+async function closedEventually(fd: number): Promise<void> {
+  await eventually(() => {
+    try {
+      fstatSync(fd);
+      return undefined;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code === "EBADF" ? true : undefined;
+    }
+  }, 10_000);
+}
+
 /** A call the test ends: started tells whether the gate ran it. */
 function call<T>(): { op: () => Promise<T>; started: () => boolean; finish: (v: T) => void; fail: (e: Error) => void } {
   let started = false;
@@ -134,14 +146,7 @@ describe("FsGate", () => {
     await tick();
     expect(fstatSync(fd).isCharacterDevice()).toBe(true); // still open: a close there would wait too
     stuck.finish(1);
-    await eventually(() => {
-      try {
-        fstatSync(fd);
-        return undefined;
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code === "EBADF" ? true : undefined;
-      }
-    }, 10_000);
+    await closedEventually(fd);
     expect(gate.notAnswering("/nfs/a")).toBeUndefined();
   });
 });
@@ -158,14 +163,7 @@ describe("FsGate closes", () => {
     expect(fstatSync(fd).isCharacterDevice()).toBe(true); // refused before it ran: not lost, not closed yet
     expect(gate.busy).toBe(1); // the stuck call still holds its thread
     stuck.finish(1);
-    await eventually(() => {
-      try {
-        fstatSync(fd);
-        return undefined;
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code === "EBADF" ? true : undefined;
-      }
-    }, 10_000);
+    await closedEventually(fd);
     expect(gate.busy).toBe(0);
   });
 });
