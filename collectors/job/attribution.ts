@@ -58,12 +58,14 @@ export interface GpuJob {
 export interface RankProcessJob {
   /** The pid the process logged (its own PID namespace's), as ringwatch_nccl_rank_info's pid label. */
   pid: string;
+  /** Its pid on the node (--path.procfs), as ringwatch_nccl_rank_info's host_pid label; "" until the nccl collector found it there. */
+  hostPid: string;
   job: Job;
 }
 
 export interface Attribution {
   gpuJobs: GpuJob[];
-  /** One per NCCL rank process whose job was found (two processes of one logged pid and one job: one entry). */
+  /** One per NCCL rank process whose job was found (two processes of one logged pid and one job, not found on the node: one entry). */
   rankProcessJobs: RankProcessJob[];
   /** GPU compute processes whose job was not found. */
   unattributedProcesses: number;
@@ -218,7 +220,8 @@ export function attribute(input: AttributionInput): Attribution {
       continue;
     }
     const pid = String(p.pid);
-    published.set(JSON.stringify([pid, keyOf(job)]), { pid, job });
+    const hostPid = String(p.nodePid ?? "");
+    published.set(JSON.stringify([pid, hostPid, keyOf(job)]), { pid, hostPid, job });
   }
   return { gpuJobs, rankProcessJobs: [...published.values()], unattributedProcesses, unattributedRankProcesses, unmatchedDevices };
 }

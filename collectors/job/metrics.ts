@@ -24,8 +24,8 @@ export class JobMetrics {
     this.processJob = gauge(
       registry,
       "ringwatch_nccl_process_job_info",
-      "Always 1: the job of a process on this node that runs NCCL ranks (its cgroup, and the container its ranks' GPUs were given); empty where unknown. pid is the pid the process logged, as ringwatch_nccl_rank_info's pid label: join on (instance, pid). One series per process, however many communicators it is in; none for a process whose job is not known.",
-      ["pid", ...JOB_LABELS],
+      "Always 1: the job of a process on this node that runs NCCL ranks (its cgroup, and the container its ranks' GPUs were given); empty where unknown. pid is the pid the process logged and host_pid its pid on the node (empty until found there), as ringwatch_nccl_rank_info labels them: join on (instance, pid, host_pid). One series per process, however many communicators it is in; none for a process whose job is not known.",
+      ["pid", "host_pid", ...JOB_LABELS],
     );
     this.sourceUp = gauge(
       registry,
@@ -55,7 +55,7 @@ export class JobMetrics {
     );
     publishGauge(
       this.processJob,
-      a.rankProcessJobs.map(({ pid, job }) => ({ labels: { pid, ...job }, value: 1 })),
+      a.rankProcessJobs.map(({ pid, hostPid, job }) => ({ labels: { pid, host_pid: hostPid, ...job }, value: 1 })),
     );
     publishGauge(this.unattributed, [
       { labels: { kind: "gpu_process" }, value: a.unattributedProcesses },

@@ -249,6 +249,7 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
     },
     opts.series ?? DEFAULT_SERIES,
     log,
+    (p) => view.nodePid?.(p),
   );
   // After NcclMetrics, whose collect hook fills them: prom-client reads metrics in registration order.
   const frMetrics = new FlightRecorderMetrics(deps.registry);

@@ -17,7 +17,7 @@ import { communicatorVerdicts as logsVerdicts } from "./logs/detect/communicator
 import { communicatorVerdicts as rasCommunicatorVerdicts } from "./ras/communicator.js";
 import { mergeVerdicts } from "./verdict/merge.js";
 
-import { DEFAULT_SERIES, ncclSeries, type NcclSeries, type SeriesOptions } from "./series.js";
+import { DEFAULT_SERIES, ncclSeries, type NcclSeries, type NodePidOf, type SeriesOptions } from "./series.js";
 import type { Tracker } from "./logs/state/tracker.js";
 
 export class NcclMetrics {
@@ -25,14 +25,14 @@ export class NcclMetrics {
   private readonly progress: Gauge<"comm_id" | "rank">;
   private readonly slowest: Gauge<"comm_id">;
   private readonly lastProgress: Gauge<"comm_id" | "rank">;
-  private readonly info: Gauge<"comm_id" | "rank" | "nranks" | "pid" | "cuda_dev" | "bus_id" | "nccl_version">;
+  private readonly info: Gauge<"comm_id" | "rank" | "nranks" | "pid" | "host_pid" | "cuda_dev" | "bus_id" | "nccl_version">;
   private readonly behind: Gauge<"comm_id" | "rank">;
   private readonly straggler: Gauge<"comm_id" | "rank">;
   private readonly mismatch: Gauge<"comm_id">;
   private readonly threshold: Gauge<"comm_id">;
   private readonly evidence: Gauge<"comm_id" | "source">;
-  private readonly transport: Gauge<"pid" | "net" | "gdr">;
-  private readonly netDevice: Gauge<"pid" | "device" | "port">;
+  private readonly transport: Gauge<"pid" | "host_pid" | "net" | "gdr">;
+  private readonly netDevice: Gauge<"pid" | "host_pid" | "device" | "port">;
   private readonly seriesDropped: Gauge;
   private readonly warnings: Counter<"kind">;
   private readonly watchdog: Counter<"rank" | "op_type">;
@@ -56,6 +56,8 @@ export class NcclMetrics {
     collect: () => void,
     private options: SeriesOptions = DEFAULT_SERIES,
     private readonly log?: Logger,
+    /** Each process's pid on the node (the host_pid label); none known by default. */
+    private readonly nodePid: NodePidOf = () => undefined,
   ) {
     // Registered first: prom-client reads metrics in registration order, so this collect hook
     // refreshes every NCCL series before any of them is read.
@@ -117,20 +119,20 @@ export class NcclMetrics {
     this.info = gauge(
       registry,
       "ringwatch_nccl_rank_info",
-      "Always 1: identity of a rank of a communicator on this node. Only while its communicator is suspect.",
-      ["comm_id", "rank", "nranks", "pid", "cuda_dev", "bus_id", "nccl_version"],
+      "Always 1: identity of a rank of a communicator on this node; pid as its process logged it, host_pid its pid on the node (empty until found there). Only while its communicator is suspect.",
+      ["comm_id", "rank", "nranks", "pid", "host_pid", "cuda_dev", "bus_id", "nccl_version"],
     );
     this.transport = gauge(
       registry,
       "ringwatch_nccl_process_transport_info",
       "Always 1: the network this NCCL rank process uses between nodes (IB, RoCE, Socket, none, unknown) and GPUDirect RDMA (enabled, disabled, n/a, unknown).",
-      ["pid", "net", "gdr"],
+      ["pid", "host_pid", "net", "gdr"],
     );
     this.netDevice = gauge(
       registry,
       "ringwatch_nccl_process_net_device_info",
       "Always 1: an HCA port (device, port as ringwatch_infiniband_* label them) this NCCL rank process sends over: those its channel lines go through (via NET/IB/<n>), else every one its NET/IB Using line lists.",
-      ["pid", "device", "port"],
+      ["pid", "host_pid", "device", "port"],
     );
     this.seriesDropped = gauge(
       registry,
@@ -198,6 +200,7 @@ export class NcclMetrics {
       merged,
       { verdicts: ras?.verdicts ?? [], ...(ras?.snapshot.report?.version !== undefined ? { version: ras.snapshot.report.version } : {}) },
       this.options,
+      this.nodePid,
     );
     publishGauge(this.hang, s.hang);
     publishGauge(this.threshold, s.threshold);

@@ -171,7 +171,10 @@ export interface RasSeriesInput {
   version?: string;
 }
 
-export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInput, opts: SeriesOptions): NcclSeries {
+/** A process's pid on the node (--path.procfs), once found there; undefined before (the host_pid label is then empty). */
+export type NodePidOf = (p: ProcessState) => number | undefined;
+
+export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInput, opts: SeriesOptions, nodePid: NodePidOf = () => undefined): NcclSeries {
   const out = emptySeries();
   const budget = new Budget(opts.maxSeries, out);
   const v: CommVerdicts = {
@@ -223,6 +226,7 @@ export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInp
         ...l,
         nranks: String(r.nranks ?? c.nranks ?? ""),
         pid: String(p?.pid ?? ""),
+        host_pid: String((p && nodePid(p)) ?? ""),
         cuda_dev: String(r.cudaDev ?? ""),
         bus_id: r.busId ?? "",
         nccl_version: p?.version ?? commVersion,
@@ -245,6 +249,7 @@ export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInp
         rank: String(l.rank),
         nranks: String(rv.size ?? ""),
         pid: String(l.pid ?? ""),
+        host_pid: "",
         cuda_dev: l.cudaDev ?? "",
         bus_id: "",
         nccl_version: ras.version ?? "",
@@ -271,11 +276,12 @@ export function ncclSeries(t: Tracker, merged: MergedVerdicts, ras: RasSeriesInp
   // The rank processes: how they reach other nodes.
   for (const [p, ranks] of ranksOf) {
     const pid = String(p.pid);
+    const host_pid = String(nodePid(p) ?? "");
     const tr = transportOf(p);
-    budget.admit(out.transport, { labels: { pid, net: tr.net, gdr: tr.gdr }, value: 1 });
+    budget.admit(out.transport, { labels: { pid, host_pid, net: tr.net, gdr: tr.gdr }, value: 1 });
     const ports = new Map<string, Sample>();
     for (const r of ranks)
-      for (const h of rankHcaPorts(p, r)) ports.set(`${h.device}/${h.port}`, { labels: { pid, device: h.device, port: String(h.port) }, value: 1 });
+      for (const h of rankHcaPorts(p, r)) ports.set(`${h.device}/${h.port}`, { labels: { pid, host_pid, device: h.device, port: String(h.port) }, value: 1 });
     for (const s of ports.values()) budget.admit(out.netDevice, s);
   }
 

@@ -21,6 +21,8 @@ const UID = "0125ec2f-b64a-4868-8f5b-94b56cbab864";
 // The H100 capture's GPU 0 (masked identity).
 const UUID = "GPU-00000000-0000-0000-0000-000000000000";
 const PID = 4242;
+/** Its pid on the node: the process runs in its pod's own PID namespace (NSpid: node pid, then its own). */
+const NODE_PID = 31042;
 
 const agents: RunningAgent[] = [];
 const servers: FakePodResources[] = [];
@@ -31,11 +33,11 @@ afterEach(async () => {
 
 function procfs(dir: string): string {
   const root = join(dir, "proc");
-  const p = join(root, String(PID));
+  const p = join(root, String(NODE_PID));
   mkdirSync(p, { recursive: true });
   writeFileSync(join(p, "cgroup"), readFileSync(join(fixturesDir, "procfs/job-cgroups/2202/cgroup")));
-  writeFileSync(join(p, "status"), `Name:\tpython\nPid:\t${PID}\nNSpid:\t${PID}\n`);
-  writeFileSync(join(p, "stat"), `${PID} (python) S 1 ${PID} ${PID} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n`);
+  writeFileSync(join(p, "status"), `Name:\tpython\nPid:\t${NODE_PID}\nNSpid:\t${NODE_PID}\t${PID}\n`);
+  writeFileSync(join(p, "stat"), `${NODE_PID} (python) S 1 ${NODE_PID} ${NODE_PID} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0\n`);
   return root;
 }
 
@@ -58,7 +60,7 @@ describe("job collector end to end", () => {
     const socket = join(dir, "kubelet.sock");
     servers.push(await startPodResourcesServer(socket, [gpuPod("train", "llama-worker-0", "trainer", [UUID])]));
     const apps = join(dir, "apps.csv");
-    writeFileSync(apps, `${PID}, ${UUID}, 00000000:00:09.0\n`);
+    writeFileSync(apps, `${NODE_PID}, ${UUID}, 00000000:00:09.0\n`);
     const a = await startAgent(
       [
         `--collector.gpu.nvidia-smi=${join(fakesDir, "nvidia-smi")}`,
@@ -88,9 +90,9 @@ describe("job collector end to end", () => {
       `ringwatch_gpu_job_info{gpu="0",gpu_instance="",mig_profile="",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
     ]);
     // The ranks' process, found by its NSpid in procfs, is in that pod's cgroup on that pod's GPU: one
-    // series for both its communicators, with the pid its log lines give.
+    // series for both its communicators, with the pid its log lines give and its pid on the node.
     expect(samplesOf(text, "ringwatch_nccl_process_job_info")).toEqual([
-      `ringwatch_nccl_process_job_info{pid="${PID}",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
+      `ringwatch_nccl_process_job_info{pid="${PID}",host_pid="${NODE_PID}",namespace="train",pod="llama-worker-0",container="trainer",pod_uid="${UID}",slurm_job="",slurm_step=""} 1`,
     ]);
     expect(samplesOf(text, "ringwatch_nccl_rank_job_info")).toEqual([]);
     expect(sample(text, 'ringwatch_job_unattributed{kind="nccl_rank"}')).toBe(0);

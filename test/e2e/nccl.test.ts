@@ -120,12 +120,15 @@ describe("nccl collector end to end", () => {
         info.filter((l) => l.includes(`,rank="${r}",`) && l.includes(`pid="${p.pid}"`)),
         `rank ${r}`,
       ).toHaveLength(1);
+    // Found on the node (in this PID namespace, so at the pid they logged): host_pid, as ringwatch_nccl_process_job_info's.
+    expect(labelValues(hung, "ringwatch_nccl_rank_info", "host_pid")).toEqual(pidsOf(started));
     expect(samplesOf(hung, "ringwatch_nccl_rank_progress")).toHaveLength(8);
     expect(samplesOf(hung, "ringwatch_nccl_rank_last_progress_timestamp_seconds")).toHaveLength(8);
     expect(sample(hung, `ringwatch_nccl_hang_threshold_seconds{comm_id="${COMM}"}`)).toBeGreaterThanOrEqual(4);
     // How each rank process reaches other nodes: one series per process (pid), IB with GPUDirect RDMA.
     const transports = samplesOf(hung, "ringwatch_nccl_process_transport_info");
     expect(labelValues(hung, "ringwatch_nccl_process_transport_info", "pid")).toEqual(pidsOf(started));
+    expect(labelValues(hung, "ringwatch_nccl_process_transport_info", "host_pid")).toEqual(pidsOf(started));
     expect(transports.filter((l) => !l.includes('net="IB",gdr="enabled"'))).toEqual([]);
     expect(sample(hung, 'ringwatch_collector_success{collector="nccl"}')).toBe(1);
     expect(sample(hung, "ringwatch_nccl_series_dropped")).toBe(0);

@@ -73,7 +73,7 @@ describe("control characters from a job's log in label values", () => {
     expect(sample(text, `ringwatch_nccl_comm_slowest_rank_progress{comm_id="${COMM}"}`)).toBe(4);
     const devices = samplesOf(text, "ringwatch_nccl_process_net_device_info");
     // The rank's process sends over the crafted port (its channel line goes via NET/IB/0): that one series.
-    expect(devices).toEqual([`ringwatch_nccl_process_net_device_info{pid="4242",device="${SHOWN.replace(/\\/g, "\\\\")}",port="1"} 1`]);
+    expect(devices).toEqual([`ringwatch_nccl_process_net_device_info{pid="4242",host_pid="",device="${SHOWN.replace(/\\/g, "\\\\")}",port="1"} 1`]);
     const series = parsePromText(text).series.filter((s) => s.name === "ringwatch_nccl_process_net_device_info");
     expect(series.map((s) => s.labels.device)).toEqual([SHOWN]); // what Prometheus stores: backslash, x, 1, b
     expect([...text].filter(isRawControl)).toEqual([]);

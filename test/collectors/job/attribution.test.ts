@@ -48,22 +48,24 @@ describe("attribute: NCCL rank processes", () => {
   it("a process in many communicators is one entry with its logged pid, merged with its GPU's single container", () => {
     const ranks = Array.from({ length: 50 }, (_, i) => rank(`0x${(0x1000 + i).toString(16)}`, 3, 77, 2202, 0));
     const a = run(ranks, [device("llama-worker-0", 0)], { 2202: { podUid: UID_A } });
-    expect(a.rankProcessJobs).toEqual([{ pid: "77", job: { ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_A } }]);
+    expect(a.rankProcessJobs).toEqual([
+      { pid: "77", hostPid: "2202", job: { ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_A } },
+    ]);
     expect(a.unattributedRankProcesses).toBe(0);
   });
 
   it("one process on two GPUs given to its one container: one job, though the process was not found on the node", () => {
     const a = run([rank("0x1", 0, 12, undefined, 0), rank("0x1", 1, 12, undefined, 1)], [device("w-0", 0), device("w-0", 1)]);
-    expect(a.rankProcessJobs).toEqual([{ pid: "12", job: { ...EMPTY, namespace: "train", pod: "w-0", container: "trainer" } }]);
+    expect(a.rankProcessJobs).toEqual([{ pid: "12", hostPid: "", job: { ...EMPTY, namespace: "train", pod: "w-0", container: "trainer" } }]);
     expect(a.unattributedRankProcesses).toBe(0);
   });
 
-  it("two processes of one logged pid in two pods: two entries once both were found on the node, none (one unattributed) before", () => {
+  it("two processes of one logged pid in two pods: two entries, told apart by their node pid, once both were found on the node; none (one unattributed) before", () => {
     const devices = [device("w-0", 0), device("w-1", 1)];
     const found = run([rank("0x1", 0, 12, 2202, 0), rank("0x1", 1, 12, 2206, 1)], devices, { 2202: { podUid: UID_A }, 2206: { podUid: UID_B } });
     expect(found.rankProcessJobs).toEqual([
-      { pid: "12", job: { ...EMPTY, namespace: "train", pod: "w-0", container: "trainer", pod_uid: UID_A } },
-      { pid: "12", job: { ...EMPTY, namespace: "train", pod: "w-1", container: "trainer", pod_uid: UID_B } },
+      { pid: "12", hostPid: "2202", job: { ...EMPTY, namespace: "train", pod: "w-0", container: "trainer", pod_uid: UID_A } },
+      { pid: "12", hostPid: "2206", job: { ...EMPTY, namespace: "train", pod: "w-1", container: "trainer", pod_uid: UID_B } },
     ]);
     expect(found.unattributedRankProcesses).toBe(0);
     // Not found: one process as far as can be told, on GPUs of two containers; no job rather than a wrong one.
@@ -87,7 +89,7 @@ describe("attribute: NCCL rank processes", () => {
       devices,
       { 3001: { slurmJob: "4242", slurmStep: "0" } },
     );
-    expect(a.rankProcessJobs).toEqual([{ pid: "30", job: { ...EMPTY, slurm_job: "4242", slurm_step: "0" } }]);
+    expect(a.rankProcessJobs).toEqual([{ pid: "30", hostPid: "3001", job: { ...EMPTY, slurm_job: "4242", slurm_step: "0" } }]);
     // 31: two containers and no cgroup; 32: a bare process on a GPU nobody was given.
     expect(a.unattributedRankProcesses).toBe(2);
   });

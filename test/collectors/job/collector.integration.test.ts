@@ -105,14 +105,15 @@ describe("job collector", () => {
         { gpu: "3", ...WHOLE, ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
-    // One series per process, labelled with the pid it logged (ringwatch_nccl_rank_info's pid).
+    // One series per process, labelled with the pid it logged and its pid on the node (ringwatch_nccl_rank_info's
+    // pid and host_pid): the two processes that logged pid 45 are told apart by host_pid.
     expect(sortBy(await series(reg, "ringwatch_nccl_process_job_info"))).toEqual(
       labelsOf([
-        { pid: "45", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
-        { pid: "45", ...EMPTY, pod_uid: UID_2206 },
+        { pid: "45", host_pid: "2202", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer", pod_uid: UID_2202 },
+        { pid: "45", host_pid: "2206", ...EMPTY, pod_uid: UID_2206 },
         // Not found on the node (no cgroup): the single container its GPU was given.
-        { pid: "46", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
-        { pid: "1101", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
+        { pid: "46", host_pid: "", ...EMPTY, namespace: "train", pod: "llama-worker-0", container: "trainer" },
+        { pid: "1101", host_pid: "1101", ...EMPTY, slurm_job: "1392969", slurm_step: "0" },
       ]),
     );
     // The per-rank series is gone.

@@ -105,7 +105,7 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
     // Then a channel line through NET/IB/3 narrows it to [3]mlx5_2.
     feedLines(t, "13", ["lassen206:23224:23300 [0] NCCL INFO Channel 00 : 0[404000] -> 4[404000] [send] via NET/IB/3/GDRDMA"]);
     expect(netDevices(t).map((l) => /device="([^"]+)"/.exec(l)?.[1])).toEqual(["mlx5_2"]);
-    expect(await processNetDevices(t)).toEqual(['{pid="23224",device="mlx5_2",port="1"} 1']);
+    expect(await processNetDevices(t)).toEqual(['{pid="23224",host_pid="",device="mlx5_2",port="1"} 1']);
     for (const key of [...t.comms.keys()]) t.retireComm(key);
     expect(netDevices(t)).toEqual([]);
     expect(await processNetDevices(t)).toEqual([]);
@@ -130,7 +130,7 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
     // The first collective connects: its channel lines name [5]mlx5_5.
     feedLines(t, "29", [`${h}:5740 [1] NCCL INFO Channel 00/0 : 1[1] -> 9[1] [send] via NET/IB/5`]);
     expect(netDevices(t)).toEqual(['{comm_id="0x2922",rank="1",device="mlx5_5",port="1"} 1']);
-    expect(await processNetDevices(t)).toEqual(['{pid="5664",device="mlx5_5",port="1"} 1']);
+    expect(await processNetDevices(t)).toEqual(['{pid="5664",host_pid="",device="mlx5_5",port="1"} 1']);
   });
 
   it("one process driving two GPUs (25's swat1-04 pid 2017630 prints [4] and [5]): each rank gets its own GPU's ports", async () => {
@@ -150,6 +150,9 @@ describe("each rank's HCA ports, from its NET/IB lines", () => {
       '{comm_id="0x25",rank="5",device="mlx5_3",port="1"} 1',
     ]);
     // The process: both GPUs' ports, once each.
-    expect(await processNetDevices(t)).toEqual(['{pid="2017630",device="mlx5_2",port="1"} 1', '{pid="2017630",device="mlx5_3",port="1"} 1']);
+    expect(await processNetDevices(t)).toEqual([
+      '{pid="2017630",host_pid="",device="mlx5_2",port="1"} 1',
+      '{pid="2017630",host_pid="",device="mlx5_3",port="1"} 1',
+    ]);
   });
 });
