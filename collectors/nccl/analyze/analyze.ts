@@ -24,6 +24,7 @@ import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
+import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
@@ -287,7 +288,7 @@ function reportOf(
           ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
         ]),
         ...pytorchDebugFindings(t.pt),
-        ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }),
+        ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }, reportedResults(t.pt)),
       ]),
       stacks,
     ),

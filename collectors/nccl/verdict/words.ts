@@ -203,6 +203,11 @@ export const rankBehindWords = {
     return `Rank ${rankList(f.ranks)} failed to pass monitoredBarrier${by}: ${verb(f.ranks, "it", "they")} never reached the barrier the others wait at. Look at what ${verb(f.ranks, "that rank does", "those ranks do")} before it (py-spy dump).`;
   },
 
+  /** PyTorch's store-based barrier at init: every rank that joined it is seen waiting, so the others never came. */
+  storeBarrierAbsent: (f: { ranks: readonly number[]; key: string; waiting: readonly number[] }): string =>
+    `Rank ${rankList(f.ranks)} never reached PyTorch's store-based barrier (${f.key}) that ${verb(f.waiting, "rank", "ranks")} ${rankList(f.waiting)} ${verb(f.waiting, "waits", "wait")} in: ` +
+    `every rank that joined it is among those waiting. Look at why ${verb(f.ranks, "that rank", "those ranks")} did not get to init_process_group / new_group (its own log: a crash, data loading, a download; py-spy dump its process).`,
+
   /** DETAIL's `Running collective` lines where the log stops: a guess, if the job hung there. */
   detailRunning: (f: { behind: readonly number[]; seq: number; ahead: readonly number[]; aheadSeq: number; op?: string }): string =>
     `Where the log stops, rank ${rankList(f.behind)} last ran collective #${f.seq} while ${verb(f.ahead, "rank", "ranks")} ${rankList(f.ahead)} already ran #${f.aheadSeq}${f.op ? ` (${f.op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +

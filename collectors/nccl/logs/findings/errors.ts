@@ -56,7 +56,12 @@ function longest(cs: readonly RetcodeChain[]): RetcodeChain | undefined {
   return cs.reduce<RetcodeChain | undefined>((a, c) => (a === undefined || c.frameCount > a.frameCount ? c : a), undefined);
 }
 
-export function errorFindings(state: TrackedState, orphans: readonly WarningRecord[]): Finding[] {
+/**
+ * `reported`: the results another source says an NCCL call of the job returned (PyTorch's `NCCL
+ * error in: ..., unhandled cuda error`): a chain of that result right after a WARN is that failure,
+ * however few frames the excerpt kept of it.
+ */
+export function errorFindings(state: TrackedState, orphans: readonly WarningRecord[], reported: ReadonlySet<number> = new Set()): Finding[] {
   const procs = [...state.processes.values()];
   const all: Item[] = [...procs.flatMap((p) => p.warnings.map((w) => ({ w, p }))), ...orphans.map((w) => ({ w }))];
   const chains = new Chains();
@@ -74,7 +79,7 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
       ),
       ...sizeMismatchFindings(state, all, chains),
       ...warnErrorFindings(state, all, chains, proxyOfNetworkError),
-      ...chainFindings(state, procs, chains, socketFailures(all)),
+      ...chainFindings(state, procs, chains, socketFailures(all), reported),
     ],
     fallout,
   );
@@ -282,11 +287,17 @@ function socketFailures(all: readonly Item[]): Map<string, string> {
  * excerpt on a host where another process's socket failed: the same failure, seen from a process
  * whose WARN the excerpt cut off (real capture: nccl-pasted file 215).
  */
-function chainFindings(state: TrackedState, procs: readonly ProcessState[], chains: Chains, sockets: ReadonlyMap<string, string>): Finding[] {
+function chainFindings(
+  state: TrackedState,
+  procs: readonly ProcessState[],
+  chains: Chains,
+  sockets: ReadonlyMap<string, string>,
+  reported: ReadonlySet<number>,
+): Finding[] {
   const out: Finding[] = [];
   for (const p of procs) {
     if (chains.has(p.key)) continue;
-    const failed = p.chains.filter(isFailure);
+    const failed = p.chains.filter((c) => isFailure(c) || (c.afterWarn !== undefined && !c.recovered && reported.has(c.code)));
     const c = longest(failed);
     if (!c) continue;
     chains.claim(p.key);

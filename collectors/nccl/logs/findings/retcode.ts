@@ -14,6 +14,26 @@ const RESULTS: Record<number, [string, string]> = {
   7: ["ncclInProgress", "still in progress"],
 };
 
+/**
+ * ncclGetErrorString's words for each result (src/init.cc, 2.3-2.30), as PyTorch quotes them in
+ * `NCCL error in: .../ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8`.
+ */
+const RESULT_WORDS: readonly (readonly [string, number])[] = [
+  ["unhandled cuda error", 1],
+  ["unhandled system error", 2],
+  ["internal error", 3],
+  ["invalid argument", 4],
+  ["invalid usage", 5],
+  ["remote process exited or there was a network error", 6],
+];
+
+/** The result a text names in ncclGetErrorString's words; undefined when it names none. */
+export function resultOfWords(text: string): number | undefined {
+  const t = text.toLowerCase();
+  for (const [words, code] of RESULT_WORDS) if (t.includes(words)) return code;
+  return undefined;
+}
+
 /** `ncclInternalError (3: NCCL found an inconsistency ...)`. */
 export function resultText(code: number): string {
   const r = RESULTS[code];

@@ -21,13 +21,32 @@ export interface OrphanLines {
 /** The tracker, as transportFindings reads it: what each orphan GDR line said, when it kept that. */
 export type FabricState = TrackedState & { readonly orphanGdrWhy?: ReadonlyMap<string, string> };
 
-export function transportFindings(state: FabricState, orphans: OrphanLines = { warnings: [], gdrDisabled: [] }): Finding[] {
+/** `reported`: the NCCL results another source says the job's calls returned (errors.ts). */
+export function transportFindings(
+  state: FabricState,
+  orphans: OrphanLines = { warnings: [], gdrDisabled: [] },
+  reported: ReadonlySet<number> = new Set(),
+): Finding[] {
   const procs = [...state.processes.values()];
-  return [...socketFindings(state, procs, orphans), ...gdrFindings(state, procs, orphans), ...errorFindings(state, orphans.warnings)];
+  return [...socketFindings(state, procs, orphans), ...gdrFindings(state, procs, orphans), ...errorFindings(state, orphans.warnings, reported)];
 }
 
 function socketFindings(state: TrackedState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
-  const socket = procs.filter((p) => transportOf(p).net === "Socket");
+  const hosts = uniq(procs.map((p) => p.host));
+  // A host name a poster redacted (`<cluster_name>`) may stand for several hosts.
+  // One process alone does not tell that the job is on one host.
+  const singleHost = procs.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<");
+  // On one host NCCL's network carries nothing between its ranks (P2P and SHM do). Where no process
+  // there has a fabric and nothing turned one off (NET/IB : No device found, NCCL_NET=Socket), and no
+  // channel goes through a socket, the lines show no socket traffic. IB disabled by the environment, a
+  // process that warned (a net plugin that failed), or one on a fabric beside them: the job reaches
+  // other nodes, over sockets.
+  const all = procs.filter((p) => transportOf(p).net === "Socket");
+  const quiet =
+    singleHost &&
+    procs.every((p) => transportOf(p).net !== "IB" && transportOf(p).net !== "RoCE") &&
+    all.every((p) => !carriesSocketData(p) && !p.evidence.has("ib_disabled") && p.warnings.length === 0);
+  const socket = quiet ? [] : all;
   // A WARN of the NET/Socket plugin that names no process: the process that logged it used sockets.
   const orphan = orphans.warnings.filter((w) => w.message.startsWith("NET/Socket"));
   if (socket.length === 0 && orphan.length === 0) return [];
@@ -37,9 +56,7 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   const verbsAlone = noVerbs.length > 0 && noVerbs.length === socket.length;
   const facts = { processes: socket.map((p) => p.key), noIb: !verbsAlone && socket.some((p) => p.evidence.has("no_ib")), interfaces };
   // Every process of the logs on one host: the sockets join ranks of that host (a test rig, or P2P/SHM turned off).
-  const hosts = uniq(procs.map((p) => p.host));
-  // A host name a poster redacted (`<cluster_name>`) may stand for several hosts.
-  const oneHost = socket.length > 0 && procs.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<") ? hosts[0] : undefined;
+  const oneHost = socket.length > 0 && singleHost ? hosts[0] : undefined;
   const summary =
     oneHost !== undefined
       ? socketTransportWords.oneHost({ ...facts, host: oneHost })
@@ -53,13 +70,19 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
       comm_id: null,
       evidence: [
         ...noVerbs.map((x) => x.w.where),
-        ...socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link") ?? p.evidence.get("socket_warn")]),
+        ...socket.flatMap((p) => [p.evidence.get("no_ib"), p.evidence.get("socket_link") ?? p.evidence.get("socket_warn") ?? p.evidence.get("socket_picked")]),
         ...orphan.map((w) => w.where),
       ]
         .filter((w): w is string => w !== undefined)
         .slice(0, 5),
     }),
   ];
+}
+
+/** Channels that go through NET/Socket, or a WARN of the NET/Socket plugin: data moves over sockets. */
+function carriesSocketData(p: ProcessState): boolean {
+  for (const net of p.netLinks.keys()) if (net.startsWith("Socket")) return true;
+  return p.evidence.has("socket_warn");
 }
 
 /**

@@ -156,7 +156,7 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
       // `NCCL_IB_DISABLE set by environment to 1.`: no IB, whatever else the log shows.
       if (s.startsWith("NCCL_IB_DISABLE set by environment to ", m)) {
         const v = s.charCodeAt(m + 38);
-        return v >= 49 && v <= 57 ? { kind: "net", net: "IB", what: "no_device" } : undefined;
+        return v >= 49 && v <= 57 ? { kind: "net", net: "IB", what: "no_device", disabled: true } : undefined;
       }
       return s.startsWith("NET", m) ? parseNetMsg(s, m, end) : undefined;
     case 71: // G

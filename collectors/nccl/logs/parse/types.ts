@@ -108,6 +108,8 @@ export interface NetEvent extends EventBase {
    * bootstrap: `Bootstrap : Using ib0:10.0.0.1<0>` / 2.3 `NET : Using interface ...`.
    */
   what: "using" | "device" | "no_device" | "selected" | "bootstrap";
+  /** no_device because `NCCL_IB_DISABLE set by environment`: turned off, not missing. */
+  disabled?: true;
   devices?: NetDevice[];
   /** `ib0:10.159.0.34<0>` after `OOB`. */
   oob?: string;

@@ -9,7 +9,8 @@
  * message names its kind, and no later row is tried. The order is that of the if/else chain it
  * replaced; where a row must come before another, its comment says why. A message no form tells is
  * `other`. One special case stays outside the table: a net plugin's `GDR disabled` WARN is `other`
- * with gdrDisabled set (net.ts's pluginGdrOff, capture GDR_OFF_CAPTURE).
+ * with gdrDisabled set (net.ts's pluginGdrOff, capture GDR_OFF_CAPTURE; NCCL 2.1's `No module present for GPU
+ * Direct RDMA`, capture GDR_MODULE_CAPTURE).
  *
  * A literal form is told by substrings, found with indexOf (no regex on this path): the message
  * starts with `start`, holds one of `any` (the first of them found is where the reader starts) and
@@ -331,5 +332,11 @@ export type WarnParser = Extract<Forms, { parser: string }>["parser"];
 /** `NET/OFI GDR disabled on GDR-supported instance type p4d.24xlarge`: `other`, with gdrDisabled set (warn.ts). */
 export const GDR_OFF_CAPTURE: WarnCapture = {
   file: "nccl-pasted/43-gdr-ofi-disabled-on-p4d-plugin-init-failed-socket-fallback-iso-timestamps.log",
+  line: 2,
+};
+
+/** The real capture of NCCL 2.1's `No module present for GPU Direct RDMA.` WARN (warn.ts GDR_NO_MODULE). */
+export const GDR_MODULE_CAPTURE: WarnCapture = {
+  file: "nccl-pasted/242-nccl-2.1.15-old-format-warn-no-module-for-gpu-direct-rdma-roce-gid3-horovod-0.13.8.log",
   line: 2,
 };

@@ -10,6 +10,8 @@ import { sizeMismatch } from "./size-mismatch.js";
 import { WARN_KINDS, type WarnFields, type WarnParser } from "./warn-kinds.js";
 import { find, isDigit, pos, readInt, skipSpaces, tokenEnd, trimEnd } from "./scan.js";
 
+/** NCCL 2.1-2.2's net_ib.cu WARN when the GPUDirect RDMA kernel module (nv_peer_mem) is not loaded. */
+const GDR_NO_MODULE = "No module present for GPU Direct RDMA";
 /** `host<port>` at i: fills peer/peerPort. The peer may be an IPv4/IPv6 address or a host name. */
 /**
  * `[10.0.0.7](http://10.0.0.7)<1234>`: an address a Markdown renderer made a link of, pasted back
@@ -308,8 +310,9 @@ export function classifyWarn(s: string, i: number, end: number, d: WarnDetail): 
   const kind = kindOf(s, i, end, d);
   if (kind === undefined) return;
   d.warnKind = kind;
-  // Not a kind: a net plugin's `GDR disabled` WARN (warn-kinds.ts GDR_OFF_CAPTURE).
-  if (kind === "other" && pluginGdrOff(s, i, end)) d.gdrDisabled = true;
+  // Not a kind: a net plugin's `GDR disabled` WARN (warn-kinds.ts GDR_OFF_CAPTURE), or NCCL 2.1's
+  // `No module present for GPU Direct RDMA.` (nv_peer_mem not loaded; GDR_MODULE_CAPTURE).
+  if (kind === "other" && (pluginGdrOff(s, i, end) || s.startsWith(GDR_NO_MODULE, i))) d.gdrDisabled = true;
 }
 
 /** The kind of the first form that tells [i, end), with its fields filled; `other` when none does; undefined when a sub-parser told it (and set d.warnKind). */

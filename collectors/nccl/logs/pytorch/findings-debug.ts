@@ -27,6 +27,19 @@ export function decodedLength(a: PtFingerprint | undefined, b: PtFingerprint | u
   return a.tensors === true || (a.tensors === false && a.op !== undefined && b.op !== undefined && a.op !== b.op);
 }
 
+/**
+ * The most collectives one rank can be ahead of another at the first mismatch DETAIL reports. The
+ * wrapper compares the ranks' fingerprints at every collective, so they agreed one collective before:
+ * a rank that skipped one is one or a few behind. Numbers further apart began apart: Gloo before
+ * PyTorch 2.1 started each group at a random number, and the first broadcast of a healthy job was
+ * reported as such a mismatch (pytorch/pytorch#101422: 1977865401 vs 54090078). Those say no rank is behind.
+ */
+const MAX_SEQ_GAP = 1000;
+
+function unrelatedSeqs(a: number, b: number): boolean {
+  return Math.abs(a - b) > MAX_SEQ_GAP;
+}
+
 export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): Finding[] {
   const out: Finding[] = [];
   const seen = new Set<string>();
@@ -52,7 +65,7 @@ export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): 
           ...(B.op !== undefined && B.op !== A.op && !lengthOnly ? { other_op: B.op } : {}),
         }),
       );
-      if (!lengthOnly && A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq && a !== undefined && b !== undefined) {
+      if (!lengthOnly && A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq && !unrelatedSeqs(A.seq, B.seq) && a !== undefined && b !== undefined) {
         const [lo, hi, loSeq, hiSeq] = A.seq < B.seq ? [a, b, A.seq, B.seq] : [b, a, B.seq, A.seq];
         out.push(
           rankBehind({

@@ -10,6 +10,7 @@ import type { PtErrorRecord, PytorchLog } from "./log.js";
 import { uniq, type Finding } from "../../verdict/report.js";
 import { ncclError, networkError } from "../../verdict/finding.js";
 import { ncclErrorWords, networkErrorWords, pytorchErrorText } from "../../verdict/words.js";
+import { resultOfWords } from "../findings/retcode.js";
 
 type PtError = PtErrorRecord;
 
@@ -66,4 +67,14 @@ export function aftermathOnly(t: Pick<PytorchLog, "errors">): { rank: number; wh
   return [...errorsByRank(t)]
     .filter(([rank, es]) => rank !== "?" && es.every((e) => AFTERMATH.has(e.what)))
     .map(([rank, es]) => ({ rank: Number(rank), where: es.map((e) => e.where) }));
+}
+
+/** The NCCL results PyTorch's error lines say the job's NCCL calls returned (`..., unhandled cuda error, NCCL version ...`). */
+export function reportedResults(t: Pick<PytorchLog, "errors">): Set<number> {
+  const out = new Set<number>();
+  for (const e of t.errors) {
+    const code = e.text !== undefined ? resultOfWords(e.text) : undefined;
+    if (code !== undefined) out.add(code);
+  }
+  return out;
 }

@@ -20,8 +20,8 @@
  */
 import { find, intAfter, readInt, pos } from "../parse/scan.js";
 import { uniq, type Finding } from "../../verdict/report.js";
-import { hangSuspected } from "../../verdict/finding.js";
-import { hangSuspectedWords } from "../../verdict/words.js";
+import { hangSuspected, rankBehind } from "../../verdict/finding.js";
+import { hangSuspectedWords, rankBehindWords } from "../../verdict/words.js";
 
 const MARK = "Timed out initializing process group in store based barrier on rank";
 const WAIT_MARK = "Waiting in store based barrier to initialize process";
@@ -166,9 +166,46 @@ export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], tim
         comm_id: null,
         evidence: ws.map((w) => w.where).slice(0, 5),
       }),
+      ...absentFinding(
+        key,
+        [...waited.keys()].sort((a, b) => a - b),
+        world,
+        joined,
+        ws.map((w) => w.where),
+      ),
     );
   }
   return out;
+}
+
+/**
+ * The ranks that never joined a barrier, where they can be named: every rank that joined is seen
+ * (named = joined), and they are few (at most 10 and a quarter of the world, as for RAS's lists).
+ */
+function absentRanks(named: readonly number[], world: number | undefined, joined: number | undefined): number[] {
+  if (world === undefined || joined === undefined || named.length !== joined || joined >= world) return [];
+  const missing = world - joined;
+  if (missing > 10 || missing * 4 > world) return [];
+  const seen = new Set(named);
+  const out: number[] = [];
+  for (let r = 0; r < world; r++) if (!seen.has(r)) out.push(r);
+  return out.length === missing ? out : [];
+}
+
+/** The rank_behind of the ranks absentRanks names (none: none). */
+function absentFinding(key: string, named: readonly number[], world: number | undefined, joined: number | undefined, evidence: readonly string[]): Finding[] {
+  const ranks = absentRanks(named, world, joined);
+  if (ranks.length === 0) return [];
+  return [
+    rankBehind({
+      severity: "warning",
+      summary: rankBehindWords.storeBarrierAbsent({ ranks, key, waiting: named }),
+      ranks,
+      processes: [],
+      comm_id: null,
+      evidence: evidence.slice(0, 5),
+    }),
+  ];
 }
 
 /** One finding per barrier key: the ranks that timed out waiting, how many of how many joined. */
@@ -192,6 +229,13 @@ export function storeBarrierFindings(timeouts: readonly StoreBarrierTimeout[]): 
         comm_id: null,
         evidence: ts.map((t) => t.where).slice(0, 5),
       }),
+      ...absentFinding(
+        key,
+        ranks,
+        world,
+        joined >= 0 ? joined : undefined,
+        ts.map((t) => t.where),
+      ),
     );
   }
   return out;

@@ -23,6 +23,8 @@ export interface ProcessState {
   nets: Set<string>;
   /** `NET/IB : No device found` or libibverbs missing: NCCL fell back to sockets. */
   noIbDevice: boolean;
+  /** The network `Using network Socket` (`IBext_v8`, ...) named: what NCCL picked between nodes. */
+  selectedNet?: string;
   /** Channel links that went over the network, by transport (`IB`, `Socket`), and whether any used GDRDMA. */
   netLinks: Map<string, number>;
   /** The ranks at the other end of its NET/Socket channels (a few): they use sockets too. */

@@ -122,12 +122,16 @@ export class Tracker {
         if (ev.what === "no_device") {
           proc.noIbDevice = true;
           note(proc, "no_ib", where);
+          if (ev.disabled) note(proc, "ib_disabled", where);
         } else if (ev.what === "device") noteNetList(proc, ev);
         else if (ev.what === "using") {
           noteNetList(proc, ev);
           const ll = ev.devices?.find((d) => d.linkLayer)?.linkLayer;
           proc.nets.add(ev.net === "IB" && ll === "RoCE" ? "RoCE" : ev.net);
           if (ev.net === "Socket" && ev.devices?.length) proc.socketIfs ??= ev.devices.map((d) => `${d.name}:${d.addr ?? ""}`).join(" ");
+        } else if (ev.what === "selected") {
+          proc.selectedNet = ev.net;
+          if (ev.net === "Socket") note(proc, "socket_picked", where);
         }
         return;
       case "gdr":

@@ -36,7 +36,9 @@ export function transportOf(p: ProcessState): Transport {
     !ibNamed && ibLinks === 0 && otherLinks === 0 && (p.nets.size === 0 || (p.nets.size === 1 && p.nets.has("Socket"))) && ibVerbsMissing(p) !== undefined;
   let net: NetKind;
   // A WARN of the NET/Socket plugin (`NET/Socket : message truncated`) is a socket data path too.
-  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed) || noVerbs()) net = "Socket";
+  // `Using network Socket` (NCCL_NET=Socket, or nothing else found) with no IB named or linked: sockets between nodes.
+  const socketPicked = p.selectedNet === "Socket" && !ibNamed && ibLinks === 0 && otherLinks === 0;
+  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed) || socketPicked || noVerbs()) net = "Socket";
   else if (ibLinks > 0 || ibNamed) net = p.nets.has("RoCE") ? "RoCE" : "IB";
   else if (p.netLinks.size === 0 && p.nets.size === 0 && !p.noIbDevice) net = "unknown";
   else net = "none";

@@ -62,6 +62,24 @@ describe("error-return chains", () => {
     // One frame, but at NCCL's API: the call failed.
     expect(of(run("[1,0]<stdout>:gpu6:1407:1595 [0] NCCL INFO init.cu:915 -> 2"), "nccl_error")[0]).toMatchObject({ processes: ["gpu6:1407"], ranks: [0] });
   });
+
+  it("one frame after a WARN is the failure PyTorch reports with that result's words (pasted 227), and no failure without them", () => {
+    const warn = [
+      "z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC",
+      "z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
+      "z-pc:909608:910337 [0] NCCL INFO transport.cc:68 -> 1",
+    ];
+    expect(of(run(...warn), "nccl_error")).toEqual([]);
+    const reported =
+      "RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1603729062494/work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8";
+    const f = of(run(reported, ...warn), "nccl_error").find((x) => x.processes.includes("z-pc:909608"));
+    expect(f).toMatchObject({ ranks: [0] });
+    expect(f?.summary).toContain('ncclUnhandledCudaError (1: a CUDA call failed), passed up transport.cc:68 after WARN "failed to open CUDA IPC handle : 217');
+    // Another result's words (unhandled system error, 2): not this chain's failure.
+    expect(
+      of(run(reported.replace("unhandled cuda error", "unhandled system error"), ...warn), "nccl_error").filter((x) => x.processes.includes("z-pc:909608")),
+    ).toEqual([]);
+  });
 });
 
 describe("size mismatches", () => {

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseLine } from "../../../../../collectors/nccl/logs/parse/line.js";
-import { GDR_OFF_CAPTURE, WARN_KINDS, type WarnCapture } from "../../../../../collectors/nccl/logs/parse/warn-kinds.js";
+import { GDR_MODULE_CAPTURE, GDR_OFF_CAPTURE, WARN_KINDS, type WarnCapture } from "../../../../../collectors/nccl/logs/parse/warn-kinds.js";
 import { readFixtureRaw } from "../../../../helpers/fixtures.js";
 
 const README = resolve(import.meta.dirname, "../../../../../collectors/nccl/README.md");
@@ -59,8 +59,9 @@ describe("WARN kinds: one table row each, with the real captures it classifies",
     expect(WARN_KINDS.map((r) => r.kind).filter((k) => !captured.has(k))).toEqual(UNCAPTURED);
   });
 
-  it("the special case outside the table: a net plugin's `GDR disabled` WARN is `other`, with gdrDisabled", () => {
+  it("the special cases outside the table: a net plugin's `GDR disabled` WARN and NCCL 2.1's `No module present for GPU Direct RDMA` are `other`, with gdrDisabled", () => {
     expect(parseLine(captureLine(GDR_OFF_CAPTURE))).toMatchObject({ kind: "warn", warnKind: "other", gdrDisabled: true });
+    expect(parseLine(captureLine(GDR_MODULE_CAPTURE))).toMatchObject({ kind: "warn", warnKind: "other", gdrDisabled: true });
   });
 });
 

@@ -201,6 +201,26 @@ describe("issue 29: -1, status-only ranks, unnamed groups, newer backends' names
   });
 });
 
+describe("DETAIL mismatches of sequence numbers", () => {
+  const fp = (seq: number): string =>
+    `CollectiveFingerPrint(SequenceNumber=${seq}, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))`;
+  const mismatch = (a: number, b: number): Finding[] =>
+    run([`RuntimeError: Detected mismatch between collectives on ranks. Rank 16 is running collective: ${fp(a)}, but Rank 1 is running collective: ${fp(b)}.`]);
+
+  it("a rank one collective short is behind at the next one", () => {
+    const fs = mismatch(1204, 1203);
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq])).toEqual([
+      ["rank_behind", [1], 1204],
+      ["collective_mismatch", [16, 1], 1204],
+    ]);
+  });
+
+  it("numbers far apart began apart (Gloo's random start before PyTorch 2.1, pytorch/pytorch#101422): a mismatch, nobody behind", () => {
+    const fs = mismatch(1977865401, 54090078);
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq])).toEqual([["collective_mismatch", [16, 1], 1977865401]]);
+  });
+});
+
 describe("issue 29 captures (nccl-pasted 64-67, 99)", () => {
   const capture = (prefix: string): Finding[] => {
     const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix));

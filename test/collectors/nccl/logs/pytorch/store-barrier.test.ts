@@ -17,6 +17,8 @@ import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("101-")) ?? "";
 /** Rank 0 waiting, 5 lines 10 s apart, 1 of 8 joined (huggingface/accelerate #1401, blind set 3). */
 const waiting = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("206-")) ?? "";
+/** Ranks 0-3 and 5-7 waiting, 7 of 8 joined, rank 0 twice (Lightning-AI/pytorch-lightning #4420, blind set 4). */
+const sevenOfEight = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("235-")) ?? "";
 
 describe("the store-based barrier timeout at init", () => {
   it("reads the 1.x wording of the real capture: rank, key, world size, workers joined, timeout", () => {
@@ -109,5 +111,27 @@ describe("ranks still waiting in the store-based barrier", () => {
     expect(storeBarrierWaitFindings(filling, [])).toEqual([]);
     const timeout = { rank: 0, key: "store_based_barrier_key:2", worldSize: 8, joined: 1, timeout: "0:30:00", where: "w:9" };
     expect(storeBarrierWaitFindings(w, [timeout])).toEqual([]);
+  });
+
+  it("every rank that joined is seen waiting: the few that never came are named behind, once the barrier counts as a hang", () => {
+    const lines = readCapture(`nccl-pasted/${sevenOfEight}`)
+      .split("\n")
+      .filter((l) => l.includes("Waiting in store based barrier"));
+    // The capture as it is: rank 0 waited 20 s (two lines), not yet a hang.
+    expect(analyzeLogs([{ name: sevenOfEight, text: lines.join("\n") }]).findings).toEqual([]);
+    // Ten seconds on (rank 0's third line, nobody joining): the hang, and rank 4 behind.
+    const r = analyzeLogs([{ name: sevenOfEight, text: [...lines, lines[0] ?? ""].join("\n") }]);
+    // The rank behind first: it is what to look at.
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([
+      ["rank_behind", "warning", [4]],
+      ["hang_suspected", "warning", [0]],
+    ]);
+    expect(r.findings[0]?.summary).toContain("Rank 4 never reached PyTorch's store-based barrier (store_based_barrier_key:1) that ranks 0-3,5-7 wait in");
+    // Half the world absent (rank 0 alone of 2, or 1 of 8 joined): not a few ranks behind, only the hang.
+    const w = [1, 2, 3].map(
+      () =>
+        "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
+    );
+    expect(analyzeLogs([{ name: "two", text: w.join("\n") }]).findings.map((f) => f.kind)).toEqual(["hang_suspected"]);
   });
 });
