@@ -7,29 +7,10 @@
  * Pure: the same findings give the same incidents.
  */
 import type { Finding, FindingKind, Incident, Severity } from "./report.js";
+import { kindRow, type Fact } from "./finding-kinds.js";
 
-/** What a finding is evidence of. */
-type Fact = "hang" | "failure" | "hardware" | "diagnostic" | "transport" | "note";
-
-const FACT: Record<FindingKind, Fact> = {
-  rank_behind: "hang",
-  rank_missing: "hang",
-  collective_mismatch: "hang",
-  hang_suspected: "hang",
-  stack_outlier: "hang",
-  watchdog_timeout: "hang",
-  network_error: "failure",
-  nccl_error: "failure",
-  gpu_xid: "hardware",
-  nvswitch_sxid: "hardware",
-  hca_error: "hardware",
-  gpu_pcie_error: "hardware",
-  nccl_diagnostic: "diagnostic",
-  socket_transport: "transport",
-  gdr_disabled: "transport",
-  dump_unreadable: "note",
-  kernel_log_truncated: "note",
-};
+/** What a finding of this kind is evidence of (its row in finding-kinds.ts). */
+const factOf = (kind: FindingKind): Fact => kindRow(kind).fact;
 
 /** The first sentence of a summary (a sentence ends with ". " before a capital letter, or at the end). */
 export function firstSentence(s: string): string {
@@ -46,10 +27,10 @@ export function firstSentence(s: string): string {
  * the errors are below it as its evidence; without a hang they are one incident of their own.
  */
 export function incidentsOf(findings: readonly Finding[]): Incident[] {
-  const hang = findings.some((f) => f.severity !== "info" && FACT[f.kind] === "hang");
+  const hang = findings.some((f) => f.severity !== "info" && factOf(f.kind) === "hang");
   const groups = new Map<string, number[]>();
   findings.forEach((f, i) => {
-    let fact: Fact = f.severity === "info" ? "note" : FACT[f.kind];
+    let fact: Fact = f.severity === "info" ? "note" : factOf(f.kind);
     if (fact === "failure" && hang) fact = "hang";
     const key = fact === "note" ? `note ${i}` : fact;
     const group = groups.get(key);

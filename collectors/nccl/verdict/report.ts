@@ -1,25 +1,8 @@
 /** The shape `ringwatch analyze --json` prints (a contract: other tools read it). */
 
-export type FindingKind =
-  | "collective_mismatch"
-  | "rank_behind"
-  | "watchdog_timeout"
-  | "socket_transport"
-  | "gdr_disabled"
-  | "network_error"
-  | "nccl_error"
-  | "hang_suspected"
-  | "rank_missing"
-  | "dump_unreadable"
-  | "gpu_xid"
-  | "nvswitch_sxid"
-  | "hca_error"
-  | "gpu_pcie_error"
-  | "kernel_log_truncated"
-  | "nccl_diagnostic"
-  | "stack_outlier";
+import { FINDING_KINDS, type FindingKind, type Severity } from "./finding-kinds.js";
 
-export type Severity = "critical" | "warning" | "info";
+export type { FindingKind, Severity } from "./finding-kinds.js";
 
 export interface Finding {
   kind: FindingKind;
@@ -147,25 +130,8 @@ export interface Report {
 }
 
 const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
-const KIND_ORDER: FindingKind[] = [
-  "rank_behind",
-  "rank_missing",
-  "stack_outlier",
-  "gpu_xid",
-  "nvswitch_sxid",
-  "nccl_diagnostic",
-  "collective_mismatch",
-  "hang_suspected",
-  "watchdog_timeout",
-  "network_error",
-  "hca_error",
-  "gpu_pcie_error",
-  "nccl_error",
-  "socket_transport",
-  "gdr_disabled",
-  "dump_unreadable",
-  "kernel_log_truncated",
-];
+/** The kinds in finding-kinds.ts's order of importance. */
+const KIND_ORDER: readonly FindingKind[] = FINDING_KINDS.map((r) => r.kind);
 
 /** Most important first: severity, then the kinds that name a culprit. */
 export function sortFindings(f: Finding[]): Finding[] {

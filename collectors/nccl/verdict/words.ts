@@ -5,11 +5,9 @@
  * log them (PyTorch's lines, NCCL RAS, Flight Recorder). The sources work out the facts and build
  * the finding (verdict/finding.ts); to change what a kind says, change it here.
  *
- * Grouped by kind, in the order of verdict/report.ts's KIND_ORDER: rank_behind, rank_missing,
- * stack_outlier (with the Python stacks a rank_behind is given), the hardware kinds,
- * nccl_diagnostic, collective_mismatch, hang_suspected, watchdog_timeout, network_error,
- * nccl_error, socket_transport, gdr_disabled, dump_unreadable, kernel_log_truncated. Within a kind,
- * one template per source and situation; each ends with its advice where it has one.
+ * Grouped by kind, in the order of the table of verdict/finding-kinds.ts (stack_outlier with the
+ * Python stacks a rank_behind is given). Within a kind, one template per source and situation;
+ * each ends with its advice where it has one.
  */
 import { rankList, type FindingKind } from "./report.js";
 
