@@ -17,11 +17,12 @@ import type { CommVerdict } from "./logs/detect/types.js";
 import type { NodeView, TrackedState } from "./logs/detect/verdict.js";
 import { groupProcesses } from "./logs/pytorch/findings-groups.js";
 import type { PytorchLog } from "./logs/pytorch/log.js";
-import type { PytorchVerdict } from "./logs/pytorch/verdict.js";
+import { PYTORCH_HOLD_MS, type PytorchVerdict } from "./logs/pytorch/verdict.js";
 import type { ProcessState } from "./logs/state/model.js";
 import type { RasCommVerdict } from "./ras/verdict.js";
 import type { StackTarget } from "./stacks/live/collect.js";
 import type { StackSuspect } from "./stacks/live/watch.js";
+import { liveRankPids } from "./logs/rank-processes.js";
 
 /** A process's rank in the largest communicator it is in (the world), else a launcher prefix's global rank. */
 function globalRank(t: TrackedState, p: ProcessState): number | undefined {
@@ -167,4 +168,35 @@ export function pytorchStackSuspects(
     if (ranks.length > 0) out.push({ commId: "", processGroup: pg, ranks: ranks.sort((a, b) => a.rank - b.rank), behind: [...g.behind] });
   }
   return out;
+}
+
+/** What the suspects are drawn from at one evaluation. */
+export interface SuspectInputs {
+  tracker: TrackedState;
+  pt: PytorchLog;
+  view: NodeView;
+  uidOf: (pid: number) => number | undefined;
+  /** The logs' COLL verdicts. */
+  logs: readonly CommVerdict[];
+  /** RAS's verdicts and what believing its pids needs; undefined: RAS off. */
+  ras?: { verdicts: readonly RasCommVerdict[]; verifiedUid: number | undefined; nodePid: (pid: number) => number | undefined };
+  /** PyTorch's process-group verdicts. */
+  pytorch: readonly PytorchVerdict[];
+  now: number;
+}
+
+/** The suspects of every source now: the logs' first, then RAS's (communicators the logs do not suspect), then PyTorch's process groups. */
+export function liveStackSuspects(i: SuspectInputs): StackSuspect[] {
+  const fromLogs = stackSuspects(i.tracker, i.logs, i.view, i.uidOf);
+  const ras = i.ras;
+  const fromRas =
+    ras !== undefined && ras.verdicts.some((v) => v.hang || v.behind.length > 0)
+      ? rasStackSuspects(
+          ras.verdicts,
+          { nodePid: (pid) => ras.nodePid(pid), uidOf: i.uidOf, verifiedUid: ras.verifiedUid, loggedPids: new Set(liveRankPids(i.tracker, i.view, i.uidOf)) },
+          new Set(fromLogs.map((s) => s.commId)),
+        )
+      : [];
+  const fromPytorch = i.pytorch.length > 0 ? pytorchStackSuspects(i.tracker, i.pt, i.pytorch, i.view, i.uidOf, i.now - PYTORCH_HOLD_MS) : [];
+  return [...fromLogs, ...fromRas, ...fromPytorch];
 }

@@ -78,7 +78,7 @@ describe("production mode: NCCL RAS alone", () => {
     expect(info).toHaveLength(8);
     for (let r = 0; r < 8; r++)
       expect(info, `rank ${r}`).toContain(
-        `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="${r}",nranks="16",pid="${process.pid}",cuda_dev="${r}",bus_id="",nccl_version="2.29.7"} 1`,
+        `ringwatch_nccl_rank_info{comm_id="${COMM}",rank="${r}",nranks="16",pid="${process.pid}",host_pid="",cuda_dev="${r}",bus_id="",nccl_version="2.29.7"} 1`,
       );
     expect(samplesOf(hung, "ringwatch_nccl_ras_collective_mismatch")).toEqual([]);
     expect(ras.commands().slice(0, 4)).toEqual(["CLIENT PROTOCOL 2", "TIMEOUT 5", "SET FORMAT json", "STATUS"]);
