@@ -255,7 +255,6 @@ export function createNcclCollector(deps: CollectorDeps, options: NcclOptions): 
       metrics.configure(n.series);
       detect.hangThresholdMs = n.hangThresholdMs;
       view = makeView();
-      if (n.ras !== undefined) opts.ras = { ...opts.ras, ...n.ras };
       ras.reconfigure(n.ras, n.hangThresholdMs);
       stacks.setOptions(n.stacks);
       if (n.flightRecorder === undefined) fr = undefined;

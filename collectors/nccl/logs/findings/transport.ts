@@ -3,7 +3,7 @@
  * network errors and NCCL errors, which analyze asks for through transportFindings.
  */
 import type { ProcessState, WarningRecord } from "../state/model.js";
-import { ibVerbsMissing, transportOf } from "../state/transport.js";
+import { ibVerbsMissing, socketPicked, transportOf } from "../state/transport.js";
 import type { TrackedState } from "../detect/verdict.js";
 import { errorFindings } from "./errors.js";
 import { ranksOf } from "./procs.js";
@@ -41,9 +41,11 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   // channel goes through a socket, the lines show no socket traffic. IB disabled by the environment, a
   // process that warned (a net plugin that failed), or one on a fabric beside them: the job reaches
   // other nodes, over sockets.
-  const all = procs.filter((p) => transportOf(p).net === "Socket");
+  // A communicator with more ranks than the logs show on that host reaches other nodes: no quiet host.
+  const all = procs.filter((p) => transportOf(p).net === "Socket" || socketPicked(p));
   const quiet =
     singleHost &&
+    !spansNodes(state) &&
     procs.every((p) => transportOf(p).net !== "IB" && transportOf(p).net !== "RoCE") &&
     all.every((p) => !carriesSocketData(p) && !p.evidence.has("ib_disabled") && p.warnings.length === 0);
   const socket = quiet ? [] : all;
@@ -77,6 +79,12 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
         .slice(0, 5),
     }),
   ];
+}
+
+/** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */
+function spansNodes(state: TrackedState): boolean {
+  for (const c of state.comms.values()) if (c.nranks !== undefined && c.nranks > c.ranks.size) return true;
+  return false;
 }
 
 /** Channels that go through NET/Socket, or a WARN of the NET/Socket plugin: data moves over sockets. */

@@ -69,10 +69,15 @@ export function aftermathOnly(t: Pick<PytorchLog, "errors">): { rank: number; wh
     .map(([rank, es]) => ({ rank: Number(rank), where: es.map((e) => e.where) }));
 }
 
-/** The NCCL results PyTorch's error lines say the job's NCCL calls returned (`..., unhandled cuda error, NCCL version ...`). */
+/**
+ * The NCCL results PyTorch's NCCL error lines say the job's NCCL calls returned (`NCCL error in:
+ * ..., unhandled cuda error, NCCL version ...`, also as a DistBackendError); not the watchdog's
+ * exceptions or `Last error:` rows, whose words (a CUDA `invalid argument`) are no NCCL result.
+ */
 export function reportedResults(t: Pick<PytorchLog, "errors">): Set<number> {
   const out = new Set<number>();
   for (const e of t.errors) {
+    if (e.what !== "nccl_error" && e.what !== "dist_backend_error") continue;
     const code = e.text !== undefined ? resultOfWords(e.text) : undefined;
     if (code !== undefined) out.add(code);
   }

@@ -181,6 +181,9 @@ export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], tim
 /**
  * The ranks that never joined a barrier, where they can be named: every rank that joined is seen
  * (named = joined), and they are few (at most 10 and a quarter of the world, as for RAS's lists).
+ * The ranks are taken as 0..world-1; a subgroup synchronized locally
+ * (new_group(use_local_synchronization=True)) prints global ranks, which the count check below rules
+ * out unless they happen to be 1..world-1, where rank 0 would be named wrongly.
  */
 function absentRanks(named: readonly number[], world: number | undefined, joined: number | undefined): number[] {
   if (world === undefined || joined === undefined || named.length !== joined || joined >= world) return [];

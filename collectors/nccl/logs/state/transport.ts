@@ -36,9 +36,7 @@ export function transportOf(p: ProcessState): Transport {
     !ibNamed && ibLinks === 0 && otherLinks === 0 && (p.nets.size === 0 || (p.nets.size === 1 && p.nets.has("Socket"))) && ibVerbsMissing(p) !== undefined;
   let net: NetKind;
   // A WARN of the NET/Socket plugin (`NET/Socket : message truncated`) is a socket data path too.
-  // `Using network Socket` (NCCL_NET=Socket, or nothing else found) with no IB named or linked: sockets between nodes.
-  const socketPicked = p.selectedNet === "Socket" && !ibNamed && ibLinks === 0 && otherLinks === 0;
-  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed) || socketPicked || noVerbs()) net = "Socket";
+  if (socketLinks > 0 || p.evidence.has("socket_warn") || (p.noIbDevice && !ibNamed) || noVerbs()) net = "Socket";
   else if (ibLinks > 0 || ibNamed) net = p.nets.has("RoCE") ? "RoCE" : "IB";
   else if (p.netLinks.size === 0 && p.nets.size === 0 && !p.noIbDevice) net = "unknown";
   else net = "none";
@@ -51,4 +49,16 @@ export function transportOf(p: ProcessState): Transport {
   else if (p.gdrEnabled > 0) gdr = "enabled";
   else gdr = "unknown";
   return { net, gdr };
+}
+
+/**
+ * `Using network Socket` (NCCL_NET=Socket, or a net plugin that failed) with no IB named and no
+ * channel through another network: the network NCCL would use between nodes. Not a transport by
+ * itself (a single-node job prints it and moves nothing over it): analyze's socket finding weighs it
+ * with the hosts its logs show (findings/transport.ts).
+ */
+export function socketPicked(p: ProcessState): boolean {
+  if (p.selectedNet !== "Socket" || p.nets.has("IB") || p.nets.has("RoCE")) return false;
+  for (const net of p.netLinks.keys()) if (!net.startsWith("Socket")) return false;
+  return true;
 }

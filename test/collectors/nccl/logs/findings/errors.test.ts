@@ -75,6 +75,13 @@ describe("error-return chains", () => {
     const f = of(run(reported, ...warn), "nccl_error").find((x) => x.processes.includes("z-pc:909608"));
     expect(f).toMatchObject({ ranks: [0] });
     expect(f?.summary).toContain('ncclUnhandledCudaError (1: a CUDA call failed), passed up transport.cc:68 after WARN "failed to open CUDA IPC handle : 217');
+    // PyTorch 2.x's DistBackendError wording is the same report.
+    const dist = `[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5`;
+    expect(of(run(dist, ...warn), "nccl_error").find((x) => x.processes.includes("z-pc:909608"))).toMatchObject({ ranks: [0] });
+    // A watchdog's CUDA exception is no NCCL result, whatever its words.
+    const cuda =
+      "[rank0]:[E1127 10:00:00.000000000 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process group watchdog thread terminated with exception: CUDA error: unhandled cuda error";
+    expect(of(run(cuda, ...warn), "nccl_error").filter((x) => x.processes.includes("z-pc:909608"))).toEqual([]);
     // Another result's words (unhandled system error, 2): not this chain's failure.
     expect(
       of(run(reported.replace("unhandled cuda error", "unhandled system error"), ...warn), "nccl_error").filter((x) => x.processes.includes("z-pc:909608")),

@@ -1,0 +1,56 @@
+/**
+ * A process's transport as the live series give it (state/transport.ts transportOf): NCCL 2.28's
+ * `Using network Socket` after its IB plugin failed to start (the real H100 VM capture) is what NCCL
+ * would use between nodes, not traffic: a single-node job whose channels go over P2P says nothing
+ * about sockets (no false RingwatchNcclSocketTransport); its channels through NET/Socket do. And
+ * analyze's socket_transport on one host: only where the job is seen to reach other nodes.
+ */
+import { describe, expect, it } from "vitest";
+import { parseLine } from "../../../../../collectors/nccl/logs/parse/line.js";
+import { Tracker } from "../../../../../collectors/nccl/logs/state/tracker.js";
+import { socketPicked, transportOf } from "../../../../../collectors/nccl/logs/state/transport.js";
+import { readCapture } from "../../../../helpers/fixtures.js";
+import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
+
+function process(lines: readonly string[]): ReturnType<typeof transportOf> & { picked: boolean } {
+  const t = new Tracker();
+  lines.forEach((line, i) => {
+    const ev = parseLine(line);
+    if (ev) t.ingest(ev, { source: "l", lineNo: i + 1 });
+  });
+  const p = [...t.processes.values()][0];
+  if (p === undefined) throw new Error("no process");
+  return { ...transportOf(p), picked: socketPicked(p) };
+}
+
+describe("transportOf and `Using network Socket`", () => {
+  const capture = readCapture("nccl-device/h100-2026-11-24/nccl-vm-609.log").split("\n");
+  const init = capture.slice(0, capture.findIndex((l) => l.includes("Using network Socket")) + 1);
+
+  it("the capture's init (IB plugin failed, Socket picked), then a channel over P2P: picked, but no socket transport", () => {
+    expect(init.some((l) => l.includes("Failed to initialize NET plugin IB"))).toBe(true);
+    expect(process([...init, "vm:609:609 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM"])).toEqual({ net: "none", gdr: "unknown", picked: true });
+  });
+
+  it("the capture whole: its channels go through NET/Socket", () => {
+    expect(process(capture)).toMatchObject({ net: "Socket", picked: true });
+  });
+});
+
+describe("analyze's socket finding on one host", () => {
+  const proc = (pid: number, dev: number): string[] => [
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO Failed to initialize NET plugin IB`,
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO Using network Socket`,
+  ];
+  const init = (pid: number, dev: number, rank: number, nranks: number): string =>
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO comm 0x5${dev} rank ${rank} nranks ${nranks} cudaDev ${dev} nvmlDev ${dev} busId ${dev}8000 commId 0x77 - Init COMPLETE`;
+  const kinds = (lines: readonly string[]): string[] => analyzeLogs([{ name: "l", text: lines.join("\n") }]).findings.map((f) => f.kind);
+
+  it("two ranks of a two-rank communicator on node-a, sockets picked, no channel over them: healthy", () => {
+    expect(kinds([...proc(11, 0), ...proc(12, 1), init(11, 0, 0, 2), init(12, 1, 1, 2)])).toEqual([]);
+  });
+
+  it("the same two ranks of a 16-rank communicator (the job reaches other nodes): socket_transport", () => {
+    expect(kinds([...proc(11, 0), ...proc(12, 1), init(11, 0, 0, 16), init(12, 1, 1, 16)])).toEqual(["socket_transport"]);
+  });
+});
