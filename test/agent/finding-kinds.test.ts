@@ -36,18 +36,29 @@ describe("finding kinds", () => {
     expect(ROWS.filter((r) => r.capture === undefined).map((r) => r.kind)).toEqual([
       "stack_outlier",
       "nccl_diagnostic",
+      "straggler",
       "dump_unreadable",
       "kernel_log_truncated",
     ]);
     expect(new Set(ROWS.map((r) => r.kind)).size).toBe(ROWS.length);
   });
 
-  it("docs/nccl.md lists exactly the table's kinds in analyze's JSON fields", () => {
+  it("a live-only kind is one no capture can give analyze, and a source concludes it live", () => {
+    const live = ROWS.filter((r) => r.liveOnly === true);
+    expect(live.map((r) => r.kind)).toEqual(["straggler"]);
+    for (const r of live) expect(r.noCapture, r.kind).toMatch(/^live only: /);
+  });
+
+  it("docs/nccl.md lists exactly the table's kinds in analyze's JSON fields (the live-only kinds aside)", () => {
     const text = readFileSync(DOCS, "utf8").replace(/\s+/g, " ");
     const start = text.indexOf("Each finding has `kind` (");
     const end = text.indexOf("), `severity`", start);
     expect(start).toBeGreaterThan(0);
     const listed = [...text.slice(start, end).matchAll(/`([a-z_]+)`/g)].map((m) => m[1]).filter((k) => k !== "kind");
-    expect([...new Set(listed)].sort()).toEqual(ROWS.map((r) => r.kind).sort());
+    expect([...new Set(listed)].sort()).toEqual(
+      ROWS.filter((r) => r.liveOnly !== true)
+        .map((r) => r.kind)
+        .sort(),
+    );
   });
 });

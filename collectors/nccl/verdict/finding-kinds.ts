@@ -5,13 +5,15 @@
  * of (incidents.ts groups a report's findings by it), and the real capture under test/fixtures that
  * gives it, or why none can. FindingKind, the builders' severities, the incidents' facts and the
  * order come from here; test/agent/finding-kinds.test.ts runs `ringwatch analyze` on every capture
- * and fails when docs/nccl.md's list of kinds drifts from the table.
+ * and fails when docs/nccl.md's list of kinds drifts from the table. A row marked `liveOnly` is a
+ * kind only the live agent concludes (it needs a clock: analyze reads no time between lines); it is
+ * a VerdictKind (verdict.ts) and never in analyze's JSON.
  */
 
 export type Severity = "critical" | "warning" | "info";
 
 /** What a finding is evidence of (incidents.ts). */
-export type Fact = "hang" | "failure" | "hardware" | "diagnostic" | "transport" | "note";
+export type Fact = "hang" | "slow" | "failure" | "hardware" | "diagnostic" | "transport" | "note";
 
 export interface FindingKindRow {
   readonly kind: string;
@@ -21,6 +23,8 @@ export interface FindingKindRow {
   readonly capture?: string;
   /** Why no real capture gives it, where none does. */
   readonly noCapture?: string;
+  /** Concluded only live, never by analyze. */
+  readonly liveOnly?: true;
 }
 
 export const FINDING_KINDS = [
@@ -75,6 +79,13 @@ export const FINDING_KINDS = [
     capture: "nccl-pasted/112-ibext-inter-node-channels-without-gdrdma-two-hosts-8-ranks-deepspeed.log",
   },
   {
+    kind: "straggler",
+    severity: "warning",
+    fact: "slow",
+    liveOnly: true,
+    noCapture: "live only: the last rank to arrive at most collectives, held over minutes (NCCL Inspector's timings or the COLL lines as they come)",
+  },
+  {
     kind: "dump_unreadable",
     severity: "warning",
     fact: "note",
@@ -88,12 +99,16 @@ export const FINDING_KINDS = [
   },
 ] as const satisfies readonly FindingKindRow[];
 
-export type FindingKind = (typeof FINDING_KINDS)[number]["kind"];
+/** Every kind of verdict, live and offline. */
+export type VerdictKind = (typeof FINDING_KINDS)[number]["kind"];
+
+/** The kinds analyze reports (its JSON's `kind`): all but the live-only rows. */
+export type FindingKind = Exclude<VerdictKind, Extract<(typeof FINDING_KINDS)[number], { liveOnly: true }>["kind"]>;
 
 const BY_KIND = new Map<string, FindingKindRow>(FINDING_KINDS.map((r) => [r.kind, r]));
 
 /** The row of a kind. */
-export function kindRow(kind: FindingKind): FindingKindRow {
+export function kindRow(kind: VerdictKind): FindingKindRow {
   const row = BY_KIND.get(kind);
   if (row === undefined) throw new Error(`unknown finding kind ${kind}`);
   return row;

@@ -1,20 +1,16 @@
 /** The shape `ringwatch analyze --json` prints (a contract: other tools read it). */
 
-import { FINDING_KINDS, type FindingKind, type Severity } from "./finding-kinds.js";
+import { FINDING_KINDS, type FindingKind, type Severity, type VerdictKind } from "./finding-kinds.js";
+import type { Verdict } from "./verdict.js";
 
 export type { FindingKind, Severity } from "./finding-kinds.js";
 
-export interface Finding {
-  kind: FindingKind;
-  severity: Severity;
+/** A verdict as analyze prints it: the Verdict (kind, severity, scope, ranks, evidence as `file:line`), its words and the numbers that make it specific. */
+export interface Finding extends Verdict<FindingKind> {
   /** One or two sentences for a person at 2:47 AM: what, where, what to do. */
   summary: string;
-  ranks: number[];
   /** `host:pid` of the processes concerned. */
   processes: string[];
-  comm_id: string | null;
-  /** `file:line` of the lines that show it. */
-  evidence: string[];
   /** The numbers that make it specific, where they apply. */
   seq?: number;
   op?: string;
@@ -23,8 +19,6 @@ export interface Finding {
   peer?: string;
   count?: number;
   timeout_ms?: number;
-  /** Flight Recorder: the PyTorch process group, `name (desc)`. */
-  process_group?: string;
   /** Flight Recorder: the ranks that wait in collective `seq`; stack_outlier: the ranks whose stack most ranks share, in a collective. */
   waiting_ranks?: number[];
   /** Flight Recorder: the call stacks that enqueued collective `seq`, innermost frame first, with the ranks that share each. */
@@ -131,7 +125,7 @@ export interface Report {
 
 const SEVERITY_ORDER: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };
 /** The kinds in finding-kinds.ts's order of importance. */
-const KIND_ORDER: readonly FindingKind[] = FINDING_KINDS.map((r) => r.kind);
+const KIND_ORDER: readonly VerdictKind[] = FINDING_KINDS.map((r) => r.kind);
 
 /** Most important first: severity, then the kinds that name a culprit. */
 export function sortFindings(f: Finding[]): Finding[] {

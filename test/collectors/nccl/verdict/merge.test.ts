@@ -5,38 +5,40 @@
  * communicator RAS also reports (whose threshold?), Inspector names a straggler the logs do not.
  */
 import { describe, expect, it } from "vitest";
-import { mergeVerdicts, type CommunicatorVerdict, type Series } from "../../../../collectors/nccl/verdict/merge.js";
+import { mergeVerdicts, type Series } from "../../../../collectors/nccl/verdict/merge.js";
+import { liveVerdict, type CommunicatorWatch } from "../../../../collectors/nccl/verdict/verdict.js";
 
 const values = (s: Series): Record<string, number> => Object.fromEntries([...s.values()].map((x) => [Object.values(x.labels).join("/"), x.value]));
 
-const logsQuiet: CommunicatorVerdict = {
-  commId: "0xa",
-  hang: false,
-  evidence: [],
+/** The logs judge every kind of 0xa: not hung, rank 1 a straggler. */
+const logsQuiet: CommunicatorWatch = {
+  comm_id: "0xa",
+  judges: ["hang_suspected", "rank_behind", "straggler", "collective_mismatch"],
+  ranks: [0, 1],
   thresholdMs: 120_000,
-  ranks: [
-    { rank: 0, behind: false, straggler: false },
-    { rank: 1, behind: false, straggler: true },
-  ],
-  mismatch: false,
-  gpus: [],
+  verdicts: [liveVerdict("straggler", "0xa", [1], ["coll_log"])],
 };
 
 describe("mergeVerdicts", () => {
   it("a hang RAS sees and the logs do not is a hang, with RAS's evidence, its rank behind, and the GPU signature", () => {
-    const ras: CommunicatorVerdict = {
-      commId: "0xa",
-      hang: true,
-      evidence: ["ras", "gpu"],
+    const ras: CommunicatorWatch = {
+      comm_id: "0xa",
+      judges: ["hang_suspected", "rank_behind"],
+      ranks: [0, 1],
       thresholdMs: 60_000,
-      ranks: [
-        { rank: 0, behind: true },
-        { rank: 1, behind: false },
-      ],
-      gpus: [
-        { gpu: "0", rank: 0, signature: "idle" },
-        { gpu: "1", rank: 1, signature: "spin" },
-        { gpu: "2", rank: 2, signature: "busy" },
+      verdicts: [
+        liveVerdict(
+          "hang_suspected",
+          "0xa",
+          [0, 1],
+          ["ras", "gpu"],
+          [
+            { gpu: "0", rank: 0, signature: "idle" },
+            { gpu: "1", rank: 1, signature: "spin" },
+            { gpu: "2", rank: 2, signature: "busy" },
+          ],
+        ),
+        liveVerdict("rank_behind", "0xa", [0], ["ras"]),
       ],
     };
     const m = mergeVerdicts([logsQuiet, ras]);
@@ -51,14 +53,7 @@ describe("mergeVerdicts", () => {
   });
 
   it("a communicator only RAS knows gets RAS's threshold, and no mismatch series (RAS does not judge it here)", () => {
-    const ras: CommunicatorVerdict = {
-      commId: "0xb",
-      hang: false,
-      evidence: ["ras"],
-      thresholdMs: 90_000,
-      ranks: [{ rank: 3, behind: false }],
-      gpus: [{ gpu: "3", rank: 3, signature: "spin" }],
-    };
+    const ras: CommunicatorWatch = { comm_id: "0xb", judges: ["hang_suspected", "rank_behind"], ranks: [3], thresholdMs: 90_000, verdicts: [] };
     const m = mergeVerdicts([logsQuiet, ras]);
     expect(values(m.threshold)).toEqual({ "0xa": 120, "0xb": 90 });
     expect(values(m.mismatch)).toEqual({ "0xa": 0 });
@@ -69,16 +64,13 @@ describe("mergeVerdicts", () => {
   });
 
   it("Inspector's straggler adds to the logs' and says nothing of hangs", () => {
-    const inspector: CommunicatorVerdict = {
-      commId: "0xa",
-      evidence: [],
-      ranks: [
-        { rank: 0, straggler: true },
-        { rank: 1, straggler: false },
-      ],
-      gpus: [],
+    const inspector: CommunicatorWatch = {
+      comm_id: "0xa",
+      judges: ["straggler"],
+      ranks: [0, 1],
+      verdicts: [liveVerdict("straggler", "0xa", [0], ["inspector"])],
     };
-    const alone: CommunicatorVerdict = { commId: "0xc", evidence: [], ranks: [{ rank: 5, straggler: false }], gpus: [] };
+    const alone: CommunicatorWatch = { comm_id: "0xc", judges: ["straggler"], ranks: [5], verdicts: [] };
     const m = mergeVerdicts([logsQuiet, inspector, alone]);
     expect(values(m.straggler)).toEqual({ "0xa/0": 1, "0xa/1": 1, "0xc/5": 0 });
     // A communicator only Inspector knows has no hang series.
@@ -87,8 +79,13 @@ describe("mergeVerdicts", () => {
   });
 
   it("the same GPU named by two hung communicators is one series", () => {
-    const a: CommunicatorVerdict = { commId: "0xa", hang: true, evidence: ["coll_log"], ranks: [], gpus: [{ gpu: "0", rank: 0, signature: "spin" }] };
-    const b: CommunicatorVerdict = { ...a, commId: "0xb" };
+    const hung = (commId: string): CommunicatorWatch => ({
+      comm_id: commId,
+      judges: ["hang_suspected"],
+      ranks: [0],
+      verdicts: [liveVerdict("hang_suspected", commId, [0], ["coll_log"], [{ gpu: "0", rank: 0, signature: "spin" }])],
+    });
+    const [a, b] = [hung("0xa"), hung("0xb")];
     expect([...mergeVerdicts([a, b]).signature.values()]).toEqual([{ labels: { gpu: "0", signature: "spin" }, value: 1 }]);
   });
 });
