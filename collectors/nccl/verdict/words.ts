@@ -739,9 +739,13 @@ export const hangSuspectedWords = {
 
   /** PyTorch's store-based barrier at init, still waiting: `joined` of `world` ranks, nobody joining for `seconds`. */
   storeBarrierWaiting: (f: { key: string; ranks: readonly number[]; world: number; joined: number; seconds: number; timeout?: string }): string =>
-    `PyTorch is still initializing a process group: rank ${rankList(f.ranks)} waited ${Math.round(f.seconds)} s or more in its store-based barrier (${f.key}), ` +
-    `and only ${f.joined} of ${f.world} ranks reached it meanwhile${f.timeout !== undefined ? ` (it gives up after ${f.timeout})` : ""}. ` +
-    "The job hangs at init if the others never come: they crashed, are stuck before init_process_group / new_group (data loading, a download, another rank's earlier error), or started late; their own logs say which.",
+    f.joined > f.world
+      ? `PyTorch is still initializing a process group: rank ${rankList(f.ranks)} waited ${Math.round(f.seconds)} s or more in its store-based barrier (${f.key}), ` +
+        `which ${f.joined} ranks joined where the world has ${f.world}: it waits for the count to equal the world's, which it never will${f.timeout !== undefined ? ` (it gives up after ${f.timeout})` : ""}. ` +
+        "Another launch shares this rendezvous store (the same MASTER_ADDR:MASTER_PORT, or a stale store): give each job its own port."
+      : `PyTorch is still initializing a process group: rank ${rankList(f.ranks)} waited ${Math.round(f.seconds)} s or more in its store-based barrier (${f.key}), ` +
+        `and only ${f.joined} of ${f.world} ranks reached it meanwhile${f.timeout !== undefined ? ` (it gives up after ${f.timeout})` : ""}. ` +
+        "The job hangs at init if the others never come: they crashed, are stuck before init_process_group / new_group (data loading, a download, another rank's earlier error), or started late; their own logs say which.",
 
   /** monitoredBarrier: every rank but these reached it. */
   barrier: (f: { ranks: readonly number[] }): string => `The job hangs at a monitoredBarrier: every rank but ${rankList(f.ranks)} reached it.`,
@@ -911,6 +915,13 @@ export const ncclErrorWords = {
   /** A net plugin failed to initialize. */
   netPlugin: (f: { process?: string; message: string; chain: string }): string =>
     `The net plugin failed to initialize on ${here(f.process)}: "${f.message}".${f.chain} NCCL goes on with another network, often NET/Socket (see socket_transport); check the plugin's libraries and devices (EFA, libfabric) in the job's container.`,
+
+  /** A WARN of NCCL's RAS service, which no communicator depends on. */
+  rasService: (f: { process?: string; message: string }): string =>
+    `NCCL's RAS service failed on ${here(f.process)}: "${f.message}". The job's communicators do not depend on it; RAS queries (ncclras, ringwatch's RAS watch) may not reach this process` +
+    (/in use/i.test(f.message)
+      ? ": another process of the host holds RAS's client address (NCCL_RAS_ADDR, localhost:28028 by default), and only one process per host can."
+      : "."),
 
   /** Any other NCCL error WARN (`kind`: the WARN's kind, `internal_error`). */
   other: (f: { kind: string; process?: string; message: string; chain: string }): string =>

@@ -99,6 +99,8 @@ function withFallout(findings: Finding[], fallout: ReadonlyMap<Finding, string>)
     if (c === undefined) continue;
     findings[i] = {
       ...c,
+      // The root's own process: the ranks the network error named are its ranks.
+      ranks: f.processes.every((p) => c.processes.includes(p)) ? uniq([...c.ranks, ...f.ranks]).sort((a, b) => a - b) : c.ranks,
       summary: `${c.summary} ${networkErrorWords.fallout({ processes: f.processes, peer: f.peer })}`,
       evidence: uniq([...c.evidence, ...f.evidence]).slice(0, 8),
     };
@@ -165,9 +167,11 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
         ),
       )
       .join("");
-    // A CUDA failure of another process on the same host (or on the peer itself) comes first.
+    // A CUDA failure of another process on the same host (or on the peer itself) comes first; so
+    // does the process's own, where the peer that closed is on its own host (its proxy, a local
+    // rank: nccl-pasted 266, out of memory at setup, then `Connection closed by remote peer node2`).
     const hosts = new Set(procs.map((p) => p.host));
-    const root = cuda.find((c) => c.p && !procs.includes(c.p) && (hosts.has(c.p.host) || c.p.host === peer));
+    const root = cuda.find((c) => c.p && (procs.includes(c.p) ? c.p.host === peer : hosts.has(c.p.host) || c.p.host === peer));
     // The rank a process's proxy names when the operation the network failed was its own.
     const proxyRanks = procs.flatMap((p) => p.warnings.map((w) => proxyFailure(w.message)).filter((r): r is number => r !== undefined));
     const procRanks = ranksOf(state, procs);
@@ -237,6 +241,14 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
   return ncclErrorWords.other({ ...f, kind: w.kind });
 }
 
+/**
+ * A WARN of NCCL's RAS service (2.24+, `ras/*.cc`): its thread's own sockets, which no communicator
+ * uses (nccl-pasted 261: `ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use`).
+ */
+function rasService(w: WarningRecord): boolean {
+  return w.source !== undefined && w.source.startsWith("ras/");
+}
+
 /** Other NCCL errors and NCCL's own mismatch detection (`Mismatched collective detected ... rank 39`). */
 function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Chains, partOfNetworkError: (x: Item) => boolean): Finding[] {
   // One finding per process and message: a failure NCCL repeats on every call is one failure.
@@ -251,6 +263,19 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
   }
   const out: Finding[] = [];
   for (const { w, p, wheres } of errors.values()) {
+    if (rasService(w)) {
+      out.push(
+        ncclError({
+          severity: "info",
+          summary: ncclErrorWords.rasService({ process: p ? who(p.key, w.cudaDev) : undefined, message: w.message }),
+          ranks: p ? ranksOf(state, [p]) : w.rank !== undefined ? [w.rank] : [],
+          processes: p ? [p.key] : [],
+          comm_id: null,
+          evidence: wheres.slice(0, 5),
+        }),
+      );
+      continue;
+    }
     const mismatch = w.kind === "collective_mismatch";
     const build = mismatch ? collectiveMismatch : ncclError;
     out.push(

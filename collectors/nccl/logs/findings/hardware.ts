@@ -302,6 +302,19 @@ const ASYNC: Readonly<Record<string, AsyncMeaning>> = {
   "SRQ limit reached": { event: "srq_limit", severity: "info", advice: "A shared receive queue ran low; NCCL uses none." },
 };
 
+/** Shortest start of an event's name that names it in a line cut short (an excerpt's last line). */
+const MIN_CUT_EVENT = 6;
+
+/**
+ * The event's name as NCCL prints it: the words, or the one known event they are the start of
+ * (`client reregistr`, the last line of a paste cut mid-word: nccl-pasted 254).
+ */
+function knownEvent(words: string | undefined): string | undefined {
+  if (words === undefined || Object.hasOwn(ASYNC, words) || words.length < MIN_CUT_EVENT) return words;
+  const starts = Object.keys(ASYNC).filter((k) => k.startsWith(words));
+  return starts.length === 1 ? starts[0] : words;
+}
+
 const UNKNOWN_EVENT: AsyncMeaning = {
   event: "unknown",
   severity: "warning",
@@ -350,8 +363,9 @@ export function ncclAsyncEventFindings(state: TrackedState, warns: readonly Nccl
       readerFailures.push(x);
       continue;
     }
-    const words = f.ibEvent ?? "an unnamed event";
-    const meaning = ASYNC[words] ?? UNKNOWN_EVENT;
+    const words = knownEvent(f.ibEvent) ?? f.ibEvent ?? "an unnamed event";
+    // Own keys only: a line's words are the job's (`toString` names no event).
+    const meaning = (Object.hasOwn(ASYNC, words) ? ASYNC[words] : undefined) ?? UNKNOWN_EVENT;
     const g = group(groups, `${x.p?.host ?? ""}|${f.hca ?? ""}|${f.hcaPort ?? ""}|${meaning.event}|${meaning === UNKNOWN_EVENT ? words : ""}`, () => ({
       meaning,
       words,

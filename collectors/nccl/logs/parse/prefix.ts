@@ -5,7 +5,8 @@
  * `│` and `|`, ANSI colour codes), a log collector's wall clock (`2025-02-18 12:54 `, Docker and
  * Kubernetes RFC 3339 `2025-05-16T16:39:55.216-07:00 `) and NCCL's own `[YYYY-MM-DD HH:MM:SS] `
  * timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add sub-seconds). Only the text before the
- * host name is decoded, and only when there is some.
+ * host name is decoded, and only when there is some. OpenMPI's `--timestamp-output` puts C's ctime
+ * before its tag (`Fri Aug 11 12:31:45 2023[1,0]<stdout>:`).
  */
 import type { LauncherPrefix } from "./types.js";
 import { find, isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
@@ -140,6 +141,8 @@ export function parsePrefix(s: string, start: number, end: number, strict = fals
     else if (c === 40 /* ( */) next = rayPrefix(s, i, end, p);
     else if (isDigit(c) && (next = wallClock(s, i, end)) > i) {
       // a collector's date and time
+    } else if (c >= 65 && c <= 90 && (next = ctimeClock(s, i, end)) > i) {
+      // OpenMPI --timestamp-output's ctime
     } else next = wordColon(s, i, end, p, strict);
     if (next <= i) break;
     i = next;
@@ -175,6 +178,20 @@ function wallClock(s: string, i: number, end: number): number {
     else break;
   }
   return e < end && isSpace(s.charCodeAt(e)) ? e + 1 : -1;
+}
+
+/**
+ * C's ctime at i, as OpenMPI's `--timestamp-output` puts it before its tag: `Fri Aug 11 12:31:45 2023`
+ * (`Www Mmm dd hh:mm:ss yyyy`, the day padded with a blank). Returns the index after the year, else -1.
+ */
+function ctimeClock(s: string, i: number, end: number): number {
+  if (i + 24 > end || s.charCodeAt(i + 3) !== 32 || s.charCodeAt(i + 7) !== 32 || s.charCodeAt(i + 10) !== 32) return -1;
+  for (const k of [1, 2, 4, 5, 6]) if (!isAlpha2(s.charCodeAt(i + k))) return -1;
+  const day = s.charCodeAt(i + 8);
+  if ((day !== 32 && !isDigit(day)) || !isDigit(s.charCodeAt(i + 9))) return -1;
+  if (s.charCodeAt(i + 13) !== 58 || s.charCodeAt(i + 16) !== 58 || s.charCodeAt(i + 19) !== 32) return -1;
+  for (const k of [11, 12, 14, 15, 17, 18, 20, 21, 22, 23]) if (!isDigit(s.charCodeAt(i + k))) return -1;
+  return i + 24;
 }
 
 /** pdsh `host: `, srun `12: `, or a runner's `name [stderr] ` / `name [stdout] ` */

@@ -28,16 +28,16 @@ export function decodedLength(a: PtFingerprint | undefined, b: PtFingerprint | u
 }
 
 /**
- * The most collectives one rank can be ahead of another at the first mismatch DETAIL reports. The
- * wrapper compares the ranks' fingerprints at every collective, so they agreed one collective before:
- * a rank that skipped one is one or a few behind. Numbers further apart began apart: Gloo before
- * PyTorch 2.1 started each group at a random number, and the first broadcast of a healthy job was
- * reported as such a mismatch (pytorch/pytorch#101422: 1977865401 vs 54090078). Those say no rank is behind.
+ * Whether two ranks' sequence numbers at the first mismatch DETAIL reports show one of them behind.
+ * The wrapper compares the ranks' fingerprints at every collective, so they agreed one collective
+ * before: a rank that skipped a collective, or has not reached it, is exactly one behind. Numbers
+ * further apart counted apart before the check: point-to-point sends and receives, which the
+ * wrapper does not compare, advance a rank's number alone (nccl-pasted 262, SGLang: BARRIER 17 vs
+ * 45), and Gloo before PyTorch 2.1 started each group at a random number (pytorch/pytorch#101422:
+ * 1977865401 vs 54090078, reported at a healthy job's first broadcast). Those name no rank behind.
  */
-const MAX_SEQ_GAP = 1000;
-
-function unrelatedSeqs(a: number, b: number): boolean {
-  return Math.abs(a - b) > MAX_SEQ_GAP;
+function oneBehind(a: number, b: number): boolean {
+  return Math.abs(a - b) === 1;
 }
 
 export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): Finding[] {
@@ -65,7 +65,7 @@ export function pytorchDebugFindings(t: Pick<PytorchLog, "debug" | "running">): 
           ...(B.op !== undefined && B.op !== A.op && !lengthOnly ? { other_op: B.op } : {}),
         }),
       );
-      if (!lengthOnly && A.seq !== undefined && B.seq !== undefined && A.seq !== B.seq && !unrelatedSeqs(A.seq, B.seq) && a !== undefined && b !== undefined) {
+      if (!lengthOnly && A.seq !== undefined && B.seq !== undefined && oneBehind(A.seq, B.seq) && a !== undefined && b !== undefined) {
         const [lo, hi, loSeq, hiSeq] = A.seq < B.seq ? [a, b, A.seq, B.seq] : [b, a, B.seq, A.seq];
         out.push(
           rankBehind({

@@ -16,7 +16,8 @@
  * One line in, one fact out, cut at fixed words with indexOf; the reader keeps a log's facts
  * (bounded), the findings put the ranks of one key together: fewer ranks joined than the world has
  * is a hang at init (the others never reached the barrier); more is another job sharing the store.
- * A rank still waiting for WAIT_HANG_S, with nobody joining meanwhile, is one too, before the timeout.
+ * A rank still waiting for WAIT_HANG_S, with nobody joining meanwhile, is one too, before the timeout
+ * (with more ranks joined than the world has, too: `while worker_count != world_size` never ends).
  */
 import { find, intAfter, readInt, pos } from "../parse/scan.js";
 import { uniq, type Finding } from "../../verdict/report.js";
@@ -143,8 +144,9 @@ export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], tim
     const counts = ws.flatMap((w) => (w.joined !== undefined ? [w.joined] : []));
     if (world === undefined || counts.length === 0) continue;
     const joined = counts[counts.length - 1] as number;
-    // Somebody joined meanwhile: the barrier is filling, slowly.
-    if (joined >= world || Math.max(...counts) !== Math.min(...counts)) continue;
+    // Complete, or somebody joined meanwhile: the barrier is filling, slowly. More than the world
+    // (another launch on the same store) never completes: PyTorch waits until the count equals it.
+    if (joined === world || Math.max(...counts) !== Math.min(...counts)) continue;
     const waited = new Map<number, number>();
     for (const w of ws) waited.set(w.rank, Math.max(waited.get(w.rank) ?? 0, w.seconds ?? 0) + (w.seconds === undefined ? WAIT_LINE_S : 0));
     const ranks = [...waited].filter(([, sec]) => sec >= WAIT_HANG_S).map(([r]) => r);

@@ -112,6 +112,8 @@ export interface WarningRecord {
   /** The system's or provider's words (`Connection reset by peer`, `UNDELIVERABLE`), and a plugin's error number. */
   error?: string;
   rc?: number;
+  /** NCCL's source file that printed it (`ras/client_support.cc`), where the line names one. */
+  source?: string;
   atMs: number;
   /** `file:line` where it was read. */
   where: string;

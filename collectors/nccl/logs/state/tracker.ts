@@ -560,6 +560,7 @@ export class Tracker {
         vendorErr: ev.vendorErr,
         mismatchRank: ev.mismatchRank,
         duplicateRank: ev.duplicateRank,
+        source: ev.file,
         atMs: lineTime(ev, ctx) ?? 0,
         where,
       },

@@ -146,6 +146,33 @@ describe("network errors", () => {
     expect(of(other, "network_error")[0]?.summary).toMatch(/^Network error at peer c<1> on a:25 \[0\]/);
   });
 
+  it("a socket closed by a peer on the process's own host, after its own CUDA failure (pasted 266, nccl #1485), is that failure's fallout", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("266-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.processes, f.ranks])).toEqual([["nccl_error", "critical", ["node2:24881"], [2]]]);
+    expect(r.findings[0]?.summary).toContain("Cuda failure 'out of memory'");
+    expect(r.findings[0]?.summary).toContain("The network errors that followed on node2:24881 (peer node2) come from it.");
+    // The same close from a peer on another host is the network's, beside the CUDA failure.
+    const other = readCapture(`nccl-pasted/${name}`).replace("remote peer node2<47247>", "remote peer node7<47247>");
+    expect(
+      analyzeLogs([{ name, text: other }])
+        .findings.map((f) => f.kind)
+        .sort(),
+    ).toEqual(["nccl_error", "network_error"]);
+  });
+
+  it("a WARN of NCCL's RAS service (pasted 261, vllm #19204: its client socket's bind) is a note, no failure of the job", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("261-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.filter((f) => f.kind === "nccl_error").map((f) => [f.severity, f.processes, f.ranks])).toEqual([["info", ["paula09:2528103"], [0]]]);
+    expect(r.findings.find((f) => f.kind === "nccl_error")?.summary).toBe(
+      "NCCL's RAS service failed on paula09:2528103 [0]: \"Call to bind failed: Address already in use\". The job's communicators do not depend on it; RAS queries (ncclras, ringwatch's RAS watch) may not reach this process: another process of the host holds RAS's client address (NCCL_RAS_ADDR, localhost:28028 by default), and only one process per host can.",
+    );
+    // The same words from another source file are a failure.
+    const bootstrap = run("h:1:1 [0] bootstrap.cc:160 NCCL WARN Call to bind failed: Address already in use");
+    expect(bootstrap.findings.map((f) => [f.kind, f.severity])).toEqual([["nccl_error", "critical"]]);
+  });
+
   it("a net plugin's failed request quoted by PyTorch names the rank and the provider's words", () => {
     const f = of(
       run("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"),

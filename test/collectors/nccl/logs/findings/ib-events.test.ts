@@ -76,6 +76,18 @@ describe("IB async events: one hca_error per host, HCA port and event", () => {
     expect(of(r, "nccl_error")).toEqual([]);
   });
 
+  it("a line cut mid-word (DeepSpeedExamples #310, the paste's last line `client reregistr`) is the one event its words start: fabric news at info", () => {
+    const r = capture("nccl-pasted/254-nccl-2.1x-ib-async-event-client-reregistration-after-init-complete-8-ranks-one-host-deepspeed-chat.log");
+    const h = of(r, "hca_error");
+    // One finding for the five processes: the four whole lines and the cut one.
+    expect(h.map((f) => [f.severity, f.event, f.count, f.ranks])).toEqual([["info", "client_reregister", 5, [0, 1, 2, 3, 5]]]);
+    // Words too short to tell, or that start no known event, stay an unknown event at warning.
+    const cut = (words: string): Finding[] => of(run(`gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : ${words}`), "hca_error");
+    expect(cut("client").map((f) => [f.severity, f.event])).toEqual([["info", "client_reregister"]]);
+    expect(cut("clie").map((f) => [f.severity, f.event])).toEqual([["warning", "unknown"]]);
+    expect(cut("toString").map((f) => [f.severity, f.event])).toEqual([["warning", "unknown"]]);
+  });
+
   it("built from 2.29's formats (no capture known): a non-fatal event is info, with its number; ranks come from Init", () => {
     const r = run(
       "n1:10:10 [0] NCCL INFO comm 0x1 rank 3 nranks 8 cudaDev 0 nvmlDev 0 busId 1000 commId 0x70 - Init COMPLETE",

@@ -22,6 +22,15 @@ describe("launcher prefixes", () => {
     expect(parseLine(`[3,12]<stderr>:${COLL}`)).toMatchObject({ launcherRank: 12, launcher: { job: 3, stream: "stderr" } });
   });
 
+  it("OpenMPI --timestamp-output's ctime before the tag (the real capture, nccl-pasted 250), a day padded with a blank", () => {
+    const real = "Fri Aug 11 12:31:45 2023[1,3]<stdout>:tomte401:1850304:1881110 [3] transport.cc:154 NCCL WARN Cuda failure 'invalid argument'";
+    expect(parseLine(real)).toMatchObject({ kind: "warn", host: "tomte401", pid: 1850304, launcherRank: 3, launcher: { kind: "mpi", job: 1, rank: 3 } });
+    expect(parseLine(`Tue Sep  2 01:02:03 2025[1,5]<stderr>:${COLL}`)).toMatchObject({ ...HEADER, launcherRank: 5 });
+    // Not a ctime: a word of prose, a month with digits, no year.
+    expect(parseLine(`Fri Aug 11 12:31:45 [1,3]<stdout>:${COLL}`)?.launcherRank).toBeUndefined();
+    expect(parseLine(`Fri A1g 11 12:31:45 2023[1,3]<stdout>:${COLL}`)?.launcherRank).toBeUndefined();
+  });
+
   it("PyTorch [rank7]: and torchrun [default3]: (a local rank, not a global one)", () => {
     expect(parseLine(`[rank7]:${COLL}`)).toMatchObject({ launcherRank: 7, launcher: { kind: "rank", rank: 7 } });
     const tr = parseLine(`[default3]:${COLL}`);

@@ -219,6 +219,13 @@ describe("DETAIL mismatches of sequence numbers", () => {
     const fs = mismatch(1977865401, 54090078);
     expect(fs.map((f) => [f.kind, f.ranks, f.seq])).toEqual([["collective_mismatch", [16, 1], 1977865401]]);
   });
+
+  it("two or more apart counted apart before the check (sends and receives; pasted 262, BARRIER 17 vs 45): a mismatch, nobody behind", () => {
+    expect(mismatch(1205, 1203).map((f) => f.kind)).toEqual(["collective_mismatch"]);
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("262-")) ?? "";
+    const fs = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]).findings;
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.op])).toEqual([["collective_mismatch", [11, 0], 17, "BARRIER"]]);
+  });
 });
 
 describe("issue 29 captures (nccl-pasted 64-67, 99)", () => {

@@ -19,6 +19,8 @@ const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("101-"
 const waiting = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("206-")) ?? "";
 /** Ranks 0-3 and 5-7 waiting, 7 of 8 joined, rank 0 twice (Lightning-AI/pytorch-lightning #4420, blind set 4). */
 const sevenOfEight = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("235-")) ?? "";
+/** YOLOv5 on PyTorch 1.9: rank 0 waits with worker_count=16 where world_size=4, five lines, no timestamps. */
+const overshoot = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("268-")) ?? "";
 
 describe("the store-based barrier timeout at init", () => {
   it("reads the 1.x wording of the real capture: rank, key, world size, workers joined, timeout", () => {
@@ -133,5 +135,22 @@ describe("ranks still waiting in the store-based barrier", () => {
         "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)",
     );
     expect(analyzeLogs([{ name: "two", text: w.join("\n") }]).findings.map((f) => f.kind)).toEqual(["hang_suspected"]);
+  });
+
+  it("more ranks joined than the world has: a barrier that never completes, a hang once a rank waited 30 s (the real capture: 5 lines, 50 s)", () => {
+    const text = readCapture(`nccl-pasted/${overshoot}`);
+    const r = analyzeLogs([{ name: overshoot, text }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["hang_suspected", "warning", [0]]]);
+    expect(r.findings[0]?.summary).toBe(
+      "PyTorch is still initializing a process group: rank 0 waited 50 s or more in its store-based barrier (store_based_barrier_key:1), which 16 ranks joined where the world has 4: " +
+        "it waits for the count to equal the world's, which it never will (it gives up after 0:01:00). " +
+        "Another launch shares this rendezvous store (the same MASTER_ADDR:MASTER_PORT, or a stale store): give each job its own port.",
+    );
+    // Two lines (20 s) are not yet a hang; a count that equals the world's is a barrier complete.
+    const waits = text.split("\n").filter((l) => l.startsWith("Waiting in store based barrier"));
+    expect(waits).toHaveLength(5);
+    expect(analyzeLogs([{ name: overshoot, text: waits.slice(0, 2).join("\n") }]).findings).toEqual([]);
+    const complete = waits.map((l) => l.replace("worker_count=16", "worker_count=4"));
+    expect(analyzeLogs([{ name: overshoot, text: complete.join("\n") }]).findings).toEqual([]);
   });
 });
