@@ -33,15 +33,14 @@ export function transportFindings(
 
 function socketFindings(state: TrackedState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
   const hosts = uniq(procs.map((p) => p.host));
-  // A host name a poster redacted (`<cluster_name>`) may stand for several hosts.
-  // One process alone does not tell that the job is on one host.
+  // One host: several processes of one host name (one process alone does not tell; a name a poster
+  // redacted, `<cluster_name>`, may stand for several hosts).
   const singleHost = procs.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<");
-  // On one host NCCL's network carries nothing between its ranks (P2P and SHM do). Where no process
-  // there has a fabric and nothing turned one off (NET/IB : No device found, NCCL_NET=Socket), and no
-  // channel goes through a socket, the lines show no socket traffic. IB disabled by the environment, a
-  // process that warned (a net plugin that failed), or one on a fabric beside them: the job reaches
-  // other nodes, over sockets.
-  // A communicator with more ranks than the logs show on that host reaches other nodes: no quiet host.
+  // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
+  // sockets selected there (NET/IB : No device found, NCCL_NET=Socket) move nothing unless a channel
+  // goes through one. The job reaches other nodes, over sockets, where a communicator has more ranks
+  // than the logs show, IB was disabled by the environment, a process warned (a net plugin that
+  // failed), or a process beside them is on a fabric.
   const all = procs.filter((p) => transportOf(p).net === "Socket" || socketPicked(p));
   const quiet =
     singleHost &&
