@@ -27,6 +27,7 @@ import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } fr
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { horovodStallFindings } from "../logs/horovod/findings.js";
+import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
@@ -99,9 +100,10 @@ export class LogAnalysis {
     const stall = new StallReader();
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
+    const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, frText, barrier, failedStack, stacks });
+    this.texts.push({ source: name, stall, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
@@ -128,6 +130,7 @@ export class LogAnalysis {
         stall.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
+        ncclTests.line(text, lineNo);
         failedStack.line(text, lineNo);
         stacks.line(text, lineNo);
         if (kernel !== undefined) for (const e of kernel.line(text, lineNo)) tally.add(e);
@@ -237,6 +240,7 @@ interface TextReaders {
   stall: StallReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
+  ncclTests: NcclTestsReader;
   failedStack: FailedStackReader;
   stacks: StackReader;
 }
@@ -254,6 +258,19 @@ function withoutFrTextDuplicates(findings: Finding[], texts: readonly TextReader
   return findings.filter((f) => !(f.kind === "rank_behind" && f.evidence.length > 0 && f.evidence.every((e) => claimed.has(e))));
 }
 
+/** The hosts of the processes that failure findings name (`host:pid`, or a host alone). */
+function failureHosts(findings: readonly Finding[]): Set<string> {
+  const out = new Set<string>();
+  for (const f of findings) {
+    if (f.kind !== "nccl_error" && f.kind !== "network_error") continue;
+    for (const p of f.processes) {
+      const c = p.lastIndexOf(":");
+      out.add(c > 0 ? p.slice(0, c) : p);
+    }
+  }
+  return out;
+}
+
 function reportOf(
   t: Tracker,
   ras: readonly RasSource[],
@@ -269,26 +286,33 @@ function reportOf(
     texts.flatMap((x) => x.stacks.end()),
     torchrun,
   );
+  const base = [
+    ...hardwareFindings(t, hardware),
+    ...flightRecorderFindings(fr),
+    ...rasFindings(ras),
+    ...diag.flatMap((d) => diagFindings(d.source, d.report)),
+    ...commFindings(t),
+    ...withFailedStacks(
+      withoutFrTextDuplicates(pytorchFindings(t), texts),
+      texts.flatMap((x) => x.failedStack.stacks),
+    ),
+    ...texts.flatMap((x) => [
+      ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
+      ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
+      ...storeBarrierFindings(x.barrier.timeouts),
+      ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
+    ]),
+    ...pytorchDebugFindings(t.pt),
+    ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }, reportedResults(t.pt)),
+  ];
   const findings = sortFindings(
     withPythonStacks(
       withProcessRanks(t, [
-        ...hardwareFindings(t, hardware),
-        ...flightRecorderFindings(fr),
-        ...rasFindings(ras),
-        ...diag.flatMap((d) => diagFindings(d.source, d.report)),
-        ...commFindings(t),
-        ...withFailedStacks(
-          withoutFrTextDuplicates(pytorchFindings(t), texts),
-          texts.flatMap((x) => x.failedStack.stacks),
+        ...base,
+        ...ncclTestsFindings(
+          texts.flatMap((x) => x.ncclTests.failures),
+          failureHosts(base),
         ),
-        ...texts.flatMap((x) => [
-          ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
-          ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
-          ...storeBarrierFindings(x.barrier.timeouts),
-          ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
-        ]),
-        ...pytorchDebugFindings(t.pt),
-        ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }, reportedResults(t.pt)),
       ]),
       stacks,
     ),

@@ -636,6 +636,11 @@ export const collectiveMismatchWords = {
   pytorch: (f: { group: string; seq: number; ops: readonly { op: string; ranks: readonly number[] }[] }): string =>
     `The ranks of ${f.group} wait in the same work SeqNum=${f.seq} but in different collectives: ${f.ops.map((o) => `${theRanks(o.ranks)} in ${o.op}`).join(", ")}. Their code issued different collectives (one in a data-dependent branch, or a rank that skipped one); the job cannot go on.`,
 
+  /** PyTorch's watchdog lines: ranks of one group timed out in the same work and collective with different NumelIn. */
+  pytorchSizes: (f: { group: string; seq: number; op: string; sizes: readonly { numel: number; ranks: readonly number[] }[] }): string =>
+    `The ranks of ${f.group} timed out in the same work SeqNum=${f.seq} (${f.op}) with different sizes: ${f.sizes.map((x) => `${theRanks(x.ranks)} with NumelIn=${x.numel}`).join(", ")}. ` +
+    "Every rank passes as many elements to this collective, so they are in different ones: a size that depends on each rank's data, or a tensor one rank gathers and another does not. Compare what each rank does before it.",
+
   /** TORCH_DISTRIBUTED_DEBUG=DETAIL: two ranks' fingerprints differ. */
   detail: (f: { rankA?: number; a?: Fingerprint; rankB?: number; b?: Fingerprint }): string => {
     const A = f.a ?? {};
@@ -847,6 +852,8 @@ export const networkErrorWords = {
     said?: { byPlugin: boolean; error: string; rc?: number };
     chains: string;
     root?: { process: string; key: string; message: string; sameHost: boolean };
+    /** The ranks at the other end, where the lines name them. */
+    peerRanks?: readonly number[];
   }): string => {
     const ibText = f.ib
       ? ` IB completion status ${f.ib.status}${f.ib.vendorErr !== undefined ? ` vendor err ${f.ib.vendorErr}` : ""}${IB_STATUS[f.ib.status] ? `: ${IB_STATUS[f.ib.status]}` : ""}.`
@@ -867,13 +874,15 @@ export const networkErrorWords = {
             .join(", ")}`
         : "";
     const many = f.lines > 1 ? "s" : "";
-    const head = f.peer !== undefined ? `Network error${many} at peer ${f.peer}${where}` : `Network error${many}${where}`;
+    const peerRanks = f.peerRanks !== undefined && f.peerRanks.length > 0 ? `rank ${rankList(f.peerRanks)}` : undefined;
+    const at = f.peer !== undefined ? ` at peer ${f.peer}` : peerRanks !== undefined ? ` with ${peerRanks}` : "";
+    const head = `Network error${many}${at}${where}`;
     return (
       `${rootText}${head}: ${f.kinds.join(", ")} (${f.lines} line${many}).${ibText}${errText}${f.chains} ` +
       (r
         ? `Fix the GPU failure of ${r.key} first.`
-        : f.peer !== undefined
-          ? `Check the peer's processes (its own log has the first error), this node's HCA port (ringwatch_infiniband_*) and the link between.`
+        : f.peer !== undefined || peerRanks !== undefined
+          ? `Check the peer's processes (${peerRanks !== undefined ? `${peerRanks}'s own log has the first error: a crash there closes the connection too` : "its own log has the first error"}), this node's HCA port (ringwatch_infiniband_*) and the link between.`
           : `Check this node's HCA port (ringwatch_infiniband_*) and its link, and the peers' logs for the first error.`)
     );
   },
@@ -915,6 +924,13 @@ export const ncclErrorWords = {
   /** A net plugin failed to initialize. */
   netPlugin: (f: { process?: string; message: string; chain: string }): string =>
     `The net plugin failed to initialize on ${here(f.process)}: "${f.message}".${f.chain} NCCL goes on with another network, often NET/Socket (see socket_transport); check the plugin's libraries and devices (EFA, libfabric) in the job's container.`,
+
+  /** nccl-tests' own failure lines, where no NCCL line of those hosts says more. */
+  ncclTests: (f: { check: "NCCL" | "CUDA"; words: string; at: string; processes: readonly string[] }): string =>
+    `nccl-tests stopped: ${f.check === "NCCL" ? "an NCCL call" : "a CUDA call"} failed with "${f.words.replace(/ \(run with NCCL_DEBUG=INFO for details\)[ /]*$/, "")}" (${f.at}) on ${f.processes.join(", ")}. ` +
+    (f.check === "NCCL"
+      ? "No NCCL line of these processes is in the logs: run with NCCL_DEBUG=INFO (NCCL_DEBUG_FILE per process) to see which call failed and why."
+      : "The GPU's memory or state, not the network: look at the GPU (nvidia-smi, the kernel log's Xid lines) and the test's sizes (-b/-e)."),
 
   /** A WARN of NCCL's RAS service, which no communicator depends on. */
   rasService: (f: { process?: string; message: string }): string =>

@@ -185,11 +185,14 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
         ib: ib?.ibStatus !== undefined ? { status: ib.ibStatus, vendorErr: ib.vendorErr } : undefined,
         said: said?.error !== undefined ? { byPlugin: said.kind === "net_completion_error", error: said.error, rc: said.rc } : undefined,
         chains: chainTexts,
+        peerRanks: uniq(list.map((x) => x.w.peerRank).filter((r): r is number => r !== undefined)),
         root: root?.p ? { process: who(root.p.key, root.w.cudaDev), key: root.p.key, message: root.w.message, sameHost: hosts.has(root.p.host) } : undefined,
       }),
       ranks: uniq([
         ...(procRanks.length > 0 ? procRanks : proxyRanks),
         ...list.map((x) => (x.p ? undefined : x.w.rank)).filter((r): r is number => r !== undefined),
+        // The rank at the other end, where the line names it.
+        ...list.map((x) => x.w.peerRank).filter((r): r is number => r !== undefined),
       ]).sort((a, b) => a - b),
       processes: procs.map((p) => p.key),
       comm_id: null,

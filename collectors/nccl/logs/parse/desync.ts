@@ -122,6 +122,19 @@ function dashStart(s: string, open: number): number {
 }
 
 /** Parses a line without NCCL header and without `NCCL`; undefined for ordinary output. */
+const UNIQUE_ID = "] is setting up NCCL communicator and retrieving ncclUniqueId from [";
+
+/** The ranks of PyTorch's failed ncclUniqueId fetch from the store (nccl-pasted 295), into ev. */
+function uniqueIdRanks(s: string, i: number, end: number, ev: WarnEvent): void {
+  const k = find(s, UNIQUE_ID, i, end);
+  if (k < 0) return;
+  const open = s.lastIndexOf("[", k);
+  const self = open >= i ? readInt(s, open + 1, k) : undefined;
+  if (self !== undefined && pos === k) ev.selfRank = self;
+  const peer = readInt(s, k + UNIQUE_ID.length, end);
+  if (peer !== undefined && s.charCodeAt(pos) === 93 /* ] */) ev.peerRank = peer;
+}
+
 export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
   end = trimEnd(s, 0, end);
   let k = s.indexOf(": opCount ");
@@ -138,7 +151,9 @@ export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
     const i = skipSpaces(s, 0, end);
     const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(i, end), headerless: true };
     classifyWarn(s, i, end, ev);
-    return ev.warnKind === "other" ? undefined : ev;
+    if (ev.warnKind === "other") return undefined;
+    uniqueIdRanks(s, i, end, ev);
+    return ev;
   }
   if (s.indexOf("NET/") >= 0) {
     const ev = quotedNetError(s, end);

@@ -82,6 +82,13 @@ export interface WarnDetail {
   errno?: number;
   /** collective_mismatch: the rank named by NCCL. */
   mismatchRank?: number;
+  /**
+   * PyTorch's `[14] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d
+   * key-value store ... got error: Connection reset by peer`: the rank that asked (`selfRank`) and
+   * the rank whose store entry it asked for (`peerRank`).
+   */
+  selfRank?: number;
+  peerRank?: number;
   /** bootstrap_error: the rank that checked in twice at the bootstrap root (two processes given one rank). */
   duplicateRank?: number;
   /**

@@ -314,7 +314,15 @@ export const WARN_KINDS = [
     words: undefined,
     // Its real capture is the proxy's `retcode 3`, told by system_error's first form; no real capture of a WARN that
     // says `internal error` or `ncclInternalError` is known.
-    forms: [{ any: ["nternal error", "ncclInternalError"], captures: [] }],
+    forms: [
+      { any: ["nternal error", "ncclInternalError"], captures: [] },
+      {
+        // `Error : no algorithm/protocol available` (2.28: `... for function AllGather with datatype ncclInt8`): the
+        // algorithm or protocol forced by NCCL_ALGO / NCCL_PROTO cannot run the call; enqueue returns ncclInternalError.
+        any: ["no algorithm/protocol available"],
+        captures: [{ file: "nccl-pasted/287-nccl-enqueue-no-algorithm-protocol-available-collnet-forced-srun-labels-empty-hostname-megatron.log", line: 3 }],
+      },
+    ],
   },
 ] as const satisfies readonly WarnRow[];
 

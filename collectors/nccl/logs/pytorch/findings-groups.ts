@@ -153,6 +153,49 @@ function base(g: Group, views: readonly RankView[]): Pick<Finding, "processes" |
   };
 }
 
+/** Collectives whose every rank passes as many elements as the others (all_gather's input, a reduction's, a broadcast's). */
+const SAME_SIZE_OPS: ReadonlySet<string> = new Set([
+  "ALLREDUCE",
+  "BROADCAST",
+  "REDUCE",
+  "ALLGATHER",
+  "_ALLGATHER_BASE",
+  "REDUCE_SCATTER",
+  "_REDUCE_SCATTER_BASE",
+]);
+
+/**
+ * Ranks of one group timed out in the same work and collective with different NumelIn, where every
+ * rank passes as many elements: they are in different collectives (a data-dependent size, a
+ * parameter one rank gathers and the other does not), not in one that the network or a GPU holds
+ * up (nccl-pasted 277, ms-swift ZeRO-3: _ALLGATHER_BASE SeqNum 3497, NumelIn 1572864 vs 512).
+ */
+function sizeMismatch(g: Group, ws: readonly WatchdogRecord[], out: Finding[]): void {
+  const w0 = ws[0];
+  if (w0?.seq === undefined || w0.opType === undefined || !SAME_SIZE_OPS.has(w0.opType)) return;
+  const bySize = new Map<number, number[]>();
+  for (const w of ws) {
+    if (w.numelIn === undefined || w.rank === undefined) continue;
+    const ranks = bySize.get(w.numelIn) ?? [];
+    if (!ranks.includes(w.rank)) ranks.push(w.rank);
+    bySize.set(w.numelIn, ranks);
+  }
+  if (bySize.size < 2) return;
+  const sizes = [...bySize].map(([numel, ranks]) => ({ numel, ranks: ranks.sort((a, b) => a - b) }));
+  out.push(
+    collectiveMismatch({
+      summary: collectiveMismatchWords.pytorchSizes({ group: g.label, seq: w0.seq, op: w0.opType, sizes }),
+      ranks: sizes.flatMap((x) => x.ranks).sort((a, b) => a - b),
+      processes: uniq(ws.map((w) => w.processKey).filter((p): p is string => p !== undefined)),
+      comm_id: null,
+      evidence: ws.map((w) => w.where).slice(0, 5),
+      process_group: g.label,
+      seq: w0.seq,
+      op: w0.opType,
+    }),
+  );
+}
+
 function watchdogFindings(g: Group, out: Finding[]): void {
   const bySeqOp = new Map<string, WatchdogRecord[]>();
   // A rank's line cut before its SeqNum (`...terminated with exception: [Rank 3] Watchdog caught collective oper`)
@@ -166,6 +209,11 @@ function watchdogFindings(g: Group, out: Finding[]): void {
   // Ranks whose status line says which work failed and that printed no timeout line here (a paste
   // kept only their status line): they join the timeout of the same work.
   const statusOnly = [...g.ranks.values()].filter((v) => v.failedSeq !== undefined && !g.timedOut.has(v.rank));
+  // Ranks whose own watchdog signalled the dump in this group (`First PG on this rank to signal dumping`) and
+  // printed nothing else of it: they join the group's one timeout (nccl-pasted 294: its timeout line is cut off).
+  const signalledOnly = uniq(
+    g.signs.filter((s) => s.what === "first_pg_dump" && s.rank !== undefined && !g.timedOut.has(s.rank) && !g.ranks.has(s.rank)).map((s) => s.rank as number),
+  );
   const joined = new Set<number>();
   const seqsWithOps = new Map<number, number>();
   for (const ws of bySeqOp.values()) if (ws[0]?.seq !== undefined) seqsWithOps.set(ws[0].seq, (seqsWithOps.get(ws[0].seq) ?? 0) + 1);
@@ -175,7 +223,8 @@ function watchdogFindings(g: Group, out: Finding[]): void {
     // Only where one collective timed out at that SeqNum (two ops at one SeqNum: which one the rank was in is unknown).
     const join = w0.seq !== undefined && seqsWithOps.get(w0.seq) === 1 ? statusOnly.filter((v) => v.failedSeq === w0.seq) : [];
     for (const v of join) joined.add(v.rank);
-    const ranks = uniq([...ws.map((w) => w.rank).filter((r): r is number => r !== undefined), ...join.map((v) => v.rank)]).sort((a, b) => a - b);
+    const signalled = g.named && bySeqOp.size === 1 && w0.seq !== undefined ? signalledOnly : [];
+    const ranks = uniq([...ws.map((w) => w.rank).filter((r): r is number => r !== undefined), ...join.map((v) => v.rank), ...signalled]).sort((a, b) => a - b);
     const ran = Math.max(...ws.map((w) => w.ranForMs ?? 0));
     const timeoutMs = ws.find((w) => w.timeoutMs !== undefined)?.timeoutMs;
     out.push(
@@ -192,6 +241,7 @@ function watchdogFindings(g: Group, out: Finding[]): void {
       }),
     );
   }
+  for (const ws of bySeqOp.values()) sizeMismatch(g, ws, out);
   // `failure detected by watchdog at work sequence id: N` with no timeout line of that rank here.
   const bySeq0 = new Map<number, RankView[]>();
   for (const v of g.ranks.values()) {
@@ -345,6 +395,8 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
   // The watchdog already timed out in that work: one finding says both (the timeout, and that every rank is in it).
   const timeout = out.findIndex((f) => f.kind === "watchdog_timeout" && f.process_group === g.label && f.seq === S);
   const t = out[timeout];
+  // Ranks in that work with different sizes are in different collectives: it is no collective that does not finish.
+  if (out.some((f) => f.kind === "collective_mismatch" && f.process_group === g.label && f.seq === S)) return;
   if (t !== undefined) {
     const all = uniq([...t.ranks, ...ranks]).sort((a, b) => a - b);
     out[timeout] = {
@@ -366,7 +418,7 @@ function progressFindings(g: Group, known: ReadonlySet<number>, out: Finding[]):
 }
 
 function signFindings(g: Group, out: Finding[]): void {
-  const stuck = g.signs.filter((s) => s.what !== "dump_signal");
+  const stuck = g.signs.filter((s) => s.what !== "dump_signal" && s.what !== "first_pg_dump");
   if (stuck.length > 0) {
     const ranks = uniq(stuck.map((s) => s.rank).filter((r): r is number => r !== undefined)).sort((a, b) => a - b);
     const seconds = Math.max(0, ...stuck.map((s) => s.stuckSeconds ?? 0));

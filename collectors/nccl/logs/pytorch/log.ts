@@ -41,6 +41,8 @@ export interface WatchdogRecord {
   pgNamed: boolean;
   opType?: string;
   seq?: number;
+  /** The work's input elements (`NumelIn=`). */
+  numelIn?: number;
   timeoutMs?: number;
   ranForMs?: number;
   processKey?: string;
@@ -68,7 +70,7 @@ export interface WorkStatusRecord {
 
 /** `Heartbeat monitor timed out`, `watchdog got stuck for N seconds`, and dump signals from another rank. */
 export interface HangSignRecord {
-  what: "monitor_timeout" | "watchdog_stuck" | "dump_signal";
+  what: "monitor_timeout" | "watchdog_stuck" | "dump_signal" | "first_pg_dump";
   rank?: number;
   pg: string;
   pgLabel: string;
@@ -152,6 +154,7 @@ export class PytorchLog {
             pgNamed: pgNamed(ev),
             opType: ev.opType,
             seq: ev.seq,
+            numelIn: ev.numelIn,
             timeoutMs: ev.timeoutMs,
             ranForMs: ev.ranForMs,
             processKey,
@@ -200,10 +203,15 @@ export class PytorchLog {
         );
         return;
       case "pt_dump": {
-        if (ev.what !== "dump_signal") return;
         const rank = ev.launcherRank ?? ev.pgRank;
         const pg = pgKeyOf(ev);
         const pgLabel = pgLabelOf(ev);
+        // `First PG on this rank to signal dumping`: this rank's own watchdog found the failure (its line may be cut off).
+        if (ev.what === "first_pg_dump" && pgNamed(ev)) {
+          pushBounded(this.hangSigns, { what: "first_pg_dump", rank, pg, pgLabel, fromRank: rank, processKey, where, atMs }, PT_WINDOW);
+          return;
+        }
+        if (ev.what !== "dump_signal") return;
         if (ev.lastEnqueued !== undefined)
           pushBounded(
             this.workStatus,

@@ -314,7 +314,7 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
   if (find(s, "Some NCCL operations have failed", m, end) >= 0) what = "ops_failed";
   else if (find(s, "taking the entire process down", m, end) >= 0) what = "taking_down";
   else if (find(s, "DistBackendError", m, end) >= 0) what = "dist_backend_error";
-  else if (find(s, "NCCL error", m, end) >= 0 || ncclErrorName(s, m, Math.min(end, m + 40)) !== undefined) {
+  else if (find(s, "NCCL error", m, end) >= 0 || ncclErrorNumbered(s, m, end) >= 0 || ncclErrorName(s, m, Math.min(end, m + 40)) !== undefined) {
     what = "nccl_error";
   }
   if (what === undefined) return undefined;
@@ -333,11 +333,21 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
 }
 
 /**
+ * `NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)`: torch.cuda.nccl's
+ * words for a result (its coalesced collectives; nccl-pasted 292). Where it starts, else -1.
+ */
+function ncclErrorNumbered(s: string, m: number, end: number): number {
+  const k = find(s, "NCCL Error ", m, end);
+  return k >= 0 && isDigit(s.charCodeAt(k + 11)) ? k : -1;
+}
+
+/**
  * Reason text of `NCCL error in: file:line, <reason>, NCCL version X`, `NCCL error: <reason>, NCCL version X`
  * or an application's `NCCL error file.cu:46: <reason>`.
  */
 function ncclErrorReason(s: string, m: number, end: number, ev: PtErrorEvent): void {
-  const ek = find(s, "NCCL error", m, end);
+  let ek = find(s, "NCCL error", m, end);
+  if (ek < 0) ek = ncclErrorNumbered(s, m, end);
   if (ek < 0) return;
   let rs: number;
   if (s.startsWith(" in: ", ek + 10)) {

@@ -16,8 +16,10 @@ const MAX_FRAMES = 4;
 
 /** Folds one event of a known process into its failure facts (called for every event of the process). */
 export function noteFailureFacts(p: ProcessState, ev: NcclEvent, where: string): void {
-  if (p.launcherRank === undefined && ev.launcherRank !== undefined && (ev.launcher?.kind === "mpi" || ev.launcher?.kind === "rank")) {
+  const kind = ev.launcher?.kind;
+  if (p.launcherRank === undefined && ev.launcherRank !== undefined && (kind === "mpi" || kind === "rank" || kind === "srun")) {
     p.launcherRank = ev.launcherRank;
+    if (kind === "srun") p.launcherRankBySrun = true;
   }
   switch (ev.kind) {
     case "retcode":

@@ -48,6 +48,12 @@ export interface ProcessState {
   lastEvent?: "warn" | "retcode" | "other";
   /** The global rank a launcher's prefix gave this process's lines (`[1,4]<stdout>:`, `[rank3]:`). */
   launcherRank?: number;
+  /**
+   * The rank is srun --label's task number: SLURM_PROCID, the global rank where srun starts one
+   * task per GPU, a node's number where each task starts a node's processes (torchrun), when
+   * several processes carry it (ranksOf).
+   */
+  launcherRankBySrun?: boolean;
   /** First `file:line` of a few transport facts: no_ib, socket_link, socket_warn, ib_link, gdr_disabled, gdrdma. */
   evidence: Map<string, string>;
   /** Last time a line of this process was read (ms). */
@@ -106,6 +112,8 @@ export interface WarningRecord {
   vendorErr?: number;
   mismatchRank?: number;
   duplicateRank?: number;
+  /** The rank whose end of the connection failed, where the line names it (PyTorch's ncclUniqueId fetch). */
+  peerRank?: number;
   sizeMismatch?: "data" | "bootstrap";
   localSize?: number;
   remoteSize?: number;

@@ -541,7 +541,7 @@ export class Tracker {
     if (ev.gdrDisabled === true) this.onGdrOff(proc, ev.message.slice(0, 200), where);
     // A WARN of the NET/Socket plugin: this process moves data over sockets.
     if (proc && ev.message.startsWith("NET/Socket")) note(proc, "socket_warn", where);
-    const rank = ev.launcher?.kind === "mpi" || ev.launcher?.kind === "rank" ? ev.launcherRank : undefined;
+    const rank = (ev.launcher?.kind === "mpi" || ev.launcher?.kind === "rank" ? ev.launcherRank : undefined) ?? ev.selfRank;
     pushBounded(
       proc?.warnings ?? this.orphanWarnings,
       {
@@ -560,6 +560,7 @@ export class Tracker {
         vendorErr: ev.vendorErr,
         mismatchRank: ev.mismatchRank,
         duplicateRank: ev.duplicateRank,
+        peerRank: ev.peerRank,
         source: ev.file,
         atMs: lineTime(ev, ctx) ?? 0,
         where,

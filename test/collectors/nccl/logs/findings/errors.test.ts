@@ -173,6 +173,42 @@ describe("network errors", () => {
     expect(bootstrap.findings.map((f) => [f.kind, f.severity])).toEqual([["nccl_error", "critical"]]);
   });
 
+  it("PyTorch's failed ncclUniqueId fetch from the store (pasted 295, pdsh prefix): the rank that asked and rank 0, whose entry it asked for", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("295-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["network_error", "critical", [0, 14]]]);
+    expect(r.findings[0]?.summary).toMatch(
+      /^Network error with rank 0 on rank 14: connection_reset \(1 line\)\. Check the peer's processes \(rank 0's own log has the first error/,
+    );
+  });
+
+  it("torch.cuda.nccl's `NCCL Error 2: unhandled system error` under [rank10]: is that rank's NCCL error (pasted 292)", () => {
+    const r = run("[rank10]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)");
+    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([["nccl_error", [10]]]);
+    expect(run("[rank10]: NCCL Error handling was slow").findings).toEqual([]);
+  });
+
+  it("srun's task label is a process's rank (pasted 287: no algorithm/protocol available), unless several processes carry it (torchrun under srun)", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("287-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([
+      ["nccl_error", [201]],
+      ["nccl_error", [202]],
+      ["nccl_error", [255]],
+      ["nccl_error", [251]],
+      ["nccl_error", [253]],
+    ]);
+    expect(r.findings[0]?.summary).toBe('NCCL internal error on :41367 [1]: "Error : no algorithm/protocol available".');
+    const shared = run(
+      "0: n1:11:11 [0] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available",
+      "0: n1:12:12 [1] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available",
+    );
+    expect(shared.findings.map((f) => [f.kind, f.ranks])).toEqual([
+      ["nccl_error", []],
+      ["nccl_error", []],
+    ]);
+  });
+
   it("a net plugin's failed request quoted by PyTorch names the rank and the provider's words", () => {
     const f = of(
       run("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"),

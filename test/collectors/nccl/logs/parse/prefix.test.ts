@@ -38,6 +38,12 @@ describe("launcher prefixes", () => {
     expect(tr?.launcherRank).toBeUndefined();
   });
 
+  it("a Ray actor that names its rank (NeMo RL's `MegatronPolicyWorker[rank=107]`, nccl-pasted 286) gives it", () => {
+    const ev = parseLine(`(MegatronPolicyWorker[rank=107] pid=3340050, ip=10.1.107.221) ${COLL}`);
+    expect(ev).toMatchObject({ launcherRank: 107, launcher: { kind: "ray", actor: "MegatronPolicyWorker[rank=107]", pid: 3340050 } });
+    expect(parseLine(`(WorkerDict[rank=x] pid=7) ${COLL}`)?.launcherRank).toBeUndefined();
+  });
+
   it("Ray actor prefix keeps pid and ip", () => {
     const ev = parseLine(`(RayTrainWorker pid=615, ip=10.72.7.6) ${COLL}`);
     expect(ev).toMatchObject({ ...HEADER, launcher: { kind: "ray", actor: "RayTrainWorker", pid: 615, ip: "10.72.7.6" } });

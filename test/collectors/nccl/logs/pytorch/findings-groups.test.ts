@@ -201,6 +201,43 @@ describe("issue 29: -1, status-only ranks, unnamed groups, newer backends' names
   });
 });
 
+describe("watchdog lines of one work with different sizes", () => {
+  const timeout = (rank: number, op: string, numel: number): string =>
+    `[rank${rank}]:[E1101 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank ${rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3497, OpType=${op}, NumelIn=${numel}, NumelOut=${numel * 2}, Timeout(ms)=1800000) ran for 1800045 milliseconds before timing out.`;
+
+  it("the real capture (pasted 277, ms-swift ZeRO-3): _ALLGATHER_BASE 3497 with NumelIn 1572864 and 512 is a mismatch, not a collective that does not finish", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("277-")) ?? "";
+    const fs = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]).findings;
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.op])).toEqual([
+      ["collective_mismatch", [0, 1], 3497, "_ALLGATHER_BASE"],
+      ["watchdog_timeout", [0, 1], 3497, "_ALLGATHER_BASE"],
+    ]);
+    expect(fs[0]?.summary).toContain("with different sizes: rank 0 with NumelIn=1572864, rank 1 with NumelIn=512.");
+    expect(fs[1]?.summary).not.toContain("the collective itself does not finish");
+  });
+
+  it("where ranks may pass different sizes (all-to-all's uneven splits) or the sizes agree: no mismatch", () => {
+    expect(run([timeout(0, "ALLTOALL_BASE", 100), timeout(1, "ALLTOALL_BASE", 300)]).map((f) => f.kind)).toEqual(["watchdog_timeout"]);
+    expect(run([timeout(0, "ALLREDUCE", 100), timeout(1, "ALLREDUCE", 100)]).map((f) => f.kind)).toEqual(["watchdog_timeout"]);
+    expect(run([timeout(0, "ALLREDUCE", 100), timeout(1, "ALLREDUCE", 101)]).map((f) => f.kind)).toEqual(["collective_mismatch", "watchdog_timeout"]);
+  });
+});
+
+describe("a rank's own dump signal", () => {
+  it("the real capture (pasted 294): rank 0 printed only `First PG on this rank to signal dumping` in PG 1; it joins PG 1's one timeout", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("294-")) ?? "";
+    const text = readCapture(`nccl-pasted/${name}`);
+    const fs = analyzeLogs([{ name, text }]).findings;
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq, f.process_group])).toEqual([["watchdog_timeout", [0, 3], 55485, "PG 1"]]);
+    // Without rank 3's timeout, rank 0's signal alone says nothing of which work.
+    const alone = text
+      .split("\n")
+      .filter((l) => l.startsWith("[rank0]"))
+      .join("\n");
+    expect(analyzeLogs([{ name, text: alone }]).findings).toEqual([]);
+  });
+});
+
 describe("DETAIL mismatches of sequence numbers", () => {
   const fp = (seq: number): string =>
     `CollectiveFingerPrint(SequenceNumber=${seq}, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))`;
