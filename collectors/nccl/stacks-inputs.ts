@@ -138,7 +138,12 @@ export function pytorchStackSuspects(
     if (v.kind === "rank_behind") for (const r of v.ranks) g.behind.add(r);
   }
   const fresh = <T extends { atMs?: number }>(r: T): boolean => r.atMs !== undefined && r.atMs >= sinceMs;
-  const recent = { watchdogs: pt.watchdogs.filter(fresh), workStatus: pt.workStatus.filter(fresh), hangSigns: pt.hangSigns.filter(fresh) };
+  const recent = {
+    watchdogs: pt.watchdogs.filter(fresh),
+    workStatus: pt.workStatus.filter(fresh),
+    hangSigns: pt.hangSigns.filter(fresh),
+    errors: pt.errors.filter(fresh),
+  };
   // A group's processes as its verdict placed their lines: by group, not by each line's own label.
   const members = groupProcesses(recent);
   const records = [...recent.watchdogs, ...recent.workStatus, ...recent.hangSigns];

@@ -258,11 +258,11 @@ function withoutFrTextDuplicates(findings: Finding[], texts: readonly TextReader
   return findings.filter((f) => !(f.kind === "rank_behind" && f.evidence.length > 0 && f.evidence.every((e) => claimed.has(e))));
 }
 
-/** The hosts of the processes that failure findings name (`host:pid`, or a host alone). */
+/** The hosts of the processes that failure findings name (`host:pid`, or a host alone); a note at info is none. */
 function failureHosts(findings: readonly Finding[]): Set<string> {
   const out = new Set<string>();
   for (const f of findings) {
-    if (f.kind !== "nccl_error" && f.kind !== "network_error") continue;
+    if ((f.kind !== "nccl_error" && f.kind !== "network_error") || f.severity === "info") continue;
     for (const p of f.processes) {
       const c = p.lastIndexOf(":");
       out.add(c > 0 ? p.slice(0, c) : p);

@@ -42,7 +42,7 @@ export function stackPrefix(line: string): LinePrefix {
 
 /** A process's rank in the largest communicator it is in (the world), else a launcher's global rank, else any rank the logs give it. */
 function globalRank(state: TrackedState, p: ProcessState): number | undefined {
-  if (p.launcherRank !== undefined && p.launcherRankBySrun !== true) return p.launcherRank;
+  if (p.launcherRank !== undefined) return p.launcherRank;
   let best: { n: number; rank: number } | undefined;
   for (const key of p.comms.values()) {
     const c = state.comms.get(key);

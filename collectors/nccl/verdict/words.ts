@@ -1060,6 +1060,11 @@ function stallAge(seconds: number | undefined): string {
 }
 
 export const horovodStallWords = {
+  /** Stall reports whose lines name neither ranks nor tensors. */
+  unnamed: (f: { reports: number; seconds?: number }): string =>
+    `Horovod's stall inspector reported tensors that some ranks submitted and the others did not${f.seconds !== undefined ? ` for more than ${f.seconds} s` : ""}` +
+    `${f.reports > 1 ? ` (${f.reports} reports)` : ""}; these lines name neither the ranks nor the tensors. ` +
+    "A rank that stopped or took another path holds the others up: Horovod's full report (the lines after this one) names the missing ranks.",
   /** `ranks` have not submitted the tensors the other ranks wait in; `names`: some of them, per rank; `reports`: how many reports named them. */
   missing: (f: {
     ranks: readonly number[];

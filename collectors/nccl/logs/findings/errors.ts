@@ -65,7 +65,7 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
   const procs = [...state.processes.values()];
   const all: Item[] = [...procs.flatMap((p) => p.warnings.map((w) => ({ w, p }))), ...orphans.map((w) => ({ w }))];
   const chains = new Chains();
-  const fallout = new Map<Finding, string>();
+  const fallout = new Map<Finding, Fallout>();
   const network = networkFindings(state, all, chains, fallout);
   // A proxy's failed operation in a process with a network error is part of that error.
   const withNetworkError = new Set(network.flatMap((f) => f.processes));
@@ -90,17 +90,23 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
  * are that failure's fallout: they join its nccl_error (their lines among its evidence), one
  * incident with its cause first, not a second critical finding.
  */
-function withFallout(findings: Finding[], fallout: ReadonlyMap<Finding, string>): Finding[] {
+/** A network finding that is the fallout of a CUDA failure: the root's process, and the ranks of its own processes (not its peers'). */
+interface Fallout {
+  root: string;
+  ownRanks: readonly number[];
+}
+
+function withFallout(findings: Finding[], fallout: ReadonlyMap<Finding, Fallout>): Finding[] {
   const out: Finding[] = [];
   const merged = new Set<Finding>();
-  for (const [f, root] of fallout) {
+  for (const [f, { root, ownRanks }] of fallout) {
     const i = findings.findIndex((c) => c.kind === "nccl_error" && c.processes.includes(root));
     const c = findings[i];
     if (c === undefined) continue;
     findings[i] = {
       ...c,
       // The root's own process: the ranks the network error named are its ranks.
-      ranks: f.processes.every((p) => c.processes.includes(p)) ? uniq([...c.ranks, ...f.ranks]).sort((a, b) => a - b) : c.ranks,
+      ranks: f.processes.length > 0 && f.processes.every((p) => c.processes.includes(p)) ? uniq([...c.ranks, ...ownRanks]).sort((a, b) => a - b) : c.ranks,
       summary: `${c.summary} ${networkErrorWords.fallout({ processes: f.processes, peer: f.peer })}`,
       evidence: uniq([...c.evidence, ...f.evidence]).slice(0, 8),
     };
@@ -108,6 +114,28 @@ function withFallout(findings: Finding[], fallout: ReadonlyMap<Finding, string>)
   }
   for (const f of findings) if (!merged.has(f)) out.push(f);
   return out;
+}
+
+/** The ranks of p, else the rank its proxy names as its own (`Failed to execute operation Connect from rank 10`: nccl-pasted 302). */
+function ownRanks(state: TrackedState, p: ProcessState, w: WarningRecord): number[] {
+  const ranks = ranksOf(state, [p]);
+  if (ranks.length > 0) return ranks;
+  const proxy = proxyFailure(w.message);
+  return proxy !== undefined ? [proxy] : [];
+}
+
+/** Whether warning a was logged before b: by their lines in one log, else by their times where both have one. */
+function before(a: WarningRecord, b: WarningRecord): boolean {
+  const [fa, la] = splitWhere(a.where);
+  const [fb, lb] = splitWhere(b.where);
+  if (fa === fb) return la < lb;
+  return a.atMs > 0 && b.atMs > 0 && a.atMs <= b.atMs;
+}
+
+/** `file:line` → [file, line]. */
+function splitWhere(where: string): [string, number] {
+  const c = where.lastIndexOf(":");
+  return [where.slice(0, c), Number(where.slice(c + 1))];
 }
 
 /** `[Proxy Service 1] Failed to execute operation Connect from rank 1, retcode 2`: the rank (this process's) whose operation failed. */
@@ -140,7 +168,7 @@ function target(w: WarningRecord): { key: string; peer?: string; hca?: string; h
 }
 
 /** Network errors, grouped by the peer they point at (a failed queue pair with no peer: by its HCA port). */
-function networkFindings(state: TrackedState, all: readonly Item[], chains: Chains, fallout: Map<Finding, string>): Finding[] {
+function networkFindings(state: TrackedState, all: readonly Item[], chains: Chains, fallout: Map<Finding, Fallout>): Finding[] {
   const byPeer = new Map<string, Item[]>();
   for (const x of all) {
     if (!NETWORK_KINDS.has(x.w.kind)) continue;
@@ -171,7 +199,7 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
     // does the process's own, where the peer that closed is on its own host (its proxy, a local
     // rank: nccl-pasted 266, out of memory at setup, then `Connection closed by remote peer node2`).
     const hosts = new Set(procs.map((p) => p.host));
-    const root = cuda.find((c) => c.p && (procs.includes(c.p) ? c.p.host === peer : hosts.has(c.p.host) || c.p.host === peer));
+    const root = cuda.find((c) => c.p && (procs.includes(c.p) ? c.p.host === peer && before(c.w, first) : hosts.has(c.p.host) || c.p.host === peer));
     // The rank a process's proxy names when the operation the network failed was its own.
     const proxyRanks = procs.flatMap((p) => p.warnings.map((w) => proxyFailure(w.message)).filter((r): r is number => r !== undefined));
     const procRanks = ranksOf(state, procs);
@@ -202,7 +230,7 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
       count: list.length,
     });
     out.push(finding);
-    if (root?.p !== undefined) fallout.set(finding, root.p.key);
+    if (root?.p !== undefined) fallout.set(finding, { root: root.p.key, ownRanks: procRanks.length > 0 ? procRanks : proxyRanks });
   }
   return out;
 }
@@ -288,7 +316,7 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
           (w.mismatchRank ?? w.duplicateRank) !== undefined
             ? [(w.mismatchRank ?? w.duplicateRank) as number]
             : p
-              ? ranksOf(state, [p])
+              ? ownRanks(state, p, w)
               : w.rank !== undefined
                 ? [w.rank]
                 : [],

@@ -5,7 +5,7 @@ import type { Finding } from "../../verdict/report.js";
 
 /**
  * The ranks of these processes in the communicators seen; else the global rank a launcher prefix
- * gave them (srun's task number only where no other process carries it); else the rank of an Init START (a process whose init never completed); else the rank
+ * gave them (srun's task number where the logs show a task per process: srunTaskIsRank); else the rank of an Init START (a process whose init never completed); else the rank
  * its first channel, ring or teardown line names as its own (excerpts, 2.3+).
  */
 export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): number[] {
@@ -13,20 +13,31 @@ export function ranksOf(state: TrackedState, procs: readonly ProcessState[]): nu
   const out = new Set<number>();
   for (const c of state.comms.values()) for (const r of c.ranks.values()) if (keys.has(r.processKey)) out.add(r.rank);
   for (const p of procs) {
-    if (p.launcherRank === undefined || (p.launcherRankBySrun === true && srunTaskShared(state, p))) continue;
+    const launcher = p.launcherRank ?? (srunTaskIsRank(state, p) ? p.srunTask : undefined);
+    if (launcher === undefined) continue;
     let known = false;
     for (const key of p.comms.values()) if (state.comms.get(key)?.ranks.size) known = true;
-    if (!known) out.add(p.launcherRank);
+    if (!known) out.add(launcher);
   }
   if (out.size === 0) for (const p of procs) for (const s of p.initStarts.values()) if (s.rank !== undefined) out.add(s.rank);
   if (out.size === 0) for (const p of procs) if (p.lineRank !== undefined) out.add(p.lineRank);
   return [...out].sort((a, b) => a - b);
 }
 
-/** Another process carries p's srun task number: a task that started several processes (torchrun under srun), not a rank. */
-function srunTaskShared(state: TrackedState, p: ProcessState): boolean {
-  for (const q of state.processes.values()) if (q !== p && q.launcherRankBySrun === true && q.launcherRank === p.launcherRank) return true;
-  return false;
+/**
+ * p's srun task number is its rank where the logs show a task per process: no other process carries
+ * it, and its host runs processes of several tasks (a task per GPU, nccl-pasted 287). One task's
+ * processes, or a host showing one task, may be torchrun's under srun: the number is the node's.
+ */
+function srunTaskIsRank(state: TrackedState, p: ProcessState): boolean {
+  if (p.srunTask === undefined) return false;
+  const tasksOnHost = new Set<number>();
+  for (const q of state.processes.values()) {
+    if (q.srunTask === undefined) continue;
+    if (q !== p && q.srunTask === p.srunTask) return false;
+    if (q.host === p.host) tasksOnHost.add(q.srunTask);
+  }
+  return tasksOnHost.size >= 2;
 }
 
 /**

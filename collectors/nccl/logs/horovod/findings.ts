@@ -43,6 +43,29 @@ function missingOf(r: StallReport): { ranks: number[]; names: { ranks: number[];
   return { ranks: sorted(names.flatMap((n) => n.ranks)), names, shutdown: [] };
 }
 
+/**
+ * Reports whose lines name neither ranks nor tensors (the warning alone: nccl-pasted 307, a report
+ * quoted in one line, or cut after its header): a stall all the same, no rank named.
+ */
+function headerOnly(source: string, all: readonly StallReport[]): Finding[] {
+  const r = all[all.length - 1];
+  if (r === undefined) return [];
+  const seconds = r.seconds ?? all.find((x) => x.seconds !== undefined)?.seconds;
+  return [
+    hangSuspected({
+      severity: "warning",
+      summary: horovodStallWords.unnamed({ reports: all.length, ...(seconds !== undefined ? { seconds } : {}) }),
+      ranks: [],
+      processes: [],
+      comm_id: null,
+      evidence: all
+        .flatMap((x) => x.lines.slice(0, 1))
+        .slice(0, MAX_EVIDENCE)
+        .map((n) => `${source}:${n}`),
+    }),
+  ];
+}
+
 const sameRanks = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The findings of one log's stall reports (the last one says where the job is). */
@@ -54,7 +77,7 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
   const reports = all.slice(0, n);
   count -= all.length - n;
   const last = reports[reports.length - 1];
-  if (last === undefined) return [];
+  if (last === undefined) return headerOnly(source, all);
   const evidence = last.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`);
   const seconds = last.seconds ?? reports.find((r) => r.seconds !== undefined)?.seconds;
   const m = missingOf(last);

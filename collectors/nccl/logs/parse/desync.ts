@@ -121,13 +121,16 @@ function dashStart(s: string, open: number): number {
   return i > 0 && s.charCodeAt(i - 1) === 45 ? i - 1 : open;
 }
 
-/** Parses a line without NCCL header and without `NCCL`; undefined for ordinary output. */
 const UNIQUE_ID = "] is setting up NCCL communicator and retrieving ncclUniqueId from [";
 
-/** The ranks of PyTorch's failed ncclUniqueId fetch from the store (nccl-pasted 295), into ev. */
+/**
+ * The ranks of PyTorch's failed ncclUniqueId fetch from the store (nccl-pasted 295), into ev. The
+ * numbers are the process group's ranks (`[0]` is its rank 0, words of PyTorch's source): global
+ * ones only for the default group's first communicator, store key `'0'`.
+ */
 function uniqueIdRanks(s: string, i: number, end: number, ev: WarnEvent): void {
   const k = find(s, UNIQUE_ID, i, end);
-  if (k < 0) return;
+  if (k < 0 || find(s, "by key '0'", k, end) < 0) return;
   const open = s.lastIndexOf("[", k);
   const self = open >= i ? readInt(s, open + 1, k) : undefined;
   if (self !== undefined && pos === k) ev.selfRank = self;
@@ -135,6 +138,7 @@ function uniqueIdRanks(s: string, i: number, end: number, ev: WarnEvent): void {
   if (peer !== undefined && s.charCodeAt(pos) === 93 /* ] */) ev.peerRank = peer;
 }
 
+/** Parses a line without NCCL header and without `NCCL`; undefined for ordinary output. */
 export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
   end = trimEnd(s, 0, end);
   let k = s.indexOf(": opCount ");

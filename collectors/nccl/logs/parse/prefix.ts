@@ -115,8 +115,8 @@ function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
   if (pid !== undefined) l.pid = pid;
   if (pk > i + 1) l.actor = s.slice(i + 1, pk).trim();
   // An actor that names its rank: `(MegatronPolicyWorker[rank=107] pid=3340050, ip=...)` (NeMo RL).
-  const rk = s.indexOf("[rank=", i);
-  if (rk >= 0 && rk < pk) {
+  const rk = s.lastIndexOf("[rank=", pk);
+  if (rk >= i) {
     const r = natAt(s, rk + 6, pk);
     if (r !== undefined && s.charCodeAt(pos) === 93 /* ] */) l.rank = r;
   }

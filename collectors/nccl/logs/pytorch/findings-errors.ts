@@ -45,7 +45,7 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
 }
 
 /** `Some NCCL operations have failed or timed out` and `we are taking the entire process down`: what follows any failure the watchdog saw. */
-const AFTERMATH: ReadonlySet<string> = new Set(["ops_failed", "taking_down"]);
+export const AFTERMATH: ReadonlySet<string> = new Set(["ops_failed", "taking_down"]);
 
 /**
  * `timedOut`: the logs hold a watchdog timeout (a `Watchdog caught collective operation timeout`

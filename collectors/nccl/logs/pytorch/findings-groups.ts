@@ -11,7 +11,8 @@
  *   names the rank whose watchdog fired first.
  * A rank with nothing pending (enqueued == completed) is never the culprit by itself.
  */
-import type { HangSignRecord, PytorchLog, WatchdogRecord, WorkStatusRecord } from "./log.js";
+import type { HangSignRecord, PtErrorRecord, PytorchLog, WatchdogRecord, WorkStatusRecord } from "./log.js";
+import { AFTERMATH } from "./findings-errors.js";
 import { uniq, type Finding } from "../../verdict/report.js";
 import { collectiveMismatch, hangSuspected, rankBehind, watchdogTimeout } from "../../verdict/finding.js";
 import { collectiveMismatchWords, hangSuspectedWords, rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
@@ -68,7 +69,7 @@ function withSameWork(w: WatchdogRecord, all: readonly WatchdogRecord[]): Watchd
 }
 
 /** The records the process-group picture reads (a live view may hold only the recent ones). */
-export type PtGroupRecords = Pick<PytorchLog, "watchdogs" | "workStatus" | "hangSigns">;
+export type PtGroupRecords = Pick<PytorchLog, "watchdogs" | "workStatus" | "hangSigns" | "errors">;
 
 function groupsOf(t: PtGroupRecords): Group[] {
   const groups = new Map<string, Group>();
@@ -173,13 +174,17 @@ const SAME_SIZE_OPS: ReadonlySet<string> = new Set([
 function sizeMismatch(g: Group, ws: readonly WatchdogRecord[], out: Finding[]): void {
   const w0 = ws[0];
   if (w0?.seq === undefined || w0.opType === undefined || !SAME_SIZE_OPS.has(w0.opType)) return;
-  const bySize = new Map<number, number[]>();
+  // Each rank's one size, from lines sure of the group: their own words, or the rank's status line in it.
+  const sizeOf = new Map<number, number | undefined>();
   for (const w of ws) {
     if (w.numelIn === undefined || w.rank === undefined) continue;
-    const ranks = bySize.get(w.numelIn) ?? [];
-    if (!ranks.includes(w.rank)) ranks.push(w.rank);
-    bySize.set(w.numelIn, ranks);
+    if (!w.pgNamed && g.ranks.get(w.rank)?.enq === undefined) return;
+    // A rank seen at two sizes (a restart, logs put together): no comparison.
+    if (sizeOf.has(w.rank) && sizeOf.get(w.rank) !== w.numelIn) return;
+    sizeOf.set(w.rank, w.numelIn);
   }
+  const bySize = new Map<number, number[]>();
+  for (const [rank, numel] of sizeOf) if (numel !== undefined) bySize.set(numel, [...(bySize.get(numel) ?? []), rank]);
   if (bySize.size < 2) return;
   const sizes = [...bySize].map(([numel, ranks]) => ({ numel, ranks: ranks.sort((a, b) => a - b) }));
   out.push(
@@ -196,7 +201,7 @@ function sizeMismatch(g: Group, ws: readonly WatchdogRecord[], out: Finding[]): 
   );
 }
 
-function watchdogFindings(g: Group, out: Finding[]): void {
+function watchdogFindings(g: Group, errors: readonly PtErrorRecord[], out: Finding[]): void {
   const bySeqOp = new Map<string, WatchdogRecord[]>();
   // A rank's line cut before its SeqNum (`...terminated with exception: [Rank 3] Watchdog caught collective oper`)
   // repeats the timeout its whole line names: no second finding.
@@ -211,9 +216,12 @@ function watchdogFindings(g: Group, out: Finding[]): void {
   const statusOnly = [...g.ranks.values()].filter((v) => v.failedSeq !== undefined && !g.timedOut.has(v.rank));
   // Ranks whose own watchdog signalled the dump in this group (`First PG on this rank to signal dumping`) and
   // printed nothing else of it: they join the group's one timeout (nccl-pasted 294: its timeout line is cut off).
-  const signalledOnly = uniq(
-    g.signs.filter((s) => s.what === "first_pg_dump" && s.rank !== undefined && !g.timedOut.has(s.rank) && !g.ranks.has(s.rank)).map((s) => s.rank as number),
+  // A rank with an error of its own (an NCCL error, a CUDA error in its watchdog) failed another way.
+  const failed = new Set(errors.filter((e) => !AFTERMATH.has(e.what)).map((e) => e.rank));
+  const signs = g.signs.filter(
+    (s) => s.what === "first_pg_dump" && s.rank !== undefined && !g.timedOut.has(s.rank) && !g.ranks.has(s.rank) && !failed.has(s.rank),
   );
+  const signalledOnly = uniq(signs.map((s) => s.rank as number));
   const joined = new Set<number>();
   const seqsWithOps = new Map<number, number>();
   for (const ws of bySeqOp.values()) if (ws[0]?.seq !== undefined) seqsWithOps.set(ws[0].seq, (seqsWithOps.get(ws[0].seq) ?? 0) + 1);
@@ -233,7 +241,11 @@ function watchdogFindings(g: Group, out: Finding[]): void {
         ranks,
         processes: uniq([...ws.map((w) => w.processKey), ...join.map((v) => v.proc)].filter((p): p is string => p !== undefined)),
         comm_id: null,
-        evidence: uniq([...ws.map((w) => w.where), ...join.flatMap((v) => v.where)]).slice(0, 5),
+        evidence: uniq([
+          ...ws.map((w) => w.where),
+          ...join.flatMap((v) => v.where),
+          ...signs.filter((x) => signalled.includes(x.rank as number)).map((x) => x.where),
+        ]).slice(0, 5),
         process_group: g.label,
         ...(w0.seq !== undefined ? { seq: w0.seq } : {}),
         ...(w0.opType ? { op: w0.opType } : {}),
@@ -486,7 +498,7 @@ function signFindings(g: Group, out: Finding[]): void {
 export function processGroupFindings(t: PtGroupRecords, known: ReadonlySet<number>): Finding[] {
   const out: Finding[] = [];
   for (const g of groupsOf(t)) {
-    watchdogFindings(g, out);
+    watchdogFindings(g, t.errors, out);
     progressFindings(g, known, out);
     signFindings(g, out);
   }

@@ -32,7 +32,7 @@ export class PytorchMetrics {
     this.mismatch = gauge(
       registry,
       "ringwatch_pytorch_collective_mismatch",
-      "1 for a process group whose ranks PyTorch's lines (last 15 minutes) show in different collectives at one sequence number (watchdog OpTypes, or TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprints).",
+      "1 for a process group whose ranks PyTorch's lines (last 15 minutes) show in different collectives at one sequence number (watchdog OpTypes, or NumelIn where every rank passes as many, or TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprints).",
       ["process_group"],
     );
     this.work = gauge(

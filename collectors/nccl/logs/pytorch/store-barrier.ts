@@ -38,6 +38,8 @@ export interface StoreBarrierTimeout {
   key: string;
   worldSize?: number;
   joined?: number;
+  /** The count's word: `worker_count` (PyTorch 1.x, whose loop waits for the count to equal the world's), `num_workers_joined` (2.x). */
+  counter?: "worker_count" | "num_workers_joined";
   timeout?: string;
   /** `file:line`. */
   where: string;
@@ -65,7 +67,9 @@ function withBarrierFields<T extends StoreBarrierTimeout>(fact: T, s: string, ke
   fact.key = s.slice(keyStart, open < 0 ? end : open).trim();
   if (open < 0) return fact;
   const world = intAfter(s, "world_size=", open, end);
-  const joined = intAfter(s, "worker_count=", open, end) ?? intAfter(s, "num_workers_joined=", open, end);
+  const old = intAfter(s, "worker_count=", open, end);
+  const joined = old ?? intAfter(s, "num_workers_joined=", open, end);
+  if (joined !== undefined) fact.counter = old !== undefined ? "worker_count" : "num_workers_joined";
   const t = find(s, "timeout=", open, end);
   if (world !== undefined) fact.worldSize = world;
   if (joined !== undefined) fact.joined = joined;
@@ -145,8 +149,10 @@ export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], tim
     if (world === undefined || counts.length === 0) continue;
     const joined = counts[counts.length - 1] as number;
     // Complete, or somebody joined meanwhile: the barrier is filling, slowly. More than the world
-    // (another launch on the same store) never completes: PyTorch waits until the count equals it.
+    // (another launch on the same store) never completes in 1.x, whose loop waits until the count
+    // equals it; 2.x's ends when any rank's add saw the world's count, which it may have.
     if (joined === world || Math.max(...counts) !== Math.min(...counts)) continue;
+    if (joined > world && ws.some((w) => w.counter !== "worker_count")) continue;
     const waited = new Map<number, number>();
     for (const w of ws) waited.set(w.rank, Math.max(waited.get(w.rank) ?? 0, w.seconds ?? 0) + (w.seconds === undefined ? WAIT_LINE_S : 0));
     const ranks = [...waited].filter(([, sec]) => sec >= WAIT_HANG_S).map(([r]) => r);

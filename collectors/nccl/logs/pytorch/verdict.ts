@@ -35,6 +35,7 @@ function recent(pt: PytorchLog, sinceMs: number): Parameters<typeof processGroup
     watchdogs: pt.watchdogs.filter(fresh),
     workStatus: pt.workStatus.filter(fresh),
     hangSigns: pt.hangSigns.filter(fresh),
+    errors: pt.errors.filter(fresh),
     debug: pt.debug.filter(fresh),
     running: new Map([...pt.running].filter(([, r]) => fresh(r))),
   };

@@ -49,11 +49,11 @@ export interface ProcessState {
   /** The global rank a launcher's prefix gave this process's lines (`[1,4]<stdout>:`, `[rank3]:`). */
   launcherRank?: number;
   /**
-   * The rank is srun --label's task number: SLURM_PROCID, the global rank where srun starts one
-   * task per GPU, a node's number where each task starts a node's processes (torchrun), when
-   * several processes carry it (ranksOf).
+   * srun --label's task number on this process's lines (`201: `): SLURM_PROCID, the global rank where
+   * srun starts a task per GPU, a node's number where each task starts a node's processes
+   * (torchrun). Only analyze's ranksOf takes it for a rank, where the logs show it is one.
    */
-  launcherRankBySrun?: boolean;
+  srunTask?: number;
   /** First `file:line` of a few transport facts: no_ib, socket_link, socket_warn, ib_link, gdr_disabled, gdrdma. */
   evidence: Map<string, string>;
   /** Last time a line of this process was read (ms). */

@@ -57,7 +57,7 @@ describe("mergeVerdicts", () => {
     const m = mergeVerdicts([logsQuiet, ras]);
     expect(values(m.threshold)).toEqual({ "0xa": 120, "0xb": 90 });
     expect(values(m.mismatch)).toEqual({ "0xa": 0 });
-    // Not hung: no evidence, no GPU signature, whatever the source lists.
+    // Not hung: no evidence, no GPU signature (a hang verdict carries the GPUs; this source states none).
     expect(values(m.evidence)).toEqual({});
     expect(values(m.signature)).toEqual({});
     expect(values(m.behind)).toEqual({ "0xa/0": 0, "0xa/1": 0, "0xb/3": 0 });

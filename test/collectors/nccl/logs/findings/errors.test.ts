@@ -152,6 +152,14 @@ describe("network errors", () => {
     expect(r.findings.map((f) => [f.kind, f.severity, f.processes, f.ranks])).toEqual([["nccl_error", "critical", ["node2:24881"], [2]]]);
     expect(r.findings[0]?.summary).toContain("Cuda failure 'out of memory'");
     expect(r.findings[0]?.summary).toContain("The network errors that followed on node2:24881 (peer node2) come from it.");
+    // The CUDA failure after the close is no cause of it.
+    const lines = readCapture(`nccl-pasted/${name}`).split("\n");
+    const reordered = [...lines.slice(8), ...lines.slice(0, 8)].join("\n");
+    expect(
+      analyzeLogs([{ name, text: reordered }])
+        .findings.map((f) => f.kind)
+        .sort(),
+    ).toEqual(["nccl_error", "network_error"]);
     // The same close from a peer on another host is the network's, beside the CUDA failure.
     const other = readCapture(`nccl-pasted/${name}`).replace("remote peer node2<47247>", "remote peer node7<47247>");
     expect(
@@ -171,6 +179,13 @@ describe("network errors", () => {
     // The same words from another source file are a failure.
     const bootstrap = run("h:1:1 [0] bootstrap.cc:160 NCCL WARN Call to bind failed: Address already in use");
     expect(bootstrap.findings.map((f) => [f.kind, f.severity])).toEqual([["nccl_error", "critical"]]);
+  });
+
+  it("PyTorch's failed ncclUniqueId fetch from a subgroup's store key: its numbers are the group's ranks, none named", () => {
+    const r = run(
+      "[rank9]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '1', but store->get('1') got error: Connection reset by peer",
+    );
+    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([["network_error", []]]);
   });
 
   it("PyTorch's failed ncclUniqueId fetch from the store (pasted 295, pdsh prefix): the rank that asked and rank 0, whose entry it asked for", () => {
@@ -206,6 +221,18 @@ describe("network errors", () => {
     expect(shared.findings.map((f) => [f.kind, f.ranks])).toEqual([
       ["nccl_error", []],
       ["nccl_error", []],
+    ]);
+    // One task shown on its host: perhaps a node's torchrun, its number the node's.
+    expect(run("1: node2:2005:2005 [5] enqueue.cc:422 NCCL WARN Error : no algorithm/protocol available").findings.map((f) => f.ranks)).toEqual([[]]);
+  });
+
+  it("a proxy's failed Connect names its process's rank where nothing else does (pasted 302, DeepEP: ibv_create_cq out of memory)", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("302-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.processes, f.ranks])).toEqual([
+      ["nccl_error", ["msm-h200-2:4016"], []],
+      ["nccl_error", ["msm-h200-2:4009"], []],
+      ["nccl_error", ["msm-h200-2:4011"], [10]],
     ]);
   });
 

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { StallReader, contentStart, parseStallLine, type StallReport } from "../../../../../collectors/nccl/logs/horovod/stall.js";
-import { readCapture } from "../../../../helpers/fixtures.js";
+import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
+import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 
 function read(text: string): StallReader {
   const r = new StallReader();
@@ -153,5 +154,16 @@ describe("StallReader on the writer's other forms", () => {
     expect(read("4: [a]").reports).toEqual([]);
     const r = read(Array.from({ length: 12 }, () => `${HEADER}\nMissing ranks:\n1: [t]`).join("\n"));
     expect([r.reports.length, r.count]).toEqual([8, 12]);
+  });
+});
+
+describe("the stall warning alone (pasted 307, Horovod 0.21: one line, no rank or tensor after it)", () => {
+  it("is a hang_suspected warning that names no rank; after a report that named ranks, that report says where the job is", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("307-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["hang_suspected", "warning", []]]);
+    expect(r.findings[0]?.summary).toMatch(/^Horovod's stall inspector reported tensors that some ranks submitted and the others did not for more than 60 s; /);
+    const named = analyzeLogs([{ name: "h", text: `${HEADER}\nMissing ranks:\n1: [t]\n${HEADER}` }]);
+    expect(named.findings.map((f) => [f.kind, f.ranks])).toEqual([["rank_behind", [1]]]);
   });
 });

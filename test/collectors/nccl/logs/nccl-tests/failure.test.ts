@@ -54,6 +54,19 @@ describe("nccl-tests' failure lines", () => {
     }
   });
 
+  it("a note at info about the host (NCCL's RAS service's bind) does not hide its failure", () => {
+    const r = analyzeLogs([
+      {
+        name: "l",
+        text: "gpu5:2002:2002 [1] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use\ngpu5: Test CUDA failure common.cu:892 'out of memory'\n .. gpu5 pid 2001: Test failure common.cu:915",
+      },
+    ]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.processes])).toEqual([
+      ["nccl_error", "critical", ["gpu5:2001"]],
+      ["nccl_error", "info", ["gpu5:2002"]],
+    ]);
+  });
+
   it("ncclRemoteError's words are a network error", () => {
     const r = analyzeLogs([
       { name: "l", text: "n1: Test NCCL failure common.cu:900 'remote process exited or there was a network error'\n .. n1 pid 7: Test failure common.cu:915" },

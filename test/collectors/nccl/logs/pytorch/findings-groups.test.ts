@@ -202,8 +202,8 @@ describe("issue 29: -1, status-only ranks, unnamed groups, newer backends' names
 });
 
 describe("watchdog lines of one work with different sizes", () => {
-  const timeout = (rank: number, op: string, numel: number): string =>
-    `[rank${rank}]:[E1101 10:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank ${rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3497, OpType=${op}, NumelIn=${numel}, NumelOut=${numel * 2}, Timeout(ms)=1800000) ran for 1800045 milliseconds before timing out.`;
+  const timeout = (rank: number, op: string, numel: number, pg = "[PG ID 2 PG GUID 5(tp) Rank"): string =>
+    `[rank${rank}]:[E1101 10:00:00.000000000 ProcessGroupNCCL.cpp:632] ${pg} ${rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3497, OpType=${op}, NumelIn=${numel}, NumelOut=${numel * 2}, Timeout(ms)=1800000) ran for 1800045 milliseconds before timing out.`;
 
   it("the real capture (pasted 277, ms-swift ZeRO-3): _ALLGATHER_BASE 3497 with NumelIn 1572864 and 512 is a mismatch, not a collective that does not finish", () => {
     const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("277-")) ?? "";
@@ -221,6 +221,11 @@ describe("watchdog lines of one work with different sizes", () => {
     expect(run([timeout(0, "ALLREDUCE", 100), timeout(1, "ALLREDUCE", 100)]).map((f) => f.kind)).toEqual(["watchdog_timeout"]);
     expect(run([timeout(0, "ALLREDUCE", 100), timeout(1, "ALLREDUCE", 101)]).map((f) => f.kind)).toEqual(["collective_mismatch", "watchdog_timeout"]);
   });
+
+  it("lines not sure of their group (no PG named, no status line), or a rank seen at two sizes (a restart, logs put together): no comparison", () => {
+    expect(run([timeout(0, "ALLREDUCE", 100, "[Rank"), timeout(1, "ALLREDUCE", 101, "[Rank")]).map((f) => f.kind)).toEqual(["watchdog_timeout"]);
+    expect(run([timeout(0, "BROADCAST", 1000), timeout(0, "BROADCAST", 2000)]).map((f) => f.kind)).toEqual(["watchdog_timeout"]);
+  });
 });
 
 describe("a rank's own dump signal", () => {
@@ -235,6 +240,13 @@ describe("a rank's own dump signal", () => {
       .filter((l) => l.startsWith("[rank0]"))
       .join("\n");
     expect(analyzeLogs([{ name, text: alone }]).findings).toEqual([]);
+    // A rank whose watchdog died of an error of its own failed another way: it does not join the timeout.
+    const failed = `[rank0]:[E1026 04:01:20.500953846 ProcessGroupNCCL.cpp:1895] [PG ID 1 PG GUID 1 Rank 0] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n${text}`;
+    expect(
+      analyzeLogs([{ name, text: failed }])
+        .findings.filter((f) => f.kind === "watchdog_timeout")
+        .map((f) => f.ranks),
+    ).toEqual([[3]]);
   });
 });
 
