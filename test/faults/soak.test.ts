@@ -33,7 +33,10 @@ describe("an hour of a node's life in a minute", () => {
 
   it("does not accumulate descriptors, files or rank series", () => {
     expect(r.samples.length).toBeGreaterThan(40);
-    expect(r.fdsLateMax).toBeLessThanOrEqual(r.fdsEarlyMax + 5);
+    // Descriptors come and go with the jobs alive at a sample (their files, up to the cache's 64, and
+    // sockets): fresh-clone runs saw the late maximum 0 to 10 above the early one. A descriptor kept per
+    // rotated or deleted file grows past that over the hour's rotations and deletions (of 16 files each).
+    expect(r.fdsLateMax).toBeLessThanOrEqual(r.fdsEarlyMax + 12);
     // Deleted files are forgotten: the agent follows what is on disk, not all it ever saw.
     expect(r.filesFollowedAtEnd).toBe(r.filesOnDiskAtEnd);
     // Ended jobs' ranks retire (--collector.nccl.retire-after=20s): at most the four youngest jobs remain.

@@ -159,6 +159,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await new Promise((r) => setTimeout(r, tickMs - ((Date.now() - t0) % tickMs)));
     }
     const seconds = (Date.now() - t0) / 1000;
+    // The node's life ends here: the samples are of it, not of the test's polling below (its scrapes' sockets).
+    const samples = watcher.stop();
     // The last lines: give the agent a moment, then read its state.
     let text = "";
     for (let i = 0; i < 40; i++) {
@@ -173,7 +175,6 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       await new Promise((r) => setTimeout(r, 500));
       text = await agent.scrape();
     }
-    const samples = watcher.stop();
     const n = samples.length;
     // Warm-up: the heap grows and the descriptor cache (64) fills for the first third or so.
     const early = samples.slice(Math.floor(n * 0.3), Math.floor(n * 0.55));
