@@ -1090,6 +1090,18 @@ export const horovodStallWords = {
     );
   },
 
+  /** The oldest report's tensors by the ranks that submitted them, where two such sets cross (no rank is merely late). */
+  crossed: (f: { sets: readonly { ranks: readonly number[]; tensors: readonly string[] }[]; seconds?: number }): string => {
+    const what = f.sets
+      .slice(0, 3)
+      .map((x) => `${theRanks(x.ranks)} submitted ${x.tensors.slice(0, 2).join(", ")}${x.tensors.length > 2 ? `, ... (${x.tensors.length} tensors)` : ""}`)
+      .join("; ");
+    return (
+      `Horovod's stall inspector: the ranks submitted different tensors ${stallAge(f.seconds)} (${what}), and each waits for a tensor the others have not submitted: ` +
+      "they run different collectives, not one late rank. Look for a branch or an order that differs between ranks (a loss or metric reduced on some ranks only, a data-dependent condition)."
+    );
+  },
+
   /** The oldest report lists only the ranks that submitted (`ready`); `absent`: the ranks below the highest of them that did not. */
   readyOnly: (f: { absent: readonly number[]; ready: readonly number[]; seconds?: number; tensors: readonly string[] }): string => {
     const max = Math.max(...f.ready);

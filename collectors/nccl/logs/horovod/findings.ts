@@ -3,11 +3,12 @@
  * missing are rank_behind (the other ranks wait for them), the tensors they have not submitted in
  * the summary. A warning while it may still resolve (one report: a slow rank catches up), critical
  * once the same ranks are reported again or Horovod shuts the job down for them. The oldest form
- * lists only the ranks that submitted: the ones absent below the highest of them are rank_behind,
- * and when none is, the report is a sign of a hang (hang_suspected) naming the ranks that wait.
+ * lists only the ranks that submitted: the ones absent below the highest of them are rank_behind;
+ * when none is, tensors whose sets of ranks cross are a collective_mismatch, else the report is a
+ * sign of a hang (hang_suspected) naming the ranks that wait.
  */
 import type { Finding } from "../../verdict/report.js";
-import { hangSuspected, rankBehind } from "../../verdict/finding.js";
+import { collectiveMismatch, hangSuspected, rankBehind } from "../../verdict/finding.js";
 import { horovodStallWords } from "../../verdict/words.js";
 import type { StallReport } from "./stall.js";
 
@@ -117,6 +118,20 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
   const max = ready[ready.length - 1] ?? 0;
   const absent: number[] = [];
   for (let r = 0; r < max && absent.length < 4096; r++) if (!have.has(r)) absent.push(r);
+  if (absent.length === 0) {
+    const crossed = crossedSets(readyTensors);
+    if (crossed !== undefined)
+      return [
+        collectiveMismatch({
+          severity: "critical",
+          summary: horovodStallWords.crossed({ sets: crossed, ...(seconds !== undefined ? { seconds } : {}) }),
+          ranks: ready,
+          processes: [],
+          comm_id: null,
+          evidence,
+        }),
+      ];
+  }
   const summary = horovodStallWords.readyOnly({ absent, ready, ...(seconds !== undefined ? { seconds } : {}), tensors: readyTensors.map((t) => t.name) });
   const facts = {
     severity: "warning" as const,
@@ -128,4 +143,26 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
     waiting_ranks: ready,
   };
   return [absent.length > 0 ? rankBehind(facts) : hangSuspected(facts)];
+}
+
+/**
+ * The oldest form's tensors grouped by the ranks that submitted them, where two groups cross (each
+ * has a rank the other lacks: nccl-pasted 281, `loss_Mean [ready ranks: 3]` beside the gradients'
+ * `[ready ranks: 2, 0, 1]`): each tensor waits for ranks that wait in another one, so the ranks run
+ * different collectives (another order, another branch); no one rank is merely late. Undefined
+ * where the sets nest (the ranks in fewer sets are the late ones).
+ */
+function crossedSets(tensors: readonly StallReport["tensors"][number][]): { ranks: number[]; tensors: string[] }[] | undefined {
+  const by = new Map<string, { ranks: number[]; tensors: string[] }>();
+  for (const t of tensors) {
+    const ranks = sorted(t.ready ?? []);
+    const key = ranks.join(",");
+    const g = by.get(key);
+    if (g) g.tensors.push(t.name);
+    else by.set(key, { ranks, tensors: [t.name] });
+  }
+  const sets = [...by.values()];
+  const lacks = (a: readonly number[], b: readonly number[]): boolean => a.some((r) => !b.includes(r));
+  const cross = sets.some((a) => sets.some((b) => a !== b && lacks(a.ranks, b.ranks) && lacks(b.ranks, a.ranks)));
+  return cross ? sets : undefined;
 }

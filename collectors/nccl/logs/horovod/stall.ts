@@ -62,7 +62,7 @@ export type StallFact =
   /** The report's first line: how long the tensors have waited, when the line says (it may wrap before). */
   | { kind: "header"; seconds?: number; error: boolean }
   /** `Stalled ranks:` / `Missing ranks:` (a rank per line follows) or `Stalled ops:` (tensors follow; some may be on this line). */
-  | { kind: "section"; section: "ranks" | "ops"; tensors: StallTensor[] }
+  | { kind: "section"; section: "ranks" | "ops"; tensors: StallTensor[]; header?: { seconds?: number } }
   /** `<tensor> [missing ranks: 1]` or `<tensor> [ready ranks: 0, 2], ...`: one or more tensors on a line. */
   | { kind: "tensors"; tensors: StallTensor[] }
   /** `4: [a, b, c ...]` or `4!: [...]` (past the shutdown time): a rank line, only meaningful after a `ranks` section. */
@@ -200,7 +200,8 @@ export function parseStallLine(s: string): StallFact | undefined {
     if (sec !== undefined) fact.seconds = sec;
     // The oldest form goes on, on the same line, with `Stalled ops: ...`.
     const ops = s.indexOf("Stalled ops:", k);
-    if (ops >= 0 && ops < end) return { kind: "section", section: "ops", tensors: tensorsIn(s, ops + 12, end) };
+    if (ops >= 0 && ops < end)
+      return { kind: "section", section: "ops", tensors: tensorsIn(s, ops + 12, end), header: sec !== undefined ? { seconds: sec } : {} };
     return fact;
   }
   k = s.indexOf(REST);
@@ -294,8 +295,9 @@ export class StallReader {
         }
         return;
       case "section": {
-        const r = this.cur ?? this.start(undefined, undefined);
-        add(r.lines, [lineNo], MAX_LINES);
+        // The oldest form's one-line report (header and tensors) starts a report of its own.
+        const r = f.header !== undefined ? this.start(lineNo, f.header.seconds) : (this.cur ?? this.start(undefined, undefined));
+        if (f.header === undefined) add(r.lines, [lineNo], MAX_LINES);
         add(r.tensors, f.tensors, MAX_TENSORS);
         this.inRanks = f.section === "ranks";
         return;

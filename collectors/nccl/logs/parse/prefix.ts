@@ -119,6 +119,13 @@ function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
   if (rk >= i) {
     const r = natAt(s, rk + 6, pk);
     if (r !== undefined && s.charCodeAt(pos) === 93 /* ] */) l.rank = r;
+  } else {
+    // vLLM's multiproc worker: `(VllmWorker rank=1 pid=2699412) `, the word before pid=.
+    const word = Math.max(s.lastIndexOf(" ", pk - 2) + 1, i + 1);
+    if (s.startsWith("rank=", word)) {
+      const r = natAt(s, word + 5, pk - 1);
+      if (r !== undefined && pos === pk - 1) l.rank = r;
+    }
   }
   const ik = s.indexOf("ip=", pk);
   if (ik >= 0 && ik < close) l.ip = s.slice(ik + 3, close).trim();

@@ -40,7 +40,12 @@ export function pytorchFindings(t: Tracker): Finding[] {
       }),
     );
   }
-  const timedOut = t.pt.watchdogs.length > 0 || t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined);
+  // A timeout line, a status line naming the work that failed, or a timeout the group findings read
+  // from a rank's own dump signal (`Received a dump signal due to a collective timeout from this local rank`).
+  const timedOut =
+    t.pt.watchdogs.length > 0 ||
+    t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined) ||
+    out.some((f) => f.kind === "watchdog_timeout");
   out.push(...pytorchErrorFindings(t.pt, timedOut));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
   return out;

@@ -69,6 +69,7 @@ describe("parseStallLine", () => {
         { name: "a_0", ready: [5, 1] },
         { name: "b_0", ready: [2, 0, 1] },
       ],
+      header: { seconds: 60 },
     });
   });
 
@@ -165,5 +166,31 @@ describe("the stall warning alone (pasted 307, Horovod 0.21: one line, no rank o
     expect(r.findings[0]?.summary).toMatch(/^Horovod's stall inspector reported tensors that some ranks submitted and the others did not for more than 60 s; /);
     const named = analyzeLogs([{ name: "h", text: `${HEADER}\nMissing ranks:\n1: [t]\n${HEADER}` }]);
     expect(named.findings.map((f) => [f.kind, f.ranks])).toEqual([["rank_behind", [1]]]);
+  });
+});
+
+describe("the oldest form's one-line report (pasted 281, 2018: `loss_Mean_0 [ready ranks: 3]` beside the gradients' `[ready ranks: 2, 0, 1]`)", () => {
+  it("each line is a report of its own, with the seconds its header says", () => {
+    const r = read(
+      `WARNING: ${HEADER}Stalled ops: a_0 [ready ranks: 0]\nWARNING: ${HEADER.replace("60 seconds", "120 seconds")}Stalled ops: a_0 [ready ranks: 1]`,
+    );
+    expect(r.reports.map((x) => [x.headerLine, x.seconds, x.tensors.map((t) => t.ready)])).toEqual([
+      [1, 60, [[0]]],
+      [2, 120, [[1]]],
+    ]);
+  });
+
+  it("tensor sets that cross (each has a rank the other lacks) are a collective_mismatch naming every rank; nested sets leave the late ranks", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("281-")) ?? "";
+    const fs = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]).findings;
+    expect(fs.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["collective_mismatch", "critical", [0, 1, 2, 3]]]);
+    expect(fs[0]?.summary).toMatch(
+      /^Horovod's stall inspector: the ranks submitted different tensors more than 60 s ago \(rank 3 submitted HorovodAllreduce_loss_Mean_0; ranks 0-2 submitted /,
+    );
+    // Nested: rank 3 submitted a_0 and b_0, ranks 0-2 only b_0 (rank 3 waits for them in a_0): no crossing.
+    const nested = analyzeLogs([{ name: "h", text: `WARNING: ${HEADER}Stalled ops: a_0 [ready ranks: 3], b_0 [ready ranks: 2, 0, 1, 3]` }]).findings;
+    expect(nested.map((f) => f.kind)).toEqual(["hang_suspected"]);
+    const crossed = analyzeLogs([{ name: "h", text: `WARNING: ${HEADER}Stalled ops: a_0 [ready ranks: 3, 1], b_0 [ready ranks: 2, 0, 1]` }]).findings;
+    expect(crossed.map((f) => [f.kind, f.ranks])).toEqual([["collective_mismatch", [0, 1, 2, 3]]]);
   });
 });

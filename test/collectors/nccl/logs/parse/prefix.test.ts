@@ -44,6 +44,14 @@ describe("launcher prefixes", () => {
     expect(parseLine(`(WorkerDict[rank=x] pid=7) ${COLL}`)?.launcherRank).toBeUndefined();
   });
 
+  it("vLLM's multiproc worker names its rank before its pid (`(VllmWorker rank=1 pid=2699412)`, nccl-pasted 313)", () => {
+    const ev = parseLine(`(VllmWorker rank=1 pid=2699412) ${COLL}`);
+    expect(ev).toMatchObject({ launcherRank: 1, launcher: { kind: "ray", actor: "VllmWorker rank=1", pid: 2699412 } });
+    expect(parseLine(`(VllmWorker rank=1x pid=2699412) ${COLL}`)?.launcherRank).toBeUndefined();
+    expect(parseLine(`(VllmWorker TP0 pid=2699412) ${COLL}`)?.launcherRank).toBeUndefined();
+    expect(parseLine(`(rank=3 pid=2699412) ${COLL}`)?.launcherRank).toBe(3);
+  });
+
   it("Ray actor prefix keeps pid and ip", () => {
     const ev = parseLine(`(RayTrainWorker pid=615, ip=10.72.7.6) ${COLL}`);
     expect(ev).toMatchObject({ ...HEADER, launcher: { kind: "ray", actor: "RayTrainWorker", pid: 615, ip: "10.72.7.6" } });

@@ -323,6 +323,12 @@ describe("issue 29 captures (nccl-pasted 64-67, 99)", () => {
     expect(fs.find((f) => f.kind === "watchdog_timeout")).toMatchObject({ ranks: [0, 2, 3, 4, 6], seq: 7753, process_group: "PG 1" });
   });
 
+  it("299: rank 0's aftermath after rank 1's own dump signal of a timeout (no timeout line) joins that timeout, not an NCCL error", () => {
+    const fs = capture("299-");
+    expect(top(fs)).toEqual([["watchdog_timeout", [0, 1], 13]]);
+    expect(fs[0]?.summary).toContain("Rank 0 printed only that NCCL operations failed");
+  });
+
   it("the same aftermath lines with no timeout anywhere in the logs stay an NCCL error of that rank", () => {
     const fs = run([
       "[rank4]:[E318 07:39:53.792790830 ProcessGroupNCCL.cpp:630] [Rank 4] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
