@@ -923,7 +923,10 @@ export const ncclErrorWords = {
 
   /** A net plugin failed to initialize. */
   netPlugin: (f: { process?: string; message: string; chain: string }): string =>
-    `The net plugin failed to initialize on ${here(f.process)}: "${f.message}".${f.chain} NCCL goes on with another network, often NET/Socket (see socket_transport); check the plugin's libraries and devices (EFA, libfabric) in the job's container.`,
+    f.message.includes("nitializ")
+      ? `The net plugin failed to initialize on ${here(f.process)}: "${f.message}".${f.chain} NCCL goes on with another network, often NET/Socket (see socket_transport); check the plugin's libraries and devices (EFA, libfabric) in the job's container.`
+      : `A libfabric call of the net plugin failed on ${here(f.process)}: "${f.message}".${f.chain} The plugin returns an error to NCCL, and the NCCL call that needed it fails; ` +
+        "check the EFA devices and libfabric's provider on that host (fi_info -p efa), and the plugin's and libfabric's versions against the NCCL in the job's container.",
 
   /** nccl-tests' own failure lines, where no NCCL line of those hosts says more. */
   ncclTests: (f: { check: "NCCL" | "CUDA"; words: string; at: string; processes: readonly string[] }): string =>

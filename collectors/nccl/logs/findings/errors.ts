@@ -289,8 +289,11 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
     // A plugin's failed init says so in several WARNs (endpoint, plugin, NCCL's net init): one failure.
     const key = `${x.p?.key ?? ""}|${x.w.kind}|${x.w.kind === "net_plugin_error" ? "" : x.w.message}`;
     const e = errors.get(key);
-    if (e) e.wheres.push(x.w.where);
-    else if (errors.size < MAX_ERRORS) errors.set(key, { ...x, wheres: [x.w.where] });
+    if (e) {
+      e.wheres.push(x.w.where);
+      // A failed call during the plugin's init, then its `initialization failed`: the finding says the init failed.
+      if (x.w.kind === "net_plugin_error" && x.w.message.includes("nitializ") && !e.w.message.includes("nitializ")) e.w = x.w;
+    } else if (errors.size < MAX_ERRORS) errors.set(key, { ...x, wheres: [x.w.where] });
   }
   const out: Finding[] = [];
   for (const { w, p, wheres } of errors.values()) {

@@ -145,7 +145,8 @@ export const WARN_KINDS = [
   },
   {
     kind: "net_plugin_error",
-    words: "a net plugin failed to initialize: `NET/OFI Initializing plugin failed`",
+    words:
+      "a net plugin failed to initialize, or a libfabric call of it failed: `NET/OFI Initializing plugin failed`, `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`",
     forms: [
       {
         // aws-ofi-nccl `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Initializing plugin failed`.
@@ -155,6 +156,15 @@ export const WARN_KINDS = [
           { file: "nccl-pasted/43-gdr-ofi-disabled-on-p4d-plugin-init-failed-socket-fallback-iso-timestamps.log", line: 4 },
           { file: "nccl-pasted/43-gdr-ofi-disabled-on-p4d-plugin-init-failed-socket-fallback-iso-timestamps.log", line: 5 },
         ],
+      },
+      {
+        // aws-ofi-nccl's words for a libfabric call that failed (`Couldn't open AV. RC: %d, ERROR: %s`, `Couldn't allocate
+        // endpoint. RC: ...`, `Unable to register memory ... RC: %d, Error: %s`): the plugin returns an error to NCCL.
+        // After net_completion_error's row: a request completed with an error is that.
+        start: "NET/OFI ",
+        any: ["ERROR: ", "Error: "],
+        all: [" RC: "],
+        captures: [{ file: "nccl-pasted/285-efa-ofi-couldnt-open-av-rc-22-rank23-mpirun-tags-rings-via-net-aws-libfabric-no-gdrdma.log", line: 14 }],
       },
     ],
   },

@@ -286,3 +286,26 @@ describe("GPUDirect RDMA off and sockets", () => {
     ).toEqual([]);
   });
 });
+
+describe("a net plugin's failed libfabric call (aws-ofi-nccl's `RC: %d, ERROR: %s` words)", () => {
+  it("the real capture (pasted 285): rank 23's `Couldn't open AV` is its NCCL error, told as a failed call", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("285-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(of(r, "nccl_error").map((f) => [f.severity, f.ranks, f.processes])).toEqual([["critical", [23], ["ip-172-32-45-165:72593"]]]);
+    expect(of(r, "nccl_error")[0]?.summary).toMatch(
+      /^A libfabric call of the net plugin failed on ip-172-32-45-165:72593 \[7\]: "NET\/OFI Couldn't open AV\. RC: -22, ERROR: Invalid argument"\./,
+    );
+  });
+
+  it("a failed call during the plugin's init, then its `initialization failed`: one finding, that says the init failed", () => {
+    const r = run(
+      "h:5:5 [0] nccl_net_ofi_init:1000 NCCL WARN NET/OFI Couldn't allocate endpoint. RC: -12, ERROR: Cannot allocate memory",
+      "h:5:5 [0] nccl_net_ofi_init:1010 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+    );
+    const f = of(r, "nccl_error");
+    expect(f.map((x) => x.evidence)).toEqual([["l:1", "l:2"]]);
+    expect(f[0]?.summary).toMatch(/^The net plugin failed to initialize on h:5 \[0\]: "NET\/OFI aws-ofi-nccl initialization failed"/);
+    // Another plugin's line with the same words but not aws-ofi-nccl's prefix is not told by this form.
+    expect(of(run("h:5:5 [0] x.cc:1 NCCL WARN NET/Foo Couldn't open AV. RC: -22, ERROR: Invalid argument"), "nccl_error")).toEqual([]);
+  });
+});
