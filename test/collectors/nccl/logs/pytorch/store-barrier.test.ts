@@ -22,6 +22,9 @@ const sevenOfEight = listFixtures("nccl-pasted", ".log").find((f) => f.startsWit
 /** YOLOv5 on PyTorch 1.9: rank 0 waits with worker_count=16 where world_size=4, five lines, no timestamps. */
 const overshoot = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("268-")) ?? "";
 
+/** What 2.x's wording says on rank 3 of 16, 15 joined (the timeout's line and the waiting line alike). */
+const RANK3_OF_16 = { rank: 3, key: "store_based_barrier_key:1", worldSize: 16, joined: 15, counter: "num_workers_joined", timeout: "0:30:00" };
+
 describe("the store-based barrier timeout at init", () => {
   it("reads the 1.x wording of the real capture: rank, key, world size, workers joined, timeout", () => {
     const line = readCapture(`nccl-pasted/${name}`).split("\n")[0] ?? "";
@@ -39,14 +42,7 @@ describe("the store-based barrier timeout at init", () => {
   it("reads the 2.x wording (DistStoreError, num_workers_joined), behind a launcher's prefix", () => {
     const line =
       "[rank3]: torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 3, for key: store_based_barrier_key:1 (world_size=16, num_workers_joined=15, timeout=0:30:00)";
-    expect(parseStoreBarrier(line, "y:9")).toMatchObject({
-      rank: 3,
-      key: "store_based_barrier_key:1",
-      worldSize: 16,
-      joined: 15,
-      counter: "num_workers_joined",
-      timeout: "0:30:00",
-    });
+    expect(parseStoreBarrier(line, "y:9")).toMatchObject(RANK3_OF_16);
     expect(parseStoreBarrier("Timed out initializing process group in store based barrier", "z:1")).toBeUndefined();
   });
 
@@ -92,16 +88,7 @@ describe("ranks still waiting in the store-based barrier", () => {
   it("reads the 2.2+ debug wording, with the seconds waited (distributed_c10d.py's format, no blank before rank)", () => {
     const line =
       "[rank3]:[W] Waiting in store based barrier to initialize process group for 31.5 secondsrank: 3, key: store_based_barrier_key:1 (world_size=16, num_workers_joined=15, timeout=0:30:00 error=Wait timeout)";
-    expect(parseStoreBarrierWait(line, "d:2")).toEqual({
-      rank: 3,
-      key: "store_based_barrier_key:1",
-      worldSize: 16,
-      joined: 15,
-      counter: "num_workers_joined",
-      timeout: "0:30:00",
-      seconds: 31.5,
-      where: "d:2",
-    });
+    expect(parseStoreBarrierWait(line, "d:2")).toEqual({ ...RANK3_OF_16, seconds: 31.5, where: "d:2" });
     expect(parseStoreBarrierWait("Waiting in store based barrier to initialize process group", "d:3")).toBeUndefined();
   });
 
