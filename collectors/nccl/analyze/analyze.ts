@@ -29,6 +29,8 @@ import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stac
 import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
+import { headerProcess } from "../logs/parse/cut-header.js";
+import { lastConnectRetry } from "../logs/parse/connect-retry.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
 import { StackReader } from "../stacks/reader.js";
@@ -85,6 +87,8 @@ export class LogAnalysis {
   private readonly stackFrames = new FrameBudget();
   /** Per log: torchrun's local rank (`[default3]:`) → the process its NCCL lines name, to place that prefix's stack dumps. */
   private readonly torchrun = new Map<string, Map<number, string>>();
+  /** `host:pid` of NCCL lines that gave no event (findings/transport.ts's judgement of one host). */
+  private readonly seenProcesses = new Set<string>();
 
   constructor(private readonly hardware?: HardwareLog) {}
 
@@ -106,9 +110,17 @@ export class LogAnalysis {
     this.texts.push({ source: name, stall, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
+    const seen = this.seenProcesses;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
-      if (ev === undefined) return;
+      if (ev === undefined) {
+        // A paste that ends at a connect's last retry: the failed connect it announces.
+        const retry = lastConnectRetry(text);
+        if (retry !== undefined) return t.ingest(retry, { source: name, lineNo });
+        const key = seen.size < MAX_SEEN ? headerProcess(text) : undefined;
+        if (key !== undefined) seen.add(key);
+        return;
+      }
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
       if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {
@@ -178,7 +190,7 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
-    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun);
+    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun, this.seenProcesses);
   }
 }
 
@@ -234,6 +246,9 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
   return { processes, communicators };
 }
 
+/** The most processes kept from lines that gave no event. */
+const MAX_SEEN = 65_536;
+
 /** The readers of one log's lines that are not NCCL's or PyTorch's own: Horovod's stall reports, torchfrtrace's text. */
 interface TextReaders {
   source: string;
@@ -279,6 +294,7 @@ function reportOf(
   hardware: HardwareTally,
   texts: readonly TextReaders[],
   torchrun: ReadonlyMap<string, ReadonlyMap<number, string>>,
+  seen: ReadonlySet<string>,
 ): Report {
   const fr = analyzeFrDumps(dumps);
   const stacks = placeStacks(
@@ -303,7 +319,15 @@ function reportOf(
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),
     ...pytorchDebugFindings(t.pt),
-    ...transportFindings(t, { warnings: t.orphanWarnings, gdrDisabled: t.orphanGdrDisabled }, reportedResults(t.pt)),
+    ...transportFindings(
+      t,
+      {
+        warnings: t.orphanWarnings,
+        gdrDisabled: t.orphanGdrDisabled,
+        seen: [...seen],
+      },
+      reportedResults(t.pt),
+    ),
   ];
   const findings = sortFindings(
     withPythonStacks(

@@ -823,6 +823,9 @@ export function pytorchErrorText(what: string, text: string | undefined): string
   return what === "last_error" ? (text !== undefined ? `last error: ${text}` : "") : (text ?? what.replace(/_/g, " "));
 }
 
+/** The WARN kinds of a failed TCP socket (errors.ts's SOCKET_KINDS). */
+const SOCKET_WARN_KINDS: ReadonlySet<string> = new Set(["connection_reset", "connection_closed", "connect_failed"]);
+
 export const networkErrorWords = {
   /** A process's return chain carried ncclRemoteError with no network WARN of its own. */
   chain: (f: { process: string; chain: string; warn?: string }): string =>
@@ -877,13 +880,17 @@ export const networkErrorWords = {
     const peerRanks = f.peerRanks !== undefined && f.peerRanks.length > 0 ? `rank ${rankList(f.peerRanks)}` : undefined;
     const at = f.peer !== undefined ? ` at peer ${f.peer}` : peerRanks !== undefined ? ` with ${peerRanks}` : "";
     const head = `Network error${many}${at}${where}`;
+    // Only TCP sockets failed (the bootstrap, a proxy, NET/Socket): the IP path, not an HCA.
+    const tcp = f.kinds.every((k) => SOCKET_WARN_KINDS.has(k))
+      ? "the TCP path between the hosts (the interface NCCL_SOCKET_IFNAME picks, routes, firewalls)"
+      : undefined;
     return (
       `${rootText}${head}: ${f.kinds.join(", ")} (${f.lines} line${many}).${ibText}${errText}${f.chains} ` +
       (r
         ? `Fix the GPU failure of ${r.key} first.`
         : f.peer !== undefined || peerRanks !== undefined
-          ? `Check the peer's processes (${peerRanks !== undefined ? `${peerRanks}'s own log has the first error: a crash there closes the connection too` : "its own log has the first error"}), this node's HCA port (ringwatch_infiniband_*) and the link between.`
-          : `Check this node's HCA port (ringwatch_infiniband_*) and its link, and the peers' logs for the first error.`)
+          ? `Check the peer's processes (${peerRanks !== undefined ? `${peerRanks}'s own log has the first error: a crash there closes the connection too` : "its own log has the first error"}), ${tcp ?? "this node's HCA port (ringwatch_infiniband_*) and the link between"}.`
+          : `Check ${tcp ?? "this node's HCA port (ringwatch_infiniband_*) and its link"}, and the peers' logs for the first error.`)
     );
   },
 
@@ -913,6 +920,11 @@ export const ncclErrorWords = {
     `A CUDA call inside NCCL failed on ${here(f.process)}: "${f.message}". This process's GPU is the root cause (${/memory/i.test(f.message) ? "memory exhausted: another process on the GPU, or the job's own allocations" : "a fault or a wrong build"}); network errors of its peers follow from it.${f.chain}`,
 
   /** The bootstrap root saw one rank check in twice. */
+  /** `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`. */
+  sharedGpu: (f: { process?: string; message: string; chain: string }): string =>
+    `Two ranks of one communicator are on one GPU (${here(f.process)}: "${f.message}"), so NCCL refuses to form it (ncclInvalidUsage).${f.chain} ` +
+    "Give each rank its own GPU: set the device from the local rank before the first collective (torch.cuda.set_device(local_rank), hvd.local_rank()), and check CUDA_VISIBLE_DEVICES per process.",
+
   duplicateRank: (f: { process?: string; rank: number; chain: string }): string =>
     `NCCL's bootstrap root on ${here(f.process)} saw rank ${f.rank} check in twice: two processes were started as rank ${f.rank}, so the communicator cannot form. ` +
     `Check how the launcher gives ranks (RANK / LOCAL_RANK, SLURM_PROCID, a second job on the same NCCL_COMM_ID or MASTER_PORT).${f.chain}`,

@@ -21,7 +21,7 @@ import { ibQpDevice } from "../parse/warn.js";
 const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error", "ib_qp_error"]);
 /** The network errors of a socket (bootstrap, NET/Socket, the proxy's connections). */
 const SOCKET_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed"]);
-const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error"]);
+const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error", "invalid_usage"]);
 const MAX_ERRORS = 10;
 
 interface Item {
@@ -269,6 +269,7 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
   if (w.sizeMismatch === "bootstrap") return ncclErrorWords.bootstrap({ ...f, localSize: w.localSize, remoteSize: w.remoteSize });
   if (w.kind === "net_plugin_error") return ncclErrorWords.netPlugin(f);
   if (w.duplicateRank !== undefined) return ncclErrorWords.duplicateRank({ ...f, rank: w.duplicateRank });
+  if (w.kind === "invalid_usage" && w.message.startsWith("Duplicate GPU")) return ncclErrorWords.sharedGpu(f);
   return ncclErrorWords.other({ ...f, kind: w.kind });
 }
 
@@ -318,11 +319,7 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
         ranks:
           (w.mismatchRank ?? w.duplicateRank) !== undefined
             ? [(w.mismatchRank ?? w.duplicateRank) as number]
-            : p
-              ? ownRanks(state, p, w)
-              : w.rank !== undefined
-                ? [w.rank]
-                : [],
+            : withSharedGpu(p ? ownRanks(state, p, w) : w.rank !== undefined ? [w.rank] : [], w),
         processes: p ? [p.key] : [],
         comm_id: null,
         evidence: wheres.slice(0, 5),
@@ -331,6 +328,11 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
     );
   }
   return out;
+}
+
+/** With the other rank a `Duplicate GPU detected` WARN names on the same GPU. */
+function withSharedGpu(ranks: readonly number[], w: WarningRecord): number[] {
+  return w.sharedGpuRank === undefined || ranks.includes(w.sharedGpuRank) ? [...ranks] : [...ranks, w.sharedGpuRank].sort((a, b) => a - b);
 }
 
 /** The first process of each host whose socket failed (a connect, reset or close WARN). */

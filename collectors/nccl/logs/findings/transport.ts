@@ -16,6 +16,8 @@ export interface OrphanLines {
   warnings: readonly WarningRecord[];
   /** Where each `GPU Direct RDMA Disabled for GPU ...` line was. */
   gdrDisabled: readonly string[];
+  /** `host:pid` of NCCL lines that gave no event (a form not read, a line cut after its header): processes of the job all the same. */
+  seen?: readonly string[];
 }
 
 /** The tracker, as transportFindings reads it: what each orphan GDR line said, when it kept that. */
@@ -32,21 +34,22 @@ export function transportFindings(
 }
 
 function socketFindings(state: TrackedState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
-  const hosts = uniq(procs.map((p) => p.host));
+  const keys = uniq([...procs.map((p) => p.key), ...(orphans.seen ?? [])]);
+  const hosts = uniq(keys.map((k) => k.slice(0, k.lastIndexOf(":"))));
   // One host: several processes of one host name (one process alone does not tell; a name a poster
   // redacted, `<cluster_name>`, may stand for several hosts).
-  const singleHost = procs.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<");
+  const singleHost = keys.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<");
   // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
-  // sockets selected there (NET/IB : No device found, NCCL_NET=Socket) move nothing unless a channel
-  // goes through one. The job reaches other nodes, over sockets, where a communicator has more ranks
-  // than the logs show, IB was disabled by the environment, a process warned (a net plugin that
-  // failed), or a process beside them is on a fabric.
+  // sockets selected there (NET/IB : No device found, NCCL_NET=Socket, NCCL_IB_DISABLE=1) move
+  // nothing unless a channel goes through one. The job reaches other nodes, over sockets, where a
+  // communicator has more ranks than the logs show, a process warned of its network (a net plugin
+  // that failed, no libibverbs), or a process beside them is on a fabric.
   const all = procs.filter((p) => transportOf(p).net === "Socket" || socketPicked(p));
   const quiet =
     singleHost &&
     !spansNodes(state) &&
     procs.every((p) => transportOf(p).net !== "IB" && transportOf(p).net !== "RoCE") &&
-    all.every((p) => !carriesSocketData(p) && !p.evidence.has("ib_disabled") && p.warnings.length === 0);
+    all.every((p) => !carriesSocketData(p) && !p.warnings.some(ofNetwork));
   const socket = quiet ? [] : all;
   // A WARN of the NET/Socket plugin that names no process: the process that logged it used sockets.
   const orphan = orphans.warnings.filter((w) => w.message.startsWith("NET/Socket"));
@@ -78,6 +81,11 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
         .slice(0, 5),
     }),
   ];
+}
+
+/** A WARN about the process's network (a net plugin's, libibverbs missing), not one of CUDA's or the topology's. */
+function ofNetwork(w: WarningRecord): boolean {
+  return w.kind === "net_plugin_error" || w.kind === "ib_unavailable" || w.message.startsWith("NET/");
 }
 
 /** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */

@@ -91,6 +91,8 @@ export interface WarnDetail {
   peerRank?: number;
   /** bootstrap_error: the rank that checked in twice at the bootstrap root (two processes given one rank). */
   duplicateRank?: number;
+  /** invalid_usage's `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`: the other rank on this process's GPU. */
+  sharedGpuRank?: number;
   /**
    * A message of another size than the one posted (size-mismatch.ts): on a data connection
    * (`NET/IB : ... collective mismatch error`, `NET/Socket : ... message truncated`) or in the bootstrap.

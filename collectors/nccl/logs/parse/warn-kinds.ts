@@ -261,6 +261,16 @@ export const WARN_KINDS = [
         captures: [{ file: "nccl/64-error-socketStartConnect-abort-proxy-service-failed.log", line: 2 }],
       },
       {
+        // 2.19+ gives up connecting after its retries: `socketPollConnect: connect returned Connection refused, exceeded
+        // error retry count (35)` (to 2.26), `socketPollConnect: connect to 10.0.0.2<36085> returned Connection refused,
+        // exceeded error retry count after 35 attempts` (2.27+, also `ncclOsSocketPollConnect`): the peer never answered.
+        any: ["connect to ", "connect returned "],
+        all: ["exceeded error retry count"],
+        fields: "retriedConnect",
+        // No real capture in test/fixtures/ (misc/socket.cc's format strings; the form is in public issue threads).
+        captures: [],
+      },
+      {
         // `Net : Socket creation failed : Address family not supported by protocol` (socket.h, 2.3-2.11): the socket
         // for a peer connection cannot even be made (an IPv6 interface where IPv6 is off, ...).
         any: ["Socket creation failed"],
@@ -331,6 +341,18 @@ export const WARN_KINDS = [
         // algorithm or protocol forced by NCCL_ALGO / NCCL_PROTO cannot run the call; enqueue returns ncclInternalError.
         any: ["no algorithm/protocol available"],
         captures: [{ file: "nccl-pasted/287-nccl-enqueue-no-algorithm-protocol-available-collnet-forced-srun-labels-empty-hostname-megatron.log", line: 3 }],
+      },
+    ],
+  },
+  {
+    kind: "invalid_usage",
+    words: "NCCL was called in a way it cannot serve: `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`",
+    forms: [
+      {
+        // init.cc: two ranks of one communicator on one GPU; ncclCommInitRank returns ncclInvalidUsage.
+        any: ["Duplicate GPU detected"],
+        fields: "sharedGpu",
+        captures: [{ file: "nccl-pasted/340-horovod-mpirun-tags-duplicate-gpu-detected-invalid-usage-all-ranks-device-1000.log", line: 5 }],
       },
     ],
   },

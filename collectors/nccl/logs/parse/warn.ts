@@ -240,6 +240,16 @@ const FIELDS: Record<WarnFields, Reader> = {
     return undefined;
   },
   socketFailure: (s, i, end, d) => void socketFailure(s, i, end, d),
+  // `connect to X<p> returned E, exceeded ...` / `connect returned E, exceeded ...`: the peer where named, the error.
+  retriedConnect: (s, i, end, d) => {
+    d.call = "connect";
+    const tk = find(s, "connect to ", i, end);
+    if (tk >= 0) peerAt(s, tk + 11, end, d);
+    const rk = find(s, "returned ", i, end);
+    const ek = rk >= 0 ? find(s, ", exceeded", rk, end) : -1;
+    if (ek > rk) d.error = s.slice(rk + 9, ek);
+    return undefined;
+  },
   socketCreation: (s, i, end, d) => {
     d.call = "socket";
     socketFailure(s, i, end, d);
@@ -251,6 +261,13 @@ const FIELDS: Record<WarnFields, Reader> = {
     const rk = find(s, "rank ", i, end);
     const r = rk >= 0 ? readInt(s, rk + 5, end) : undefined;
     if (r !== undefined) d.duplicateRank = r;
+    return undefined;
+  },
+  // `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`: the second rank is the other one on this GPU.
+  sharedGpu: (s, i, end, d) => {
+    const ak = find(s, " and rank ", i, end);
+    const r = ak >= 0 ? readInt(s, ak + 10, end) : undefined;
+    if (r !== undefined) d.sharedGpuRank = r;
     return undefined;
   },
   mismatchRank: (s, _i, end, d, after) => {

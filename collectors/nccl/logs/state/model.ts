@@ -112,6 +112,7 @@ export interface WarningRecord {
   vendorErr?: number;
   mismatchRank?: number;
   duplicateRank?: number;
+  sharedGpuRank?: number;
   /** The rank whose end of the connection failed, where the line names it (PyTorch's ncclUniqueId fetch). */
   peerRank?: number;
   sizeMismatch?: "data" | "bootstrap";

@@ -122,7 +122,6 @@ export class Tracker {
         if (ev.what === "no_device") {
           proc.noIbDevice = true;
           note(proc, "no_ib", where);
-          if (ev.disabled) note(proc, "ib_disabled", where);
         } else if (ev.what === "device") noteNetList(proc, ev);
         else if (ev.what === "using") {
           noteNetList(proc, ev);
@@ -560,6 +559,7 @@ export class Tracker {
         vendorErr: ev.vendorErr,
         mismatchRank: ev.mismatchRank,
         duplicateRank: ev.duplicateRank,
+        sharedGpuRank: ev.sharedGpuRank,
         peerRank: ev.peerRank,
         source: ev.file,
         atMs: lineTime(ev, ctx) ?? 0,

@@ -309,3 +309,43 @@ describe("a net plugin's failed libfabric call (aws-ofi-nccl's `RC: %d, ERROR: %
     expect(of(run("h:5:5 [0] x.cc:1 NCCL WARN NET/Foo Couldn't open AV. RC: -22, ERROR: Invalid argument"), "nccl_error")).toEqual([]);
   });
 });
+
+describe("a connect NCCL gives up on after its retries (2.19+, misc/socket.cc's format strings)", () => {
+  it("the WARN after the last retry, to 2.26 and from 2.27 (with the peer), is a connect_failed network_error", () => {
+    const old = run("h:9:10 [1] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned Connection refused, exceeded error retry count (35)");
+    expect(of(old, "network_error").map((f) => f.processes)).toEqual([["h:9"]]);
+    expect(of(old, "network_error")[0]?.summary).toContain("connect_failed (1 line). The system said: Connection refused.");
+    const now = run(
+      "h:9:10 [1] os/linux.cc:200 NCCL WARN ncclOsSocketPollConnect: connect to 10.82.101.249<37857> returned Connection refused, exceeded error retry count after 35 attempts",
+    );
+    expect(of(now, "network_error")[0]?.summary).toMatch(/^Network error at peer 10\.82\.101\.249<37857> on h:9 \[1\]: connect_failed/);
+    // Only sockets failed: the TCP path, not an HCA.
+    expect(of(now, "network_error")[0]?.summary).toContain("Check the peer's processes (its own log has the first error), the TCP path between the hosts");
+  });
+
+  it("a paste that ends at the last retry (pasted 333): the failed connect it announces; an earlier retry is nothing", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("333-")) ?? "";
+    const text = readCapture(`nccl-pasted/${name}`);
+    const r = analyzeLogs([{ name, text }]);
+    expect(r.findings.map((f) => [f.kind, f.processes, f.evidence])).toEqual([["network_error", ["zgiot:1183664"], [`${name}:9`]]]);
+    expect(r.findings[0]?.summary).toContain("The system said: No route to host.");
+    const before = text.split("\n").filter((l) => !l.includes("(34/34)"));
+    expect(analyzeLogs([{ name, text: before.join("\n") }]).findings).toEqual([]);
+    const peer = run(
+      "h:9:10 [1] NCCL INFO socketPollConnect: connect to 10.0.0.2<36085> returned Connection refused, retrying (35/35) after sleep for 3500 msec",
+    );
+    expect(of(peer, "network_error")[0]?.summary).toMatch(/^Network error at peer 10\.0\.0\.2<36085> on h:9 \[1\]/);
+  });
+});
+
+describe("two ranks on one GPU (`Duplicate GPU detected`, NCCL's init.cc)", () => {
+  it("the real capture (pasted 340, Horovod under mpirun): each process's nccl_error names its rank and the other rank on its GPU", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("340-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    const errors = of(r, "nccl_error");
+    expect(errors.map((f) => f.ranks).sort()).toEqual([[0, 1], [0, 2], [0, 4], [0, 5], [3]]);
+    expect(errors.find((f) => f.ranks.includes(5))?.summary).toMatch(
+      /^Two ranks of one communicator are on one GPU \(smc-gpu-03:29883 \[0\]: "Duplicate GPU detected : rank 5 and rank 0 both on CUDA device 1000"\), so NCCL refuses to form it/,
+    );
+  });
+});

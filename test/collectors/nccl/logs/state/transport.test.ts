@@ -53,4 +53,30 @@ describe("analyze's socket finding on one host", () => {
   it("the same two ranks of a 16-rank communicator (the job reaches other nodes): socket_transport", () => {
     expect(kinds([...proc(11, 0), ...proc(12, 1), init(11, 0, 0, 16), init(12, 1, 1, 16)])).toEqual(["socket_transport"]);
   });
+
+  const ibOff = (pid: number, dev: number): string[] => [
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO NCCL_IB_DISABLE set by environment to 1.`,
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO NET/Socket : Using [0]eth0:192.168.0.9<0>`,
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO Using network Socket`,
+  ];
+  const p2pOff = (pid: number, dev: number): string =>
+    `node-a:${pid}:${pid} [${dev}] NCCL INFO Could not enable P2P between dev ${dev}(=300000) and dev 0(=100000)`;
+
+  it("IB disabled by the environment on one host, a CUDA WARN beside it, the other process seen only in a line no reader tells (pasted 326): healthy", () => {
+    const cuda = "node-a:11:11 [0] misc/cudawrap.cc:90 NCCL WARN Failed to find CUDA library in (null) (NCCL_CUDA_PATH=(null))";
+    expect(kinds([cuda, ...ibOff(11, 0), p2pOff(12, 1)])).toEqual([]);
+    // With the second process unseen, one process alone does not tell one host.
+    expect(kinds([cuda, ...ibOff(11, 0)])).toEqual(["socket_transport"]);
+    // A WARN of the network (libibverbs missing) still says the job reaches other nodes.
+    expect(kinds(["node-a:11:11 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]", ...ibOff(11, 0), p2pOff(12, 1)])).toEqual([
+      "socket_transport",
+    ]);
+  });
+
+  it("a second host named only by the last line, cut after its header (pasted 40): the job spans nodes", () => {
+    expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-b:84:206"])).toEqual(["socket_transport"]);
+    expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-a:84:206 [2]"])).toEqual([]);
+    // A time of day is no header.
+    expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "12:30:45"])).toEqual([]);
+  });
 });
