@@ -31,6 +31,8 @@ import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.j
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { headerProcess } from "../logs/parse/cut-header.js";
 import { lastConnectRetry } from "../logs/parse/connect-retry.js";
+import { parsePrefix } from "../logs/parse/prefix.js";
+import type { ProcessState } from "../logs/state/model.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
 import { StackReader } from "../stacks/reader.js";
@@ -89,6 +91,8 @@ export class LogAnalysis {
   private readonly torchrun = new Map<string, Map<number, string>>();
   /** `host:pid` of NCCL lines that gave no event (findings/transport.ts's judgement of one host). */
   private readonly seenProcesses = new Set<string>();
+  /** The rank an actor's prefix gives a pid on lines that are no NCCL line (`(VllmWorker rank=1 pid=2699412) ERROR ...`); undefined: two ranks. */
+  private readonly pidRanks = new Map<number, number | undefined>();
 
   constructor(private readonly hardware?: HardwareLog) {}
 
@@ -111,6 +115,7 @@ export class LogAnalysis {
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
+    const pidRanks = this.pidRanks;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
       if (ev === undefined) {
@@ -119,6 +124,7 @@ export class LogAnalysis {
         if (retry !== undefined) return t.ingest(retry, { source: name, lineNo });
         const key = seen.size < MAX_SEEN ? headerProcess(text) : undefined;
         if (key !== undefined) seen.add(key);
+        else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
         return;
       }
       t.ingest(ev, { source: name, lineNo });
@@ -190,6 +196,7 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
+    withActorRanks(this.tracker, this.pidRanks);
     return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun, this.seenProcesses);
   }
 }
@@ -244,6 +251,31 @@ function summaries(t: Tracker): { processes: ProcessSummary[]; communicators: Co
     };
   });
   return { processes, communicators };
+}
+
+/** `(VllmWorker rank=1 pid=2699412) ...`, `(MegatronPolicyWorker[rank=107] pid=3340050, ...) ...`: pid and rank, kept in m. */
+function actorRank(text: string, m: Map<number, number | undefined>): void {
+  if (text.indexOf("rank=") < 0) return;
+  const l = parsePrefix(text, 0, Math.min(text.length, 256)).launcher;
+  if (l?.kind !== "ray" || l.pid === undefined || l.rank === undefined) return;
+  const had = m.get(l.pid);
+  m.set(l.pid, m.has(l.pid) && had !== l.rank ? undefined : l.rank);
+}
+
+/**
+ * A process of the NCCL lines with no rank of its own gets the rank an actor's prefix gave its pid
+ * on other lines (nccl-pasted 313: vLLM's worker traceback beside NCCL's lines), where exactly one
+ * process has that pid and the prefix gave it one rank.
+ */
+function withActorRanks(t: Tracker, pidRanks: ReadonlyMap<number, number | undefined>): void {
+  if (pidRanks.size === 0) return;
+  const byPid = new Map<number, ProcessState[]>();
+  for (const p of t.processes.values()) if (pidRanks.has(p.pid)) byPid.set(p.pid, [...(byPid.get(p.pid) ?? []), p]);
+  for (const [pid, ps] of byPid) {
+    const rank = pidRanks.get(pid);
+    const p = ps[0];
+    if (ps.length === 1 && p !== undefined && rank !== undefined) p.launcherRank ??= rank;
+  }
 }
 
 /** The most processes kept from lines that gave no event. */

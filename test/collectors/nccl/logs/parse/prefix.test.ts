@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
+import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 import { parseLine, parseText } from "../../../../../collectors/nccl/logs/parse/line.js";
 
 /** A real COLL line (NVIDIA/nccl #203) used as the payload behind every prefix form. */
@@ -50,6 +52,21 @@ describe("launcher prefixes", () => {
     expect(parseLine(`(VllmWorker rank=1x pid=2699412) ${COLL}`)?.launcherRank).toBeUndefined();
     expect(parseLine(`(VllmWorker TP0 pid=2699412) ${COLL}`)?.launcherRank).toBeUndefined();
     expect(parseLine(`(rank=3 pid=2699412) ${COLL}`)?.launcherRank).toBe(3);
+  });
+
+  it("analyze gives the rank of a worker's prefix on other lines to the one NCCL process of that pid (nccl-pasted 313)", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("313-")) ?? "";
+    const text = readCapture(`nccl-pasted/${name}`);
+    const errorRanks = (t: string): [string[], number[]][] => analyzeLogs([{ name, text: t }]).findings.map((f) => [f.processes, f.ranks]);
+    expect(errorRanks(text)).toEqual([
+      [["server:2699411"], []],
+      [["server:2699412"], [1]],
+    ]);
+    // Two ranks for one pid (logs of two runs put together): none.
+    expect(errorRanks(`${text}\n(VllmWorker rank=0 pid=2699412) INFO hello`)).toEqual([
+      [["server:2699411"], []],
+      [["server:2699412"], []],
+    ]);
   });
 
   it("Ray actor prefix keeps pid and ip", () => {
