@@ -356,6 +356,7 @@ function reportOf(
       {
         warnings: t.orphanWarnings,
         gdrDisabled: t.orphanGdrDisabled,
+        netLinks: t.orphanNetLinks,
         seen: [...seen],
       },
       reportedResults(t.pt),

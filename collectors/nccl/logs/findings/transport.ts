@@ -16,6 +16,8 @@ export interface OrphanLines {
   warnings: readonly WarningRecord[];
   /** Where each `GPU Direct RDMA Disabled for GPU ...` line was. */
   gdrDisabled: readonly string[];
+  /** Channels through the network in lines that name no process (`[0] NCCL INFO Ring 00 : ... via NET/IB/0`). */
+  netLinks?: readonly { where: string; net: string; gdr: boolean }[];
   /** `host:pid` of NCCL lines that gave no event (a form not read, a line cut after its header): processes of the job all the same. */
   seen?: readonly string[];
 }
@@ -129,7 +131,10 @@ function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans
     if (t.gdr === "disabled" && (t.net === "IB" || t.net === "RoCE")) return true;
     return p.gdrOff !== undefined && p.gdrLinks === 0 && p.gdrEnabled === 0;
   });
-  if (noGdr.length === 0 && orphans.gdrDisabled.length === 0) return [];
+  // Links through IB in lines that name no process, none of them GDRDMA, where no process of the logs uses it.
+  const ibLinks = (orphans.netLinks ?? []).filter((l) => l.net.startsWith("IB"));
+  const orphanLinks = ibLinks.length > 0 && !ibLinks.some((l) => l.gdr) && !procs.some((p) => p.gdrLinks > 0) ? ibLinks.map((l) => l.where) : [];
+  if (noGdr.length === 0 && orphans.gdrDisabled.length === 0 && orphanLinks.length === 0) return [];
   const said = uniq(
     [
       ...noGdr.map((p) => p.gdrOff && (noGdr.length > 1 ? `${p.key}: ${p.gdrOff}` : p.gdrOff)),
@@ -143,7 +148,7 @@ function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans
       ranks: ranksOf(state, noGdr),
       processes: noGdr.map((p) => p.key),
       comm_id: null,
-      evidence: [...noGdr.map((p) => p.evidence.get("gdr_disabled") ?? p.evidence.get("net_link")), ...orphans.gdrDisabled]
+      evidence: [...noGdr.map((p) => p.evidence.get("gdr_disabled") ?? p.evidence.get("net_link")), ...orphans.gdrDisabled, ...orphanLinks.slice(0, 2)]
         .filter((w): w is string => w !== undefined)
         .slice(0, 5),
     }),

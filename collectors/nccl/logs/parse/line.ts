@@ -18,7 +18,7 @@
  * the physical line's launcher prefix and timestamp are not given to the second writer.
  * parseLine never throws: any unexpected input yields undefined.
  */
-import type { GdrEvent, NcclEvent, WarnEvent } from "./types.js";
+import type { ChannelEvent, GdrEvent, NcclEvent, WarnEvent } from "./types.js";
 import { anomaly, parseColl } from "./coll.js";
 import { parseHeaderless } from "./desync.js";
 import { parseCommLine, parseDestroyed, parseVersion } from "./init.js";
@@ -204,6 +204,8 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
     if (w !== undefined) return w;
     const g = headerlessGdr(s, end);
     if (g !== undefined) return g;
+    const l = headerlessNetLink(s, end);
+    if (l !== undefined) return l;
   }
   if (s.indexOf("CollectiveFingerPrint(") >= 0 || s.indexOf("mismatch between collectives") >= 0 || s.indexOf("monitoredBarrier") >= 0) {
     const ev = parsePyTorchDebug(s, end);
@@ -242,6 +244,22 @@ function headerlessGdr(s: string, end: number): GdrEvent | undefined {
     const dev = lb >= 0 && b - lb <= 4 ? Number(s.slice(lb + 1, b)) : NaN;
     if (Number.isInteger(dev) && dev >= 0 && b > lb + 1) ev.cudaDev = dev;
   }
+  return ev;
+}
+
+/**
+ * `[0] NCCL INFO Ring 00 : 15[41000] -> 0[1b000] [receive] via NET/IB/0`, pasted with its host:pid
+ * cut away (nccl-pasted 322): a channel through the network, of no known process. Only NET links
+ * are taken (whether they carry GPUDirect RDMA).
+ */
+function headerlessNetLink(s: string, end: number): ChannelEvent | undefined {
+  const k = s.indexOf("NCCL INFO ");
+  if (k < 0 || k >= end || !levelPlace(s, k)) return undefined;
+  const m = k + 10;
+  if (!(s.startsWith("Ring ", m) || s.startsWith("Channel ", m)) || find(s, " via NET/", m, end) < 0) return undefined;
+  const ev = parseChannelMsg(s, m, trimEnd(s, m, end));
+  if (ev?.kind !== "channel" || ev.transport !== "NET") return undefined;
+  ev.headerless = true;
   return ev;
 }
 

@@ -59,6 +59,13 @@ const MAX_SOCKET_PEERS = 64;
 export type { HangSignRecord, WatchdogRecord, WorkStatusRecord } from "../pytorch/log.js";
 export { pgKeyOf, pgLabelOf } from "../pytorch/log.js";
 
+/** A channel through the network in a line that names no process. */
+export interface OrphanNetLink {
+  where: string;
+  net: string;
+  gdr: boolean;
+}
+
 export class Tracker {
   readonly processes = new Map<string, ProcessState>();
   readonly comms = new Map<string, CommState>();
@@ -72,6 +79,8 @@ export class Tracker {
   readonly orphanGdrDisabled: string[] = [];
   /** What each of those lines said (where → `GPU ca000 / HCA 0 (distance 7 > 4)`). */
   readonly orphanGdrWhy = new Map<string, string>();
+  /** Channels through the network in lines that name no process (`[0] NCCL INFO Ring 00 : ... via NET/IB/0`). */
+  readonly orphanNetLinks: OrphanNetLink[] = [];
   droppedComms = 0;
   /** Communicators dropped (or given up) for the cap, by the owner whose communicators filled it. */
   readonly droppedCommsByOwner = new Map<number, number>();
@@ -139,7 +148,10 @@ export class Tracker {
         } else this.onGdrOff(proc, gdrOffText(ev), where);
         return;
       case "channel":
-        if (!proc) return;
+        if (!proc) {
+          if (ev.headerless === true && ev.transport === "NET") pushBounded(this.orphanNetLinks, { where, net: ev.net ?? "NET", gdr: ev.gdr }, WARN_WINDOW);
+          return;
+        }
         // The rank that printed it: the sender, or the receiver of a `[receive]` line.
         proc.lineRank ??= ev.dir === "receive" ? ev.to : ev.from;
         if (ev.transport !== "NET" && ev.transport !== "COLLNET") return;

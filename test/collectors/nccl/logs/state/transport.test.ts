@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { parseLine } from "../../../../../collectors/nccl/logs/parse/line.js";
 import { Tracker } from "../../../../../collectors/nccl/logs/state/tracker.js";
 import { socketPicked, transportOf } from "../../../../../collectors/nccl/logs/state/transport.js";
-import { readCapture } from "../../../../helpers/fixtures.js";
+import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
 
 function process(lines: readonly string[]): ReturnType<typeof transportOf> & { picked: boolean } {
@@ -78,5 +78,23 @@ describe("analyze's socket finding on one host", () => {
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-a:84:206 [2]"])).toEqual([]);
     // A time of day is no header.
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "12:30:45"])).toEqual([]);
+  });
+});
+
+describe("channel lines pasted without their host:pid (pasted 322, NCCL 2.5.7 over RoCE)", () => {
+  const kinds = (lines: readonly string[]): string[] => analyzeLogs([{ name: "l", text: lines.join("\n") }]).findings.map((f) => f.kind);
+  const ring = (via: string): string => ` [0] NCCL INFO Ring 00 : 15[41000] -> 0[1b000] [receive] via ${via}`;
+
+  it("links through NET/IB without /GDRDMA: GPUDirect RDMA off, of no known process", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("322-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.processes, f.evidence.length])).toEqual([["gdr_disabled", [], 2]]);
+    expect(kinds([ring("NET/IB/0"), ring("NET/IB/0")])).toEqual(["gdr_disabled"]);
+  });
+
+  it("one such link with /GDRDMA, or over sockets, or P2P: nothing", () => {
+    expect(kinds([ring("NET/IB/0"), ring("NET/IB/0/GDRDMA")])).toEqual([]);
+    expect(kinds([ring("NET/Socket/0")])).toEqual([]);
+    expect(kinds([" [0] NCCL INFO Ring 00 : 0[1b000] -> 1[1c000] via P2P/IPC"])).toEqual([]);
   });
 });
