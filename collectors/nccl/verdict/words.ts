@@ -920,6 +920,11 @@ export const ncclErrorWords = {
     `A CUDA call inside NCCL failed on ${here(f.process)}: "${f.message}". This process's GPU is the root cause (${/memory/i.test(f.message) ? "memory exhausted: another process on the GPU, or the job's own allocations" : "a fault or a wrong build"}); network errors of its peers follow from it.${f.chain}`,
 
   /** The bootstrap root saw one rank check in twice. */
+  /** NCCL could not use NVML (`No NVML device handle. Skipping nvlink detection.`): it goes on, blind to NVLink. */
+  nvml: (f: { process?: string; message: string; chain: string }): string =>
+    `NCCL could not use NVML on ${here(f.process)}: "${f.message}".${f.chain} It goes on without what NVML tells (NVLink between the GPUs), so it may route GPU-to-GPU traffic over PCIe or host memory, much slower. ` +
+    "Check that the container's libnvidia-ml.so matches the host driver (the NVIDIA container toolkit mounts it) and that nvidia-smi works inside the job.",
+
   /** `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`. */
   sharedGpu: (f: { process?: string; message: string; chain: string }): string =>
     `Two ranks of one communicator are on one GPU (${here(f.process)}: "${f.message}"), so NCCL refuses to form it (ncclInvalidUsage).${f.chain} ` +

@@ -21,7 +21,7 @@ import { ibQpDevice } from "../parse/warn.js";
 const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error", "ib_qp_error"]);
 /** The network errors of a socket (bootstrap, NET/Socket, the proxy's connections). */
 const SOCKET_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed"]);
-const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error", "invalid_usage"]);
+const ERROR_KINDS = new Set(["internal_error", "system_error", "bootstrap_error", "timeout", "cuda_error", "net_plugin_error", "invalid_usage", "nvml_error"]);
 const MAX_ERRORS = 10;
 
 interface Item {
@@ -270,6 +270,7 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
   if (w.kind === "net_plugin_error") return ncclErrorWords.netPlugin(f);
   if (w.duplicateRank !== undefined) return ncclErrorWords.duplicateRank({ ...f, rank: w.duplicateRank });
   if (w.kind === "invalid_usage" && w.message.startsWith("Duplicate GPU")) return ncclErrorWords.sharedGpu(f);
+  if (w.kind === "nvml_error") return ncclErrorWords.nvml(f);
   return ncclErrorWords.other({ ...f, kind: w.kind });
 }
 
@@ -315,6 +316,8 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
     const build = mismatch ? collectiveMismatch : ncclError;
     out.push(
       build({
+        // NVML unusable: NCCL goes on (without NVLink detection), slower: a warning.
+        ...(w.kind === "nvml_error" ? { severity: "warning" as const } : {}),
         summary: mismatch ? collectiveMismatchWords.ncclDetected({ rank: w.mismatchRank, message: w.message }) : errorSummary(w, p, chains.tell(p, wheres)),
         ranks:
           (w.mismatchRank ?? w.duplicateRank) !== undefined

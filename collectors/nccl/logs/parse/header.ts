@@ -94,9 +94,11 @@ function hostPidTidBack(s: string, j: number, min: number, h: NcclHeader): boole
     while (b > min && hostEnd - b < MAX_HOST && hostChar(s.charCodeAt(b))) b--;
     if (b >= min && b < hostEnd - 2 && s.charCodeAt(b) === 60 /* < */) k = b;
   }
+  // A host name printed as `:` (`::16674:17023 [0] NCCL INFO ...`, Azure's HPC image, nccl-pasted 368).
+  if (k === hostEnd && hostEnd - 1 >= min && s.charCodeAt(hostEnd - 1) === 58 && (hostEnd - 1 === min || blank(s.charCodeAt(hostEnd - 2)))) k = hostEnd - 1;
   // An empty host name, the colon at the line's start or after a blank: TensorFlow's bundled NCCL
   // 2.4 (`:5202:5683 [0] NCCL INFO ...`, blind set 3, file 210).
-  if (k === hostEnd && hostEnd !== min && !blank(s.charCodeAt(hostEnd - 1))) return false;
+  else if (k === hostEnd && hostEnd !== min && !blank(s.charCodeAt(hostEnd - 1))) return false;
   k = skipColourCode(s, k, hostEnd, min);
   const len = hostEnd - k;
   h.host = sameAsLastHost(s, k, len) ? lastHost : (lastHost = s.slice(k, hostEnd));

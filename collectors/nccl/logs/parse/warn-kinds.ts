@@ -356,6 +356,21 @@ export const WARN_KINDS = [
       },
     ],
   },
+  {
+    kind: "nvml_error",
+    words: "NCCL could not use NVML, the driver's management library: `No NVML device handle. Skipping nvlink detection.`",
+    forms: [
+      {
+        // graph/xml.cc: NVML could not give the GPU's handle (a driver and libnvidia-ml.so of different versions in the
+        // container, a GPU NVML cannot see): NCCL goes on without NVLink detection.
+        any: ["No NVML device handle"],
+        captures: [{ file: "nccl-pasted/356-nccl-2.18-nvml-no-device-handle-warns.log", line: 7 }],
+      },
+      // misc/nvmlwrap.cc's own words (`nvmlDeviceGetHandleByPciBusId() failed: Not Found`, `Failed to open libnvidia-ml.so.1`):
+      // no real capture in test/fixtures/.
+      { any: ["nvmlDevice", "nvmlInit", "libnvidia-ml"], captures: [] },
+    ],
+  },
 ] as const satisfies readonly WarnRow[];
 
 /** A WARN's kind: a row's, or `other` for a message no row tells. */

@@ -349,3 +349,25 @@ describe("two ranks on one GPU (`Duplicate GPU detected`, NCCL's init.cc)", () =
     );
   });
 });
+
+describe("NCCL without NVML (`No NVML device handle. Skipping nvlink detection.`, graph/xml.cc)", () => {
+  it("the real capture (pasted 356, NCCL 2.18, one process of four GPUs): one nccl_error at warning, not a handled probe", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("356-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.processes])).toEqual([["nccl_error", "warning", ["nid002080:86174"]]]);
+    expect(r.findings[0]?.summary).toMatch(/^NCCL could not use NVML on nid002080:86174 \[2\]: "No NVML device handle\. Skipping nvlink detection\."/);
+  });
+});
+
+describe("a host name printed as `:` (pasted 368, Azure's HPC image: `::16674:17023 [0] NCCL INFO ...`)", () => {
+  it("is a header: the graph import's failure is rank 0's nccl_error", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("368-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(of(r, "nccl_error").map((f) => [f.processes, f.ranks])).toEqual([[["::16674"], [0]]]);
+    // Only at the line's start or after a blank: `x::1:2` is no header.
+    expect(
+      run("x::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found.", "x::16674:17023 [0] NCCL INFO graph/search.cc:733 -> 2")
+        .findings,
+    ).toEqual([]);
+  });
+});
