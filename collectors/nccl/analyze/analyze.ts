@@ -29,9 +29,10 @@ import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stac
 import { horovodStallFindings } from "../logs/horovod/findings.js";
 import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
-import { headerProcess } from "../logs/parse/cut-header.js";
+import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
 import { lastConnectRetry } from "../logs/parse/connect-retry.js";
 import { parsePrefix } from "../logs/parse/prefix.js";
+import type { WarnEvent } from "../logs/parse/types.js";
 import type { ProcessState } from "../logs/state/model.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
@@ -91,6 +92,8 @@ export class LogAnalysis {
   private readonly torchrun = new Map<string, Map<number, string>>();
   /** `host:pid` of NCCL lines that gave no event (findings/transport.ts's judgement of one host). */
   private readonly seenProcesses = new Set<string>();
+  /** Each process's connect at its last retry, while no later line of that process is read (connect-retry.ts). */
+  private readonly lastRetries = new Map<string, { ev: WarnEvent; ctx: { source: string; lineNo: number } }>();
   /** The rank an actor's prefix gives a pid on lines that are no NCCL line (`(VllmWorker rank=1 pid=2699412) ERROR ...`); undefined: two ranks. */
   private readonly pidRanks = new Map<number, number | undefined>();
 
@@ -116,17 +119,24 @@ export class LogAnalysis {
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
     const pidRanks = this.pidRanks;
+    const retries = this.lastRetries;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
       if (ev === undefined) {
-        // A paste that ends at a connect's last retry: the failed connect it announces.
+        // A connect's last retry: the failed connect it announces, unless a later line of the process follows.
         const retry = lastConnectRetry(text);
-        if (retry !== undefined) return t.ingest(retry, { source: name, lineNo });
-        const key = seen.size < MAX_SEEN ? headerProcess(text) : undefined;
-        if (key !== undefined) seen.add(key);
-        else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
+        if (retry !== undefined) {
+          if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}`, { ev: retry, ctx: { source: name, lineNo } });
+          return;
+        }
+        const key = seen.size < MAX_SEEN || retries.size > 0 ? headerProcess(text) : undefined;
+        if (key !== undefined) {
+          if (seen.size < MAX_SEEN) seen.add(key);
+          retries.delete(key);
+        } else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
         return;
       }
+      if (retries.size > 0 && ev.host !== undefined && ev.pid !== undefined) retries.delete(`${ev.host}:${ev.pid}`);
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
       if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {
@@ -139,9 +149,11 @@ export class LogAnalysis {
     const kernel = this.hardware?.lines(name);
     const tally = this.kernel;
     let lineNo = 0;
+    const own = this.texts[this.texts.length - 1] as TextReaders;
     return {
       line(text: string): void {
         lineNo++;
+        own.lastLine = text;
         unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
         diagLine(diag, text, lineNo);
@@ -196,6 +208,13 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
+    // A process whose lines end at a connect's last retry: that connect failed (NCCL's WARN was cut off).
+    for (const { ev, ctx } of this.lastRetries.values()) this.tracker.ingest(ev, ctx);
+    this.lastRetries.clear();
+    for (const x of this.texts) {
+      const key = x.lastLine !== undefined ? cutHeader(x.lastLine) : undefined;
+      if (key !== undefined) this.seenProcesses.add(key);
+    }
     withActorRanks(this.tracker, this.pidRanks);
     return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun, this.seenProcesses);
   }
@@ -290,6 +309,8 @@ interface TextReaders {
   ncclTests: NcclTestsReader;
   failedStack: FailedStackReader;
   stacks: StackReader;
+  /** The log's last line: one cut right after its NCCL header still names a process (cut-header.ts). */
+  lastLine?: string;
 }
 
 /**

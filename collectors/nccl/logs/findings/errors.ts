@@ -121,7 +121,9 @@ function ownRanks(state: TrackedState, p: ProcessState, w: WarningRecord): numbe
   const ranks = ranksOf(state, [p]);
   if (ranks.length > 0) return ranks;
   const proxy = proxyFailure(w.message);
-  return proxy !== undefined ? [proxy] : [];
+  if (proxy !== undefined) return [proxy];
+  // The rank the line gives its own process (`Duplicate GPU detected : rank 2 and rank 0 ...`).
+  return w.kind === "invalid_usage" && w.rank !== undefined ? [w.rank] : [];
 }
 
 /** Whether warning a was logged before b: by their lines in one log, else by their times where both have one. */

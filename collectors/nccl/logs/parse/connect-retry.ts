@@ -1,10 +1,12 @@
 /**
  * NCCL 2.19+'s INFO line for a connect it retries: `socketPollConnect: connect returned No route to
  * host, retrying (34/34) after sleep for 3400 msec` (2.27+: `connect to 10.0.0.2<36085> returned
- * ...`, also `ncclOsSocketPollConnect`). After the last retry (N = M) NCCL gives up with the WARN
- * `... exceeded error retry count` (warn-kinds.ts, connect_failed); a paste that ends at the last
- * retry (nccl-pasted 333) shows no WARN. analyze reads that last retry as the failed connect it
- * announces; the live agent reads the WARN itself. Cold path: asked only of lines that gave no event.
+ * ...`, also `ncclOsSocketPollConnect`). After the last retry (N = M) NCCL sleeps and connects once
+ * more; if that fails too it gives up with the WARN `... exceeded error retry count` (warn-kinds.ts,
+ * connect_failed). A paste that ends at the last retry (nccl-pasted 333) shows no WARN: analyze
+ * reads the last retry as the failed connect where no later line of that process follows (a later
+ * line: the connect succeeded, or NCCL's own WARN says it failed). The live agent reads the WARN
+ * itself. Cold path: asked only of lines that gave no event.
  */
 import { parseHeaderAt } from "./header.js";
 import { find, readInt, pos, trimEnd } from "./scan.js";

@@ -3,23 +3,35 @@
  * no known form (`Could not enable P2P between dev 2 and dev 0`), or a line cut right after its
  * header (`host:pid:tid`, as a paste often ends: nccl-pasted 40's second host shows only there).
  * Such a line is no event of the process, but the process and its host run the job (analyze's
- * judgement of one host: findings/transport.ts). Cold path: analyze asks it of lines that gave no
- * event, and of each log's last line.
+ * judgement of one host: findings/transport.ts). analyze asks headerProcess of lines that gave no
+ * event, and cutHeader of each log's last line only (mid-log, `train.py:120:5` or `eta: 5m:30:10`
+ * would read as one).
  */
 import { parseHeaderAt } from "./header.js";
 import { parsePrefix } from "./prefix.js";
 import { isDigit, trimEnd } from "./scan.js";
 
+/** The most characters of a host name (header.ts's bound). */
+const MAX_HOST = 255;
+
 /** `host:pid` of an NCCL line's header, whatever its message. */
 export function headerProcess(text: string): string | undefined {
   const n = text.indexOf(" NCCL ");
   const h = n > 0 ? parseHeaderAt(text, n, 0, text.length) : undefined;
-  return h === undefined ? cutHeader(text) : `${h.host}:${h.pid}`;
+  return h === undefined ? undefined : `${h.host}:${h.pid}`;
 }
 
-/** `host:pid` of a header-only line, or undefined. A host name holds a letter (`12:30:45` is a time). */
-function cutHeader(text: string): string | undefined {
+/**
+ * `host:pid` of a header-only line, or undefined. A host name holds a letter (`12:30:45` is a time)
+ * and is no date (`2024-05-01T12:30:45`); pid and tid are a process's and its thread's (no leading
+ * zero, pid above 1, the thread's id at least the pid's: `Elapsed: 00h:01:23`, `train.py:120:5` and
+ * `epoch:1:100` are none).
+ */
+export function cutHeader(text: string): string | undefined {
   let end = trimEnd(text, 0, text.length);
+  // Cheap checks first: the line ends in `:digits:digits`, or that and ` [dev]`.
+  const last = text.charCodeAt(end - 1);
+  if (!isDigit(last) && last !== 93 /* ] */) return undefined;
   const start = parsePrefix(text, 0, end).end;
   // An optional ` [dev]` after the tid.
   if (text.charCodeAt(end - 1) === 93 /* ] */) {
@@ -30,7 +42,11 @@ function cutHeader(text: string): string | undefined {
   const c2 = text.lastIndexOf(":", end - 1);
   const c1 = c2 > start ? text.lastIndexOf(":", c2 - 1) : -1;
   if (c1 <= start || !allDigits(text, c1 + 1, c2) || !allDigits(text, c2 + 1, end)) return undefined;
+  if (text.charCodeAt(c1 + 1) === 48 || text.charCodeAt(c2 + 1) === 48 || c2 - c1 > 11 || end - c2 > 11) return undefined;
+  const pid = Number(text.slice(c1 + 1, c2));
+  if (pid < 2 || Number(text.slice(c2 + 1, end)) < pid) return undefined;
   const host = text.slice(start, c1);
+  if (host.length > MAX_HOST || isoDate(host)) return undefined;
   let letter = false;
   for (let k = 0; k < host.length; k++) {
     const c = host.charCodeAt(k);
@@ -45,4 +61,9 @@ function allDigits(s: string, a: number, b: number): boolean {
   if (b <= a) return false;
   for (let k = a; k < b; k++) if (!isDigit(s.charCodeAt(k))) return false;
   return true;
+}
+
+/** `2024-05-01T12` (an ISO 8601 date and hour before `:30:45`). */
+function isoDate(h: string): boolean {
+  return h.length === 13 && h.charCodeAt(4) === 45 && h.charCodeAt(7) === 45 && h.charCodeAt(10) === 84 && allDigits(h, 0, 4) && allDigits(h, 11, 13);
 }

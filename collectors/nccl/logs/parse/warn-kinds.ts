@@ -158,11 +158,12 @@ export const WARN_KINDS = [
         ],
       },
       {
-        // aws-ofi-nccl's words for a libfabric call that failed (`Couldn't open AV. RC: %d, ERROR: %s`, `Couldn't allocate
-        // endpoint. RC: ...`, `Unable to register memory ... RC: %d, Error: %s`): the plugin returns an error to NCCL.
-        // After net_completion_error's row: a request completed with an error is that.
+        // aws-ofi-nccl's words for a libfabric call that set up its resources and failed (`Couldn't open AV. RC: %d,
+        // ERROR: %s`, `Couldn't allocate endpoint. RC: ...`, `Unable to register memory ... RC: %d, Error: %s`,
+        // `Call to fi_getname() failed with RC: ...`): the plugin returns an error to NCCL. Not its data path's words
+        // (`Error posting RDMA ctrl request. RC: -104, Error: Connection reset by peer`: the rows below tell those).
         start: "NET/OFI ",
-        any: ["ERROR: ", "Error: "],
+        any: ["NET/OFI Couldn't ", "NET/OFI Unable to register", "NET/OFI Call to fi_getname"],
         all: [" RC: "],
         captures: [{ file: "nccl-pasted/285-efa-ofi-couldnt-open-av-rc-22-rank23-mpirun-tags-rings-via-net-aws-libfabric-no-gdrdma.log", line: 14 }],
       },

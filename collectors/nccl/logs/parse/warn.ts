@@ -263,8 +263,11 @@ const FIELDS: Record<WarnFields, Reader> = {
     if (r !== undefined) d.duplicateRank = r;
     return undefined;
   },
-  // `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`: the second rank is the other one on this GPU.
+  // `Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000`: NCCL's own rank first, then the other one on its GPU.
   sharedGpu: (s, i, end, d) => {
+    const rk = find(s, ": rank ", i, end);
+    const own = rk >= 0 ? readInt(s, rk + 7, end) : undefined;
+    if (own !== undefined) d.selfRank = own;
     const ak = find(s, " and rank ", i, end);
     const r = ak >= 0 ? readInt(s, ak + 10, end) : undefined;
     if (r !== undefined) d.sharedGpuRank = r;

@@ -305,6 +305,9 @@ describe("a net plugin's failed libfabric call (aws-ofi-nccl's `RC: %d, ERROR: %
     const f = of(r, "nccl_error");
     expect(f.map((x) => x.evidence)).toEqual([["l:1", "l:2"]]);
     expect(f[0]?.summary).toMatch(/^The net plugin failed to initialize on h:5 \[0\]: "NET\/OFI aws-ofi-nccl initialization failed"/);
+    // Its data path's words are the rows' that tell them: a reset connection stays a network error.
+    const reset = run("h:5:5 [0] nccl_ofi_rdma.cpp:2772 NCCL WARN NET/OFI Error posting RDMA ctrl request. RC: -104, Error: Connection reset by peer");
+    expect(reset.findings.map((x) => x.kind)).toEqual(["network_error"]);
     // Another plugin's line with the same words but not aws-ofi-nccl's prefix is not told by this form.
     expect(of(run("h:5:5 [0] x.cc:1 NCCL WARN NET/Foo Couldn't open AV. RC: -22, ERROR: Invalid argument"), "nccl_error")).toEqual([]);
   });
@@ -321,6 +324,19 @@ describe("a connect NCCL gives up on after its retries (2.19+, misc/socket.cc's 
     expect(of(now, "network_error")[0]?.summary).toMatch(/^Network error at peer 10\.82\.101\.249<37857> on h:9 \[1\]: connect_failed/);
     // Only sockets failed: the TCP path, not an HCA.
     expect(of(now, "network_error")[0]?.summary).toContain("Check the peer's processes (its own log has the first error), the TCP path between the hosts");
+  });
+
+  it("NCCL connects once more after its last retry: a later line of the process (the connect succeeded, or NCCL's WARN) takes its place", () => {
+    const retry = "node-b:500:501 [0] NCCL INFO socketPollConnect: connect returned Connection refused, retrying (34/34) after sleep for 3400 msec";
+    const after = run(retry, "node-b:500:501 [0] NCCL INFO comm 0x55 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE");
+    expect(after.findings.filter((f) => f.severity !== "info")).toEqual([]);
+    const warned = run(
+      retry,
+      "node-b:500:501 [0] misc/socket.cc:544 NCCL WARN socketPollConnect: connect returned Connection refused, exceeded error retry count (35)",
+    );
+    expect(of(warned, "network_error").map((f) => [f.evidence, f.summary.includes("connect_failed (1 line)")])).toEqual([[["l:2"], true]]);
+    // Another process's line does not take its place.
+    expect(of(run(retry, "node-a:400:401 [0] NCCL INFO Using network Socket"), "network_error").map((f) => f.processes)).toEqual([["node-b:500"]]);
   });
 
   it("a paste that ends at the last retry (pasted 333): the failed connect it announces; an earlier retry is nothing", () => {
@@ -344,6 +360,9 @@ describe("two ranks on one GPU (`Duplicate GPU detected`, NCCL's init.cc)", () =
     const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
     const errors = of(r, "nccl_error");
     expect(errors.map((f) => f.ranks).sort()).toEqual([[0, 1], [0, 2], [0, 4], [0, 5], [3]]);
+    // Without a launcher's tag, the line's first rank is the process's own.
+    const untagged = run("smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000");
+    expect(of(untagged, "nccl_error").map((f) => f.ranks)).toEqual([[0, 2]]);
     expect(errors.find((f) => f.ranks.includes(5))?.summary).toMatch(
       /^Two ranks of one communicator are on one GPU \(smc-gpu-03:29883 \[0\]: "Duplicate GPU detected : rank 5 and rank 0 both on CUDA device 1000"\), so NCCL refuses to form it/,
     );

@@ -76,8 +76,10 @@ describe("analyze's socket finding on one host", () => {
   it("a second host named only by the last line, cut after its header (pasted 40): the job spans nodes", () => {
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-b:84:206"])).toEqual(["socket_transport"]);
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-a:84:206 [2]"])).toEqual([]);
-    // A time of day is no header.
-    expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "12:30:45"])).toEqual([]);
+    // A time of day, a date, an elapsed time or a file:line:column is no header; nor is a cut header mid-log.
+    for (const last of ["12:30:45", "[rank0]: 2024-05-01T12:30:45", "Elapsed: 00h:01:23", "train.py:120:5", "eta: 5m:30:10"])
+      expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), last]), last).toEqual([]);
+    expect(kinds([...ibOff(11, 0), "node-b:84:206", ...ibOff(12, 1)])).toEqual([]);
   });
 });
 
