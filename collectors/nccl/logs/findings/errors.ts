@@ -126,6 +126,24 @@ function ownRanks(state: TrackedState, p: ProcessState, w: WarningRecord): numbe
   return w.kind === "invalid_usage" && w.rank !== undefined ? [w.rank] : [];
 }
 
+/**
+ * Whether a peer's address names this host: NCCL's header cuts the host name at its first dot, the
+ * peer's address keeps its domain (`node.cm.cluster<40031>` is host `node`, nccl-pasted 377).
+ */
+function isHost(peer: string, host: string): boolean {
+  if (peer === host) return true;
+  const dot = peer.indexOf(".");
+  return dot > 0 && peer.slice(0, dot) === host && !isDigitsAndDots(peer);
+}
+
+function isDigitsAndDots(s: string): boolean {
+  for (let k = 0; k < s.length; k++) {
+    const c = s.charCodeAt(k);
+    if (c !== 46 && (c < 48 || c > 57)) return false;
+  }
+  return true;
+}
+
 /** Whether warning a was logged before b: by their lines in one log, else by their times where both have one. */
 function before(a: WarningRecord, b: WarningRecord): boolean {
   const [fa, la] = splitWhere(a.where);
@@ -201,7 +219,7 @@ function networkFindings(state: TrackedState, all: readonly Item[], chains: Chai
     // does the process's own, where the peer that closed is on its own host (its proxy, a local
     // rank: nccl-pasted 266, out of memory at setup, then `Connection closed by remote peer node2`).
     const hosts = new Set(procs.map((p) => p.host));
-    const root = cuda.find((c) => c.p && (procs.includes(c.p) ? c.p.host === peer && before(c.w, first) : hosts.has(c.p.host) || c.p.host === peer));
+    const root = cuda.find((c) => c.p && (procs.includes(c.p) ? isHost(peer, c.p.host) && before(c.w, first) : hosts.has(c.p.host) || isHost(peer, c.p.host)));
     // The rank a process's proxy names when the operation the network failed was its own.
     const proxyRanks = procs.flatMap((p) => p.warnings.map((w) => proxyFailure(w.message)).filter((r): r is number => r !== undefined));
     const procRanks = ranksOf(state, procs);

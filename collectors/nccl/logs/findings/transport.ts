@@ -85,9 +85,13 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   ];
 }
 
-/** A WARN about the process's network (a net plugin's, libibverbs missing), not one of CUDA's or the topology's. */
+/**
+ * A WARN that the network the job was given failed to start (a net plugin's init, libibverbs
+ * missing): the job was meant to reach other nodes over it. Not one of CUDA's or the topology's, nor
+ * NET/IB's `Unable to open device mlx5_bond_0` on a host that then finds no device (nccl-pasted 391).
+ */
 function ofNetwork(w: WarningRecord): boolean {
-  return w.kind === "net_plugin_error" || w.kind === "ib_unavailable" || w.message.startsWith("NET/");
+  return w.kind === "net_plugin_error" || w.kind === "ib_unavailable";
 }
 
 /** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */

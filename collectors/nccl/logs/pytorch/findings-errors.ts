@@ -33,7 +33,7 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
   const build = remote && cuda === undefined ? networkError : ncclError;
   return build({
     summary,
-    ranks: rank !== "?" ? [Number(rank)] : [],
+    ranks: rank !== "?" ? [Number(rank)] : sharedGpuRanks(es),
     processes: uniq(es.map((e) => e.processKey).filter((p): p is string => p !== undefined)),
     comm_id: null,
     evidence: es.map((e) => e.where).slice(0, 5),
@@ -42,6 +42,24 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
     ...(work?.seq !== undefined ? { seq: work.seq } : {}),
     ...(work?.op !== undefined ? { op: work.op } : {}),
   });
+}
+
+/**
+ * Lines of no rank whose last error is NCCL's `Duplicate GPU detected : rank 3 and rank 0 both on
+ * CUDA device f000` (nccl-pasted 395, Megatron's interleaved tracebacks): the ranks it names.
+ */
+function sharedGpuRanks(es: readonly PtError[]): number[] {
+  const out = new Set<number>();
+  for (const e of es) {
+    const t = e.text ?? "";
+    const k = t.indexOf("Duplicate GPU detected : rank ");
+    if (k < 0) continue;
+    const a = Number.parseInt(t.slice(k + 30), 10);
+    const and = t.indexOf(" and rank ", k);
+    const b = and > 0 ? Number.parseInt(t.slice(and + 10), 10) : Number.NaN;
+    for (const r of [a, b]) if (Number.isInteger(r) && r >= 0) out.add(r);
+  }
+  return [...out].sort((x, y) => x - y);
 }
 
 /** `Some NCCL operations have failed or timed out` and `we are taking the entire process down`: what follows any failure the watchdog saw. */

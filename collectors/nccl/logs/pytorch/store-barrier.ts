@@ -155,7 +155,8 @@ export function storeBarrierWaitFindings(waits: readonly StoreBarrierWait[], tim
     if (joined > world && ws.some((w) => w.counter !== "worker_count")) continue;
     const waited = new Map<number, number>();
     for (const w of ws) waited.set(w.rank, Math.max(waited.get(w.rank) ?? 0, w.seconds ?? 0) + (w.seconds === undefined ? WAIT_LINE_S : 0));
-    const ranks = [...waited].filter(([, sec]) => sec >= WAIT_HANG_S).map(([r]) => r);
+    // More than the world in 1.x: no wait ends, however short the lines show it (nccl-pasted 390: two lines per rank).
+    const ranks = [...waited].filter(([, sec]) => joined > world || sec >= WAIT_HANG_S).map(([r]) => r);
     if (ranks.length === 0) continue;
     ranks.sort((a, b) => a - b);
     out.push(

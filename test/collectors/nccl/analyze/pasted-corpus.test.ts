@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
+import { KernelLines } from "../../../../agent/analyze-kernel.js";
 import type { Report } from "../../../../collectors/nccl/verdict/report.js";
 import { fixturesDir } from "../../../helpers/fixtures.js";
 
@@ -51,7 +52,8 @@ function differences(report: Report, e: Expected): string[] {
 
 function analyzeFile(name: string): Report {
   const raw = readFileSync(join(dir, name), "utf8");
-  return analyzeLogs([{ name, text: raw.slice(raw.indexOf("\n") + 1) }]);
+  // As `ringwatch analyze` reads them: with the kernel lines (Xid, AER) a pasted dmesg holds.
+  return analyzeLogs([{ name, text: raw.slice(raw.indexOf("\n") + 1) }], new KernelLines());
 }
 
 const names = Object.keys(expected).sort();

@@ -390,3 +390,25 @@ describe("a host name printed as `:` (pasted 368, Azure's HPC image: `::16674:17
     ).toEqual([]);
   });
 });
+
+describe("a peer's address with its domain is the process's own host (pasted 377: `node.cm.cluster` is `node`)", () => {
+  it("the close after the process's own CUDA out of memory is that failure's fallout, not a second critical finding", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("377-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.filter((f) => f.severity !== "info").map((f) => [f.kind, f.ranks])).toEqual([["nccl_error", [93]]]);
+    // An address of digits and dots is no host name's first label.
+    const ip = run(
+      "10:7:7 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+      "10:7:8 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer 10.0.0.1<40031>",
+    );
+    expect(of(ip, "network_error")).toHaveLength(1);
+  });
+});
+
+describe("PyTorch's `Last error: Duplicate GPU detected : rank 3 and rank 0 ...` in lines that name no rank (pasted 395)", () => {
+  it("names the ranks NCCL's words give", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("395-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(of(r, "nccl_error").map((f) => f.ranks)).toEqual([[0, 3, 7]]);
+  });
+});

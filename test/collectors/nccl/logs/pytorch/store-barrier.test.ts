@@ -134,7 +134,7 @@ describe("ranks still waiting in the store-based barrier", () => {
     expect(analyzeLogs([{ name: "two", text: w.join("\n") }]).findings.map((f) => f.kind)).toEqual(["hang_suspected"]);
   });
 
-  it("more ranks joined than the world has: a barrier that never completes, a hang once a rank waited 30 s (the real capture: 5 lines, 50 s)", () => {
+  it("more ranks joined than the world has (1.x): a barrier that never completes, a hang from the first line (the real captures: 268, 5 lines; 390, 2 lines a rank)", () => {
     const text = readCapture(`nccl-pasted/${overshoot}`);
     const r = analyzeLogs([{ name: overshoot, text }]);
     expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["hang_suspected", "warning", [0]]]);
@@ -143,10 +143,14 @@ describe("ranks still waiting in the store-based barrier", () => {
         "it waits for the count to equal the world's, which it never will (it gives up after 0:01:00). " +
         "Another launch shares this rendezvous store (the same MASTER_ADDR:MASTER_PORT, or a stale store): give each job its own port.",
     );
-    // Two lines (20 s) are not yet a hang; a count that equals the world's is a barrier complete.
+    // Two lines (20 s) are a hang too: the count never comes down; a count that equals the world's is a barrier complete.
     const waits = text.split("\n").filter((l) => l.startsWith("Waiting in store based barrier"));
     expect(waits).toHaveLength(5);
-    expect(analyzeLogs([{ name: overshoot, text: waits.slice(0, 2).join("\n") }]).findings).toEqual([]);
+    expect(analyzeLogs([{ name: overshoot, text: waits.slice(0, 2).join("\n") }]).findings.map((f) => [f.kind, f.ranks])).toEqual([["hang_suspected", [0]]]);
+    const four = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("390-")) ?? "";
+    expect(analyzeLogs([{ name: four, text: readCapture(`nccl-pasted/${four}`) }]).findings.map((f) => [f.kind, f.ranks])).toEqual([
+      ["hang_suspected", [0, 1, 2, 3]],
+    ]);
     const complete = waits.map((l) => l.replace("worker_count=16", "worker_count=4"));
     expect(analyzeLogs([{ name: overshoot, text: complete.join("\n") }]).findings).toEqual([]);
     // 2.x's barrier ends when any rank's add saw the world's count, which a shared store may have given: no hang from the count alone.

@@ -73,6 +73,11 @@ describe("analyze's socket finding on one host", () => {
     ]);
   });
 
+  it("NET/IB's `Unable to open device` on a host that then finds no device (pasted 391): no sign of other nodes", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("391-")) ?? "";
+    expect(analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]).findings.filter((f) => f.severity !== "info")).toEqual([]);
+  });
+
   it("a second host named only by the last line, cut after its header (pasted 40): the job spans nodes", () => {
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-b:84:206"])).toEqual(["socket_transport"]);
     expect(kinds([...ibOff(11, 0), ...ibOff(12, 1), "node-a:84:206 [2]"])).toEqual([]);
