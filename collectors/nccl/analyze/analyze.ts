@@ -92,7 +92,7 @@ export class LogAnalysis {
   private readonly torchrun = new Map<string, Map<number, string>>();
   /** `host:pid` of NCCL lines that gave no event (findings/transport.ts's judgement of one host). */
   private readonly seenProcesses = new Set<string>();
-  /** Each process's connect at its last retry, while no later line of that process is read (connect-retry.ts). */
+  /** Each thread's connect at its last retry, while no later line of that thread is read (connect-retry.ts). */
   private readonly lastRetries = new Map<string, { ev: WarnEvent; ctx: { source: string; lineNo: number } }>();
   /** The rank an actor's prefix gives a pid on lines that are no NCCL line (`(VllmWorker rank=1 pid=2699412) ERROR ...`); undefined: two ranks. */
   private readonly pidRanks = new Map<number, number | undefined>();
@@ -123,20 +123,20 @@ export class LogAnalysis {
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
       if (ev === undefined) {
-        // A connect's last retry: the failed connect it announces, unless a later line of the process follows.
+        // A connect's last retry: the failed connect it announces, unless a later line of its thread follows.
         const retry = lastConnectRetry(text);
         if (retry !== undefined) {
-          if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}`, { ev: retry, ctx: { source: name, lineNo } });
+          if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}:${retry.tid}`, { ev: retry, ctx: { source: name, lineNo } });
           return;
         }
-        const key = seen.size < MAX_SEEN || retries.size > 0 ? headerProcess(text) : undefined;
-        if (key !== undefined) {
-          if (seen.size < MAX_SEEN) seen.add(key);
-          retries.delete(key);
+        const h = seen.size < MAX_SEEN || retries.size > 0 ? headerProcess(text) : undefined;
+        if (h !== undefined) {
+          if (seen.size < MAX_SEEN) seen.add(h.process);
+          retries.delete(h.thread);
         } else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
         return;
       }
-      if (retries.size > 0 && ev.host !== undefined && ev.pid !== undefined) retries.delete(`${ev.host}:${ev.pid}`);
+      if (retries.size > 0 && ev.host !== undefined && ev.pid !== undefined) retries.delete(`${ev.host}:${ev.pid}:${ev.tid}`);
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
       if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {

@@ -1035,8 +1035,10 @@ export const gdrDisabledWords = {
    * `processes`: those with GDR off (none: only lines that name no process say so); `said`: what
    * NCCL said of it; `sockets`: one of them uses NET/Socket.
    */
-  off: (f: { processes: readonly string[]; said: readonly string[]; sockets: boolean }): string => {
+  off: (f: { processes: readonly string[]; said: readonly string[]; sockets: boolean; unsupported?: boolean }): string => {
     const on = f.processes.length > 0 ? processList(f.processes) : "the process that logged it";
+    if (f.unsupported === true)
+      return `GPUDirect RDMA is off on ${on}: ${f.said.slice(0, 3).join("; ")}. This GPU cannot do it, so inter-node traffic is staged through host memory; nothing to fix in the software.`;
     const far = f.said.some((x) => x.includes("(distance "));
     return (
       `GPUDirect RDMA is off on ${on}${f.said.length > 0 ? `: ${f.said.slice(0, 3).join("; ")}` : ""}${f.processes.length === 0 ? " (no host:pid in the line)" : ""}. Inter-node traffic is staged through host memory (roughly 10-50 % slower on large messages). ` +

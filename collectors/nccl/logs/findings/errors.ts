@@ -290,7 +290,7 @@ function errorSummary(w: WarningRecord, p: ProcessState | undefined, chain: stri
   if (w.kind === "net_plugin_error") return ncclErrorWords.netPlugin(f);
   if (w.duplicateRank !== undefined) return ncclErrorWords.duplicateRank({ ...f, rank: w.duplicateRank });
   if (w.kind === "invalid_usage" && w.message.startsWith("Duplicate GPU")) return ncclErrorWords.sharedGpu(f);
-  if (w.kind === "nvml_error") return ncclErrorWords.nvml(f);
+  if (w.kind === "nvml_error" && w.message.startsWith("No NVML device handle")) return ncclErrorWords.nvml(f);
   return ncclErrorWords.other({ ...f, kind: w.kind });
 }
 
@@ -336,8 +336,9 @@ function warnErrorFindings(state: TrackedState, all: readonly Item[], chains: Ch
     const build = mismatch ? collectiveMismatch : ncclError;
     out.push(
       build({
-        // NVML unusable: NCCL goes on (without NVLink detection), slower: a warning.
-        ...(w.kind === "nvml_error" ? { severity: "warning" as const } : {}),
+        // No NVML handle for the topology: NCCL goes on (without NVLink detection), slower: a warning. NVML's own
+        // call failing (misc/nvmlwrap.cc) may end init: as critical as any NCCL error.
+        ...(w.kind === "nvml_error" && w.message.startsWith("No NVML device handle") ? { severity: "warning" as const } : {}),
         summary: mismatch ? collectiveMismatchWords.ncclDetected({ rank: w.mismatchRank, message: w.message }) : errorSummary(w, p, chains.tell(p, wheres)),
         ranks:
           (w.mismatchRank ?? w.duplicateRank) !== undefined

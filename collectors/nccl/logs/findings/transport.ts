@@ -39,8 +39,9 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   const keys = uniq([...procs.map((p) => p.key), ...(orphans.seen ?? [])]);
   const hosts = uniq(keys.map((k) => k.slice(0, k.lastIndexOf(":"))));
   // One host: several processes of one host name (one process alone does not tell; a name a poster
-  // redacted, `<cluster_name>`, may stand for several hosts).
-  const singleHost = keys.length > 1 && hosts.length === 1 && !hosts[0]?.startsWith("<");
+  // redacted, `<cluster_name>`, or one NCCL printed empty or as `:`, may stand for several hosts).
+  const h0 = hosts[0] ?? "";
+  const singleHost = keys.length > 1 && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
   // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
   // sockets selected there (NET/IB : No device found, NCCL_NET=Socket, NCCL_IB_DISABLE=1) move
   // nothing unless a channel goes through one. The job reaches other nodes, over sockets, where a
@@ -146,9 +147,13 @@ function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans
     ].filter((x): x is string => x !== undefined && x !== ""),
   );
   const sockets = noGdr.some((p) => transportOf(p).net === "Socket");
+  // Every process that said why says the GPU cannot do it (`(not supported by GPU)`: a GPU without
+  // GPUDirect RDMA, nccl-pasted 382): nothing to fix, a note.
+  const unsupported = said.length > 0 && said.every((x) => x.includes("(not supported")) && noGdr.every((p) => p.gdrOff !== undefined);
   return [
     gdrDisabled({
-      summary: gdrDisabledWords.off({ processes: noGdr.map((p) => p.key), said, sockets }),
+      ...(unsupported ? { severity: "info" as const } : {}),
+      summary: gdrDisabledWords.off({ processes: noGdr.map((p) => p.key), said, sockets, unsupported }),
       ranks: ranksOf(state, noGdr),
       processes: noGdr.map((p) => p.key),
       comm_id: null,

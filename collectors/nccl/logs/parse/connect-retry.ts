@@ -4,8 +4,8 @@
  * ...`, also `ncclOsSocketPollConnect`). After the last retry (N = M) NCCL sleeps and connects once
  * more; if that fails too it gives up with the WARN `... exceeded error retry count` (warn-kinds.ts,
  * connect_failed). A paste that ends at the last retry (nccl-pasted 333) shows no WARN: analyze
- * reads the last retry as the failed connect where no later line of that process follows (a later
- * line: the connect succeeded, or NCCL's own WARN says it failed). The live agent reads the WARN
+ * reads the last retry as the failed connect where no later line of that thread follows (a later
+ * line: the connect succeeded, or NCCL's own WARN says it failed; another thread's says nothing of it). The live agent reads the WARN
  * itself. Cold path: asked only of lines that gave no event.
  */
 import { parseHeaderAt } from "./header.js";

@@ -14,18 +14,18 @@ import { isDigit, trimEnd } from "./scan.js";
 /** The most characters of a host name (header.ts's bound). */
 const MAX_HOST = 255;
 
-/** `host:pid` of an NCCL line's header, whatever its message. */
-export function headerProcess(text: string): string | undefined {
+/** `host:pid` and its thread `host:pid:tid` of an NCCL line's header, whatever its message. */
+export function headerProcess(text: string): { process: string; thread: string } | undefined {
   const n = text.indexOf(" NCCL ");
   const h = n > 0 ? parseHeaderAt(text, n, 0, text.length) : undefined;
-  return h === undefined ? undefined : `${h.host}:${h.pid}`;
+  return h === undefined ? undefined : { process: `${h.host}:${h.pid}`, thread: `${h.host}:${h.pid}:${h.tid}` };
 }
 
 /**
  * `host:pid` of a header-only line, or undefined. A host name holds a letter (`12:30:45` is a time)
  * and is no date (`2024-05-01T12:30:45`); pid and tid are a process's and its thread's (no leading
- * zero, pid above 1, the thread's id at least the pid's: `Elapsed: 00h:01:23`, `train.py:120:5` and
- * `epoch:1:100` are none).
+ * zero, pid above 1, the thread's id at least the pid's and not under 60: `Elapsed: 00h:01:23`,
+ * `ETA: 1h:30:45`, `train.py:120:5` and `epoch:1:100` are none).
  */
 export function cutHeader(text: string): string | undefined {
   let end = trimEnd(text, 0, text.length);
@@ -44,7 +44,9 @@ export function cutHeader(text: string): string | undefined {
   if (c1 <= start || !allDigits(text, c1 + 1, c2) || !allDigits(text, c2 + 1, end)) return undefined;
   if (text.charCodeAt(c1 + 1) === 48 || text.charCodeAt(c2 + 1) === 48 || c2 - c1 > 11 || end - c2 > 11) return undefined;
   const pid = Number(text.slice(c1 + 1, c2));
-  if (pid < 2 || Number(text.slice(c2 + 1, end)) < pid) return undefined;
+  const tid = Number(text.slice(c2 + 1, end));
+  // Both under 60: a time (`ETA: 1h:30:45`, `epoch3:10:20`), as likely as a process's main thread.
+  if (pid < 2 || tid < pid || tid < 60) return undefined;
   const host = text.slice(start, c1);
   if (host.length > MAX_HOST || isoDate(host)) return undefined;
   let letter = false;

@@ -151,7 +151,8 @@ export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
       return ev;
     }
   }
-  if ((k = s.indexOf(" peer")) >= 0 && k < end) {
+  // A peer's connection reset; or the ncclUniqueId fetch's broken pipe (nccl-pasted 411), not any BrokenPipeError.
+  if (((k = s.indexOf(" peer")) >= 0 && k < end) || (s.indexOf("Broken pipe") >= 0 && s.indexOf(UNIQUE_ID) >= 0)) {
     const i = skipSpaces(s, 0, end);
     const ev: WarnEvent = { kind: "warn", warnKind: "other", message: s.slice(i, end), headerless: true };
     classifyWarn(s, i, end, ev);

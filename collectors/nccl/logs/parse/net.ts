@@ -191,6 +191,8 @@ export function parseGdr(s: string, i: number, end: number): GdrEvent | undefine
   if (hk >= 0) {
     const hca = readInt(s, hk + 4, end);
     if (hca !== undefined) ev.hca = hca;
+    // 2.3-2.4: the HCA by name (`/ HCA mlx4_0 (not supported by GPU)`).
+    else if (tokenEnd(s, hk + 4, end) > hk + 4) ev.hcaName = s.slice(hk + 4, tokenEnd(s, hk + 4, end));
   }
   const dk = find(s, "distance ", ge, end);
   if (dk >= 0) {
@@ -200,6 +202,12 @@ export function parseGdr(s: string, i: number, end: number): GdrEvent | undefine
     while (j < end && !isDigit(s.charCodeAt(j)) && !isSpace(s.charCodeAt(j))) j++;
     const lim = readInt(s, skipSpaces(s, j, end), end);
     if (lim !== undefined) ev.limit = lim;
+  }
+  // No distance: the reason in parentheses (2.3-2.4 `(not supported by GPU)`), to the line's end where a paste cut it.
+  if (ev.distance === undefined) {
+    const lp = find(s, "(", ge, end);
+    const rp = lp < 0 ? -1 : find(s, ")", lp, end);
+    if (lp >= 0 && !s.startsWith("(rank ", lp)) ev.reason = s.slice(lp + 1, rp > lp ? rp : end).trim();
   }
   const rk = find(s, "read ", ge, end);
   if (rk >= 0) {

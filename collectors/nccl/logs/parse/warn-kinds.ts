@@ -31,6 +31,8 @@ interface LiteralForm {
   readonly start?: string;
   readonly any?: readonly string[];
   readonly all?: readonly string[];
+  /** Words the message must not hold. */
+  readonly none?: readonly string[];
   readonly fields?: string;
   /** Real lines of this form; empty (with a comment) where none is known. */
   readonly captures: readonly WarnCapture[];
@@ -146,7 +148,7 @@ export const WARN_KINDS = [
   {
     kind: "net_plugin_error",
     words:
-      "a net plugin failed to initialize, or a libfabric call of it failed: `NET/OFI Initializing plugin failed`, `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`",
+      "a net plugin failed to initialize, or a libfabric call of it failed outside its data path: `NET/OFI Initializing plugin failed`, `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`",
     forms: [
       {
         // aws-ofi-nccl `NET/OFI aws-ofi-nccl initialization failed`, `NET/OFI Initializing plugin failed`.
@@ -158,13 +160,14 @@ export const WARN_KINDS = [
         ],
       },
       {
-        // aws-ofi-nccl's words for a libfabric call that set up its resources and failed (`Couldn't open AV. RC: %d,
-        // ERROR: %s`, `Couldn't allocate endpoint. RC: ...`, `Unable to register memory ... RC: %d, Error: %s`,
-        // `Call to fi_getname() failed with RC: ...`): the plugin returns an error to NCCL. Not its data path's words
-        // (`Error posting RDMA ctrl request. RC: -104, Error: Connection reset by peer`: the rows below tell those).
+        // aws-ofi-nccl's words for a libfabric call that failed (`Couldn't open AV. RC: %d, ERROR: %s`, `Failed to set
+        // FI_OPT_CUDA_API_PERMITTED. RC: -92, ERROR: Protocol not available`, `Unable to register memory ... RC: %d,
+        // Error: %s`): the plugin returns an error to NCCL. Not its data path's words (`Error posting RDMA ctrl request.
+        // RC: -104, Error: Connection reset by peer`, `Unable to retrieve completion queue entries. RC: -110, ...`,
+        // `fi_sendmsg (eager) failed; RC: -113`): the rows below tell those by what the system said.
         start: "NET/OFI ",
-        any: ["NET/OFI Couldn't ", "NET/OFI Unable to register", "NET/OFI Call to fi_getname"],
         all: [" RC: "],
+        none: ["posting", "completion queue", "fi_cq_read", "fi_send", "fi_recv", "failed;", "rx buffer", "receive buffer"],
         captures: [{ file: "nccl-pasted/285-efa-ofi-couldnt-open-av-rc-22-rank23-mpirun-tags-rings-via-net-aws-libfabric-no-gdrdma.log", line: 14 }],
       },
     ],
@@ -367,9 +370,9 @@ export const WARN_KINDS = [
         any: ["No NVML device handle"],
         captures: [{ file: "nccl-pasted/356-nccl-2.18-nvml-no-device-handle-warns.log", line: 7 }],
       },
-      // misc/nvmlwrap.cc's own words (`nvmlDeviceGetHandleByPciBusId() failed: Not Found`, `Failed to open libnvidia-ml.so.1`):
+      // misc/nvmlwrap.cc's own words (`nvmlDeviceGetHandleByPciBusId() failed: Not Found`, `Failed to open libnvidia-ml.so.1`, 2.8-2.11's `NVML failure 'Unknown Error'`):
       // no real capture in test/fixtures/.
-      { any: ["nvmlDevice", "nvmlInit", "libnvidia-ml"], captures: [] },
+      { any: ["nvmlDevice", "nvmlInit", "libnvidia-ml", "NVML failure"], captures: [] },
     ],
   },
 ] as const satisfies readonly WarnRow[];

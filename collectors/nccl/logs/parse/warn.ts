@@ -307,6 +307,7 @@ interface Form {
   readonly start?: string;
   readonly any?: readonly string[];
   readonly all?: readonly string[];
+  readonly none?: readonly string[];
   readonly fields?: WarnFields;
   readonly parser?: WarnParser;
 }
@@ -317,6 +318,7 @@ const ROWS: readonly { readonly kind: WarnKind; readonly forms: readonly Form[] 
 function told(f: Form, s: string, i: number, end: number): number {
   if (f.start !== undefined && !s.startsWith(f.start, i)) return -1;
   if (f.all !== undefined && !f.all.every((w) => find(s, w, i, end) >= 0)) return -1;
+  if (f.none !== undefined && f.none.some((w) => find(s, w, i, end) >= 0)) return -1;
   if (f.any === undefined) return i;
   for (const w of f.any) {
     const k = find(s, w, i, end);

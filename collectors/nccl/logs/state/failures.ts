@@ -17,7 +17,8 @@ const MAX_FRAMES = 4;
 /** Folds one event of a known process into its failure facts (called for every event of the process). */
 export function noteFailureFacts(p: ProcessState, ev: NcclEvent, where: string): void {
   const kind = ev.launcher?.kind;
-  if (p.launcherRank === undefined && ev.launcherRank !== undefined && (kind === "mpi" || kind === "rank")) p.launcherRank = ev.launcherRank;
+  // mpirun's and PyTorch's tags, and an actor that names its rank (`(VllmWorker rank=1 pid=..)`, `[rank=107]`).
+  if (p.launcherRank === undefined && ev.launcherRank !== undefined && (kind === "mpi" || kind === "rank" || kind === "ray")) p.launcherRank = ev.launcherRank;
   if (p.srunTask === undefined && ev.launcherRank !== undefined && kind === "srun") p.srunTask = ev.launcherRank;
   switch (ev.kind) {
     case "retcode":

@@ -102,7 +102,8 @@ export class Tracker {
   }
 
   ingest(ev: NcclEvent, ctx: LineContext): void {
-    const proc = this.processFor(ev, ctx);
+    // A channel line without its host:pid is no line of the process before it (another writer's, cut).
+    const proc = ev.kind === "channel" && ev.headerless === true ? undefined : this.processFor(ev, ctx);
     if (ev.kind === "coll") {
       if (proc) {
         if (proc.lastEvent !== "other" || proc.chains.length > 0) noteFailureFacts(proc, ev, "");
@@ -152,8 +153,9 @@ export class Tracker {
           if (ev.headerless === true && ev.transport === "NET") pushBounded(this.orphanNetLinks, { where, net: ev.net ?? "NET", gdr: ev.gdr }, WARN_WINDOW);
           return;
         }
-        // The rank that printed it: the sender, or the receiver of a `[receive]` line.
-        proc.lineRank ??= ev.dir === "receive" ? ev.to : ev.from;
+        // The rank that printed it: the sender, or the receiver of a `[receive]` line, and of 2.2-2.3's
+        // untagged NET line (`Ring 00 : 0 -> 1 via NET/IB/0`, printed by netRecvSetup: peer -> me).
+        proc.lineRank ??= ev.dir === "receive" || (ev.dir === undefined && ev.transport === "NET") ? ev.to : ev.from;
         if (ev.transport !== "NET" && ev.transport !== "COLLNET") return;
         proc.netLinks.set(ev.net ?? "NET", (proc.netLinks.get(ev.net ?? "NET") ?? 0) + 1);
         note(proc, (ev.net ?? "").startsWith("Socket") ? "socket_link" : "net_link", where);

@@ -412,3 +412,35 @@ describe("PyTorch's `Last error: Duplicate GPU detected : rank 3 and rank 0 ...`
     expect(of(r, "nccl_error").map((f) => f.ranks)).toEqual([[0, 3, 7]]);
   });
 });
+
+describe("second review's cases (built from NCCL's and aws-ofi-nccl's format strings)", () => {
+  it("NVML's own failed call that ends init stays critical; only `No NVML device handle` is a warning", () => {
+    const fatal = run(
+      "node1:4242:4242 [0] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found",
+      "node1:4242:4242 [0] NCCL INFO init.cc:326 -> 2",
+      "node1:4242:4242 [0] NCCL INFO init.cc:1545 -> 2",
+    );
+    expect(of(fatal, "nccl_error").map((f) => f.severity)).toEqual(["critical"]);
+    expect(of(fatal, "nccl_error")[0]?.summary).not.toContain("It goes on");
+  });
+
+  it("aws-ofi-nccl's setup calls outside the data path are net_plugin_error (`Failed to set FI_OPT_CUDA_API_PERMITTED`)", () => {
+    const r = run("h:5:5 [0] nccl_ofi_net.c:900 NCCL WARN NET/OFI Failed to set FI_OPT_CUDA_API_PERMITTED. RC: -92, ERROR: Protocol not available");
+    expect(of(r, "nccl_error")[0]?.summary).toMatch(/^A libfabric call of the net plugin failed on h:5 \[0\]/);
+  });
+
+  it("another thread's retry of the same process does not stand for how the last retry ended", () => {
+    const r = run(
+      "nodeB:5000:5001 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) after sleep for 3400 msec",
+      "nodeB:5000:5009 [1] NCCL INFO socketPollConnect: connect returned No route to host, retrying (3/34) after sleep for 300 msec",
+    );
+    expect(of(r, "network_error").map((f) => f.evidence)).toEqual([["l:1"]]);
+  });
+
+  it("the ncclUniqueId fetch's `Broken pipe` is the store's connection lost (pasted 411); a Python BrokenPipeError is nothing", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("411-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([["network_error", [0, 2]]]);
+    expect(run("BrokenPipeError: [Errno 32] Broken pipe").findings).toEqual([]);
+  });
+});

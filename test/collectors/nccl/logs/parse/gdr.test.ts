@@ -9,7 +9,16 @@ describe("GPU Direct RDMA Disabled", () => {
     ["NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", { scope: "hca", hca: 0, hcaName: "mlx5_0", reason: "no module" }],
     ["NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'", { scope: "hca", hca: 0, hcaName: "lo" }],
     ["NET/AWS Libfabric : GPU Direct RDMA Disabled for HCA 3 'rdmap16s27'", { scope: "hca", hca: 3, hcaName: "rdmap16s27" }],
-    ["NET/IB : GPU Direct RDMA Disabled for GPU 0[1] / HCA 2 'mlx5_2' (no module or not supported by GPU)", { scope: "gpu", gpu: "0[1]", hca: 2 }],
+    [
+      "NET/IB : GPU Direct RDMA Disabled for GPU 0[1] / HCA 2 'mlx5_2' (no module or not supported by GPU)",
+      { scope: "gpu", gpu: "0[1]", hca: 2, reason: "no module or not supported by GPU" },
+    ],
+    // 2.3-2.4 name the HCA; a paste may cut the reason (nccl-pasted 382: `(not supported b`).
+    [
+      "NET/IB : GPU Direct RDMA Disabled for GPU 0 / HCA mlx4_0 (not supported by GPU)",
+      { scope: "gpu", gpu: "0", hcaName: "mlx4_0", reason: "not supported by GPU" },
+    ],
+    ["NET/IB : GPU Direct RDMA Disabled for GPU 0 / HCA mlx4_0 (not supported b", { scope: "gpu", reason: "not supported b" }],
     ["GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)", { scope: "gpu", gpu: "ca000", hca: 0, distance: 7, limit: 4 }],
     ["GPU Direct RDMA Disabled for GPU 3 / HCA 1a (distance 5 > 4)", { scope: "gpu", gpu: "3", distance: 5, limit: 4 }],
     ["GPU Direct RDMA Disabled for GPU/0-18000 (rank 3) - NET/0-0 (distance 7 > 4)", { scope: "gpu", gpu: "0-18000", rank: 3, distance: 7, limit: 4 }],

@@ -62,6 +62,12 @@ describe("launcher prefixes", () => {
       [["server:2699411"], []],
       [["server:2699412"], [1]],
     ]);
+    // On the NCCL lines themselves, the prefix gives the process its rank too.
+    const own = [
+      "(VllmWorker rank=1 pid=2699412) server:2699412:2699412 [1] init.cc:416 NCCL WARN Cuda failure 'operation not supported'",
+      "(VllmWorker rank=1 pid=2699412) server:2699412:2699412 [1] NCCL INFO init.cc:1730 -> 1",
+    ].join("\n");
+    expect(errorRanks(own)).toEqual([[["server:2699412"], [1]]]);
     // Two ranks for one pid (logs of two runs put together): none.
     expect(errorRanks(`${text}\n(VllmWorker rank=0 pid=2699412) INFO hello`)).toEqual([
       [["server:2699411"], []],

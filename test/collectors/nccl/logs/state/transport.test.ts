@@ -105,3 +105,58 @@ describe("channel lines pasted without their host:pid (pasted 322, NCCL 2.5.7 ov
     expect(kinds([" [0] NCCL INFO Ring 00 : 0[1b000] -> 1[1c000] via P2P/IPC"])).toEqual([]);
   });
 });
+
+describe("NCCL 2.3 over IB with a GPU that cannot do GPUDirect RDMA (pasted 382)", () => {
+  it("GDR off `(not supported by GPU)` is a note; the untagged NET ring line `0 -> 1` is rank 1's (printed by the receiver)", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("382-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.map((f) => [f.kind, f.severity, f.ranks])).toEqual([
+      ["nccl_error", "critical", [1]],
+      ["gdr_disabled", "info", [0, 1]],
+    ]);
+    // `(no module or not supported by GPU)` may be a missing module: still a warning.
+    const noModule = analyzeLogs([
+      {
+        name: "l",
+        text: [
+          "a:1:2 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0[1] / HCA 2 'mlx5_2' (no module or not supported by GPU)",
+          "a:1:2 [0] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [receive] via NET/IB/2",
+        ].join("\n"),
+      },
+    ]);
+    expect(noModule.findings.map((f) => [f.kind, f.severity])).toEqual([["gdr_disabled", "warning"]]);
+  });
+});
+
+describe("second review's cases: whose lines count toward one host", () => {
+  const kinds = (lines: readonly string[]): string[] => analyzeLogs([{ name: "l", text: lines.join("\n") }]).findings.map((f) => `${f.kind} ${f.severity}`);
+  it("a channel line without its host:pid is no line of the process before it", () => {
+    const r = analyzeLogs([
+      {
+        name: "l",
+        text: [
+          "nodeA:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>",
+          " [0] NCCL INFO Channel 00/0 : 15[41000] -> 8[1b000] [receive] via NET/IB/0",
+        ].join("\n"),
+      },
+    ]);
+    expect(r.findings.map((f) => [f.kind, f.processes, f.ranks])).toEqual([["gdr_disabled", [], []]]);
+  });
+
+  it("hosts NCCL printed as `:` are no one host: two processes over sockets are a socket_transport", () => {
+    const proc = (pid: number, tid: number, rank: number): string[] => [
+      `::${pid}:${tid} [0] NCCL INFO NET/IB : No device found.`,
+      `::${pid}:${tid} [0] NCCL INFO Using network Socket`,
+      `::${pid}:${tid} [0] NCCL INFO comm 0x55d0 rank ${rank} nranks 2 cudaDev 0 nvmlDev 0 busId 100000 commId 0x1234 - Init COMPLETE`,
+    ];
+    expect(kinds([...proc(16674, 17023, 0), ...proc(9120, 9301, 1)])).toEqual(["socket_transport warning"]);
+  });
+
+  it("a last line that is a time with a unit (`ETA: 1h:30:45`, `epoch3:10:20`) is no host", () => {
+    const one = (pid: number, dev: number): string[] => [
+      `node-a:${pid}:${pid} [${dev}] NCCL INFO NCCL_IB_DISABLE set by environment to 1.`,
+      `node-a:${pid}:${pid} [${dev}] NCCL INFO Using network Socket`,
+    ];
+    for (const last of ["ETA: 1h:30:45", "loss: epoch3:10:20"]) expect(kinds([...one(1100, 0), ...one(1200, 1), last]), last).toEqual([]);
+  });
+});
