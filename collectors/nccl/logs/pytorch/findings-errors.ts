@@ -11,6 +11,8 @@ import { uniq, type Finding } from "../../verdict/report.js";
 import { ncclError, networkError } from "../../verdict/finding.js";
 import { ncclErrorWords, networkErrorWords, pytorchErrorText } from "../../verdict/words.js";
 import { resultOfWords } from "../findings/retcode.js";
+import { classifyWarn } from "../parse/warn.js";
+import type { WarnDetail } from "../parse/event-base.js";
 
 type PtError = PtErrorRecord;
 
@@ -52,12 +54,12 @@ function sharedGpuRanks(es: readonly PtError[]): number[] {
   const out = new Set<number>();
   for (const e of es) {
     const t = e.text ?? "";
-    const k = t.indexOf("Duplicate GPU detected : rank ");
+    const k = t.indexOf("Duplicate GPU detected");
     if (k < 0) continue;
-    const a = Number.parseInt(t.slice(k + 30), 10);
-    const and = t.indexOf(" and rank ", k);
-    const b = and > 0 ? Number.parseInt(t.slice(and + 10), 10) : Number.NaN;
-    for (const r of [a, b]) if (Number.isInteger(r) && r >= 0) out.add(r);
+    // The WARN's own reader (warn-kinds.ts, invalid_usage): NCCL's rank first, then the other one on its GPU.
+    const d: WarnDetail = { warnKind: "other" };
+    classifyWarn(t, k, t.length, d);
+    for (const r of [d.selfRank, d.sharedGpuRank]) if (r !== undefined) out.add(r);
   }
   return [...out].sort((x, y) => x - y);
 }
