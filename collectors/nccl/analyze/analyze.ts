@@ -23,10 +23,11 @@ import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
+import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
-import { horovodStallFindings } from "../logs/horovod/findings.js";
+import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
@@ -109,12 +110,13 @@ export class LogAnalysis {
     const diag: DiagReport = { results: [], busy: false, errors: [] };
     this.diag.push({ source: name, report: diag });
     const stall = new StallReader();
+    const horovodMismatch = new HorovodMismatchReader();
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({ source: name, stall, horovodMismatch, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -158,6 +160,7 @@ export class LogAnalysis {
         reader.line(text, lineNo);
         diagLine(diag, text, lineNo);
         stall.line(text, lineNo);
+        horovodMismatch.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
@@ -304,6 +307,7 @@ const MAX_SEEN = 65_536;
 interface TextReaders {
   source: string;
   stall: StallReader;
+  horovodMismatch: HorovodMismatchReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
@@ -368,6 +372,7 @@ function reportOf(
     ...texts.flatMap((x) => [
       ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
       ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
+      ...horovodMismatchFindings(x.source, x.horovodMismatch.mismatches),
       ...storeBarrierFindings(x.barrier.timeouts),
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),

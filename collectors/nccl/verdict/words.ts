@@ -778,6 +778,14 @@ export const watchdogTimeoutWords = {
   aftermath: (f: { ranks: readonly number[] }): string =>
     `Rank ${rankList(f.ranks)} printed only that NCCL operations failed or timed out and took ${f.ranks.length === 1 ? "its process" : "their processes"} down: ${f.ranks.length === 1 ? "its" : "their"} watchdog saw the failure too.`,
 
+  /** Only the watchdog's C++ stack raising the timeout (WorkNCCL::checkTimeout), not its message. */
+  stackOnly: (f: { ranks: readonly number[] }): string =>
+    `PyTorch's watchdog raised a collective timeout${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""}: its C++ stack (WorkNCCL::checkTimeout) is in these lines, its message (the work's SeqNum and OpType, the rank) is not. ` +
+    "A collective did not finish within the process group's timeout; the timeout's own line, or the other ranks' logs, say which work and which rank.",
+
+  /** Ranks that printed only NCCL's `Abort COMPLETE` of their communicator. */
+  aborted: (f: { ranks: readonly number[] }): string => abortedSentence(f.ranks),
+
   /** Said after a timeout when every rank shown entered that work and none completed it. */
   noneCompleted: (f: { ranks: readonly number[]; enqueued: number }): string =>
     `${f.ranks.length > 1 ? `Every rank shown (${rankList(f.ranks)}) entered it` : "The rank entered it"} and none completed it (enqueued up to #${f.enqueued}): the collective itself does not finish ("enqueued but not completed" points at the network or a GPU, not at user code).`,
@@ -908,7 +916,29 @@ export const networkErrorWords = {
 // ---------------------------------------------------------------------------------------------
 // nccl_error: NCCL failed in a process (its WARN, its return chain, PyTorch's or RAS's word).
 
+/** NCCL's `comm ... rank 4 nranks 8 ... - Abort COMPLETE` of ranks the failure's own lines do not name. */
+function abortedSentence(ranks: readonly number[]): string {
+  const one = ranks.length === 1;
+  return `${one ? "Rank" : "Ranks"} ${rankList(ranks)} aborted ${one ? "its communicator" : "their communicators"} (NCCL's "Abort COMPLETE"), as PyTorch does after a timeout or an error ${one ? "it" : "they"} saw: ${one ? "it" : "they"} failed too.`;
+}
+
+/**
+ * NCCL found no interface to bootstrap over (`Bootstrap : no socket interface found`), or took an
+ * address of none (`ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor
+ * AF_INET6(10)`, an empty address): where to look, after the words; "" for any other error.
+ */
+function interfaceHint(texts: readonly string[]): string {
+  if (!texts.some((t) => t.includes("no socket interface found") || t.includes("is neither AF_INET"))) return "";
+  return (
+    " NCCL found no usable network interface for its bootstrap: NCCL_SOCKET_IFNAME names no interface of this host (a typo, an interface of another machine), or only the loopback and container bridges are up. " +
+    "Set it to the interface that joins the nodes (`ip -br addr` lists them); a network problem of the host's setup, not of the fabric."
+  );
+}
+
 export const ncclErrorWords = {
+  /** Ranks that printed only NCCL's `Abort COMPLETE` of their communicator after an error that names no rank. */
+  aborted: (f: { ranks: readonly number[] }): string => abortedSentence(f.ranks),
+
   /** The process that hit a size mismatch on a data connection (`message`: its WARN; `chain`: `ncclReturned` or ""). */
   sizeMismatch: (f: SizeMismatchFacts & { message: string; chain: string }): string => {
     const w = sizeWords(f);
@@ -961,11 +991,11 @@ export const ncclErrorWords = {
 
   /** Any other NCCL error WARN (`kind`: the WARN's kind, `internal_error`). */
   other: (f: { kind: string; process?: string; message: string; chain: string }): string =>
-    `NCCL ${f.kind.replace("_", " ")} on ${here(f.process)}: "${f.message}".${f.chain}`,
+    `NCCL ${f.kind.replace("_", " ")} on ${here(f.process)}: "${f.message}".${f.chain}${interfaceHint([f.message])}`,
 
   /** An error-return chain that no other finding told; `warn`: the WARN right before it, if any. */
   chain: (f: { process: string; chain: string; warn?: string }): string =>
-    `NCCL failed on ${f.process}: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : "; no WARN line in the excerpt says why (look earlier in this process's log, or run with NCCL_DEBUG=INFO)"}.`,
+    `NCCL failed on ${f.process}: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : "; no WARN line in the excerpt says why (look earlier in this process's log, or run with NCCL_DEBUG=INFO)"}.${interfaceHint(f.warn !== undefined ? [f.warn] : [])}`,
 
   /** A CUDA error stopped PyTorch's watchdog on a rank. */
   pytorchCuda: (f: { rank?: string; group?: string; error: string }): string =>
@@ -974,7 +1004,7 @@ export const ncclErrorWords = {
 
   /** PyTorch's error lines of one rank, no peer named. */
   pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; seq?: number; op?: string }): string =>
-    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.`,
+    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.${interfaceHint(f.texts)}`,
 
   /** NCCL RAS: the ranks of a communicator are in different states; `odd`: those not in the largest group. */
   rasStates: (f: { comm: string; states: readonly { count: number; status?: string }[]; odd: readonly RankAt[] }): string =>
@@ -1019,6 +1049,12 @@ export const socketTransportWords = {
     `NCCL moves data between the ranks of ${f.host} over TCP sockets on ${socketsOn(f)}, not over NVLink/PCIe (P2P) or shared memory. ` +
     "On one host that happens when P2P and SHM are disabled (NCCL_P2P_DISABLE, NCCL_SHM_DISABLE), when the ranks look like different hosts to NCCL (NCCL_HOSTID, containers without a shared /dev/shm or IPC namespace) or when they share a GPU; these lines do not say which. " +
     "Fine for a test; a real job loses most of its bandwidth this way.",
+
+  /** One host, no channel over sockets, and NCCL could not load libibverbs there. */
+  quietHostNoVerbs: (f: { host: string; processes: readonly string[] }): string =>
+    `NCCL could not load libibverbs on ${f.host} (${f.processes.slice(0, 4).join(", ")}${f.processes.length > 4 ? ", ..." : ""}), so it selected TCP sockets for traffic between nodes. ` +
+    `These lines show ranks of ${f.host} alone, which NVLink/PCIe (P2P) and shared memory join: nothing moves over the sockets here, and a host without InfiniBand warns so. ` +
+    "If the job also runs on other nodes, their traffic goes over TCP: install the IB verbs library (rdma-core: libibverbs1 and the HCA's provider) in the job's image.",
 
   /** Between nodes; `loopback`: one of the interfaces is `lo`. */
   betweenNodes: (f: SocketFacts & { loopback: boolean }): string =>
@@ -1082,6 +1118,12 @@ function stallAge(seconds: number | undefined): string {
 }
 
 export const horovodStallWords = {
+  /** The coordinator refused a tensor the ranks submitted differently (its words name no rank). */
+  mismatched: (f: { message: string; reporters: readonly number[] }): string =>
+    `Horovod's coordinator refused a collective the ranks submitted differently: "${f.message}"` +
+    `${f.reporters.length > 0 ? ` (reported by ${theRanks(f.reporters)}; Horovod does not say which rank differs)` : " (Horovod does not say which rank differs)"}. ` +
+    "Every rank must submit each tensor name with the same op, shape, data type, device and root: look for a rank-dependent branch, or a tensor placed on the CPU on some ranks only.",
+
   /** Stall reports whose lines name neither ranks nor tensors. */
   unnamed: (f: { reports: number; seconds?: number }): string =>
     `Horovod's stall inspector reported tensors that some ranks submitted and the others did not${f.seconds !== undefined ? ` for more than ${f.seconds} s` : ""}` +

@@ -56,7 +56,7 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   const socket = quiet ? [] : all;
   // A WARN of the NET/Socket plugin that names no process: the process that logged it used sockets.
   const orphan = orphans.warnings.filter((w) => w.message.startsWith("NET/Socket"));
-  if (socket.length === 0 && orphan.length === 0) return [];
+  if (socket.length === 0 && orphan.length === 0) return quiet ? quietNoVerbs(state, all, h0) : [];
   const interfaces = uniq(socket.map((p) => p.socketIfs).filter((x): x is string => x !== undefined));
   // Processes whose NCCL could not load libibverbs: that, not a guess among causes, is why they use sockets.
   const noVerbs = socket.map((p) => ({ p, w: ibVerbsMissing(p) })).filter((x): x is { p: ProcessState; w: WarningRecord } => x.w !== undefined);
@@ -87,12 +87,36 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
 }
 
 /**
- * A WARN that the network the job was given failed to start (a net plugin's init, libibverbs
- * missing): the job was meant to reach other nodes over it. Not one of CUDA's or the topology's, nor
- * NET/IB's `Unable to open device mlx5_bond_0` on a host that then finds no device (nccl-pasted 391).
+ * One host whose NCCL could not load libibverbs and selected sockets, with nothing over them: NCCL
+ * tries libibverbs on every host, and a host without IB warns so (nccl-pasted 430, Horovod on one
+ * workstation). A note: if the job also runs on other nodes, the same fallback carries their traffic.
+ */
+function quietNoVerbs(state: TrackedState, picked: readonly ProcessState[], host: string): Finding[] {
+  const noVerbs = picked.map((p) => ({ p, w: ibVerbsMissing(p) })).filter((x): x is { p: ProcessState; w: WarningRecord } => x.w !== undefined);
+  if (noVerbs.length === 0) return [];
+  return [
+    socketTransport({
+      severity: "info",
+      summary: socketTransportWords.quietHostNoVerbs({ host, processes: noVerbs.map((x) => x.p.key) }),
+      ranks: ranksOf(
+        state,
+        noVerbs.map((x) => x.p),
+      ),
+      processes: noVerbs.map((x) => x.p.key),
+      comm_id: null,
+      evidence: noVerbs.map((x) => x.w.where).slice(0, 5),
+    }),
+  ];
+}
+
+/**
+ * A WARN that the net plugin the job was given failed to start: the job was meant to reach other
+ * nodes over it. Not one of CUDA's or the topology's, nor NET/IB's `Unable to open device
+ * mlx5_bond_0` on a host that then finds no device (nccl-pasted 391), nor a missing libibverbs,
+ * which NCCL looks for on every host (430: one workstation without IB).
  */
 function ofNetwork(w: WarningRecord): boolean {
-  return w.kind === "net_plugin_error" || w.kind === "ib_unavailable";
+  return w.kind === "net_plugin_error";
 }
 
 /** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */

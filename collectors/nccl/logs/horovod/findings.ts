@@ -11,6 +11,7 @@ import type { Finding } from "../../verdict/report.js";
 import { collectiveMismatch, hangSuspected, rankBehind } from "../../verdict/finding.js";
 import { horovodStallWords } from "../../verdict/words.js";
 import type { StallReport } from "./stall.js";
+import type { HorovodMismatch } from "./mismatch.js";
 
 /** Evidence lines kept per finding. */
 const MAX_EVIDENCE = 8;
@@ -165,4 +166,21 @@ function crossedSets(tensors: readonly StallReport["tensors"][number][]): { rank
   const lacks = (a: readonly number[], b: readonly number[]): boolean => a.some((r) => !b.includes(r));
   const cross = sets.some((a) => sets.some((b) => a !== b && lacks(a.ranks, b.ranks) && lacks(b.ranks, a.ranks)));
   return cross ? sets : undefined;
+}
+
+/**
+ * Horovod's coordinator refused a tensor the ranks submitted differently (mismatch.ts): a
+ * collective_mismatch per message. Its words name no rank; those that printed it are told as reporters.
+ */
+export function horovodMismatchFindings(source: string, all: readonly HorovodMismatch[]): Finding[] {
+  return all.map((m) =>
+    collectiveMismatch({
+      summary: horovodStallWords.mismatched({ message: m.message, reporters: sorted(m.reporters) }),
+      ranks: [],
+      processes: [],
+      comm_id: null,
+      evidence: m.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`),
+      ...(m.lines.length > 1 ? { count: m.lines.length } : {}),
+    }),
+  );
 }

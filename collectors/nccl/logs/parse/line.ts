@@ -25,7 +25,7 @@ import { parseCommLine, parseDestroyed, parseVersion } from "./init.js";
 import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwork } from "./net.js";
 import { type NcclHeader, parseHeaderAt } from "./header.js";
 import { parsePrefix } from "./prefix.js";
-import { parsePyTorch } from "../pytorch/parse.js";
+import { PG_DESTROYED, parsePyTorch } from "../pytorch/parse.js";
 import { parsePyTorchDebug } from "../pytorch/parse-debug.js";
 import { parseChannelMsg, parseConnected, parseTrees } from "./topo.js";
 import { classifyWarn, parseRetcode } from "./warn.js";
@@ -197,7 +197,7 @@ function noHeader(s: string, end: number): NcclEvent | undefined {
       }
     }
   }
-  if (s.indexOf("NCCL") >= 0 || s.indexOf("nccl") >= 0 || s.indexOf("Last error:") >= 0) {
+  if (s.indexOf("NCCL") >= 0 || s.indexOf("nccl") >= 0 || s.indexOf("Last error:") >= 0 || s.indexOf(PG_DESTROYED) >= 0) {
     const ev = parsePyTorch(s, end);
     if (ev !== undefined) return ev;
     const w = headerlessWarn(s, end);
@@ -290,5 +290,42 @@ function oldHeader(s: string, end: number): NcclEvent | undefined {
   else n++;
   if (n <= 0 || n >= end) return undefined;
   const h = parseHeaderAt(s, n, 0, end, 1);
-  return h === undefined ? undefined : fromHeader(s, h, end, 0);
+  return h === undefined ? quotedOldWarn(s, n, end) : fromHeader(s, h, end, 0);
+}
+
+/**
+ * `include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol`:
+ * a 2.0-2.4 WARN quoted from its source reference on, its host:pid left out (nccl-pasted 428). Only
+ * where the reference is all that stands before ` WARN ` (after blanks or a launcher's tag).
+ */
+function quotedOldWarn(s: string, w: number, end: number): WarnEvent | undefined {
+  if (!s.startsWith(" WARN ", w) || trimEnd(s, w + 6, end) <= w + 6) return undefined;
+  const t = s.lastIndexOf(" ", w - 1) + 1;
+  const colon = s.lastIndexOf(":", w - 1);
+  if (colon <= t || !isSourceFile(s, t, colon) || !allDigits(s, colon + 1, w)) return undefined;
+  if (t > 0 && parsePrefix(s, 0, t, true).end < skipBlanksBack(s, t)) return undefined;
+  const ev = warnMessage(s, w + 6, end);
+  ev.headerless = true;
+  return ev;
+}
+
+/** `include/socket.h`, `transport/net_ib.cu`, `init.cc`, `ibvwrap.c`: a file name of NCCL's sources. */
+function isSourceFile(s: string, from: number, to: number): boolean {
+  const dot = s.lastIndexOf(".", to - 1);
+  if (dot <= from) return false;
+  const ext = s.slice(dot + 1, to);
+  return ext === "h" || ext === "cu" || ext === "cc" || ext === "c";
+}
+
+function allDigits(s: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) < 48 || s.charCodeAt(i) > 57) return false;
+  return true;
+}
+
+/** The index after the last non-blank before t (0 when only blanks stand there). */
+function skipBlanksBack(s: string, t: number): number {
+  let b = t;
+  while (b > 0 && (s.charCodeAt(b - 1) === 32 || s.charCodeAt(b - 1) === 9)) b--;
+  return b;
 }

@@ -81,11 +81,9 @@ function readDeviceList(s: string, i: number, end: number, ev: NetEvent, socket:
 
 /** Messages starting with `NET` (NET/IB, NET/Socket, NET/Plugin, NET : Using interface). */
 export function parseNetMsg(s: string, m: number, end: number): NetEvent | GdrEvent | undefined {
-  if (s.startsWith("NET/IB", m)) {
-    let i = m + 6;
-    if (s.startsWith(" : ", i)) i += 3;
-    else if (s.startsWith(": ", i)) i += 2;
-    else return undefined;
+  // NET/IB's own (`NET/IB : `, `NET/IB: `); a plugin's `NET/IBext_v8 : ` is read below as any net's.
+  if (s.startsWith("NET/IB : ", m) || s.startsWith("NET/IB: ", m)) {
+    const i = m + (s.charCodeAt(m + 6) === 32 ? 9 : 8);
     if (s.startsWith("Using [", i)) {
       const ev: NetEvent = { kind: "net", net: "IB", what: "using" };
       readDeviceList(s, i + 6, end, ev, false);
@@ -107,9 +105,10 @@ export function parseNetMsg(s: string, m: number, end: number): NetEvent | GdrEv
   if (s.startsWith("NET : Using interface ", m)) {
     return bootstrap(s, m + 22, end);
   }
-  // `NET/<any net> : GPU Direct RDMA ...` (the name may hold blanks: `NET/AWS Libfabric`).
+  // `NET/<any net> : GPU Direct RDMA ...` (the name may hold blanks: `NET/AWS Libfabric`). Not NET/Socket's:
+  // TCP sockets never read GPU memory, and 2.19+ says so of every socket interface (nccl-pasted 439).
   const g = find(s, " GPU Direct RDMA ", m, Math.min(end, m + 64));
-  if (g >= 0) return parseGdr(s, g + 1, end);
+  if (g >= 0) return s.startsWith("NET/Socket", m) ? undefined : parseGdr(s, g + 1, end);
   if (pluginGdrOff(s, m, end)) return { kind: "gdr", enabled: false, scope: "net", reason: s.slice(m, end) };
   return undefined;
 }

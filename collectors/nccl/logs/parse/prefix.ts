@@ -1,7 +1,7 @@
 /**
  * Line prefixes: what launchers and log collectors put in front of a log line (OpenMPI
  * `[1,0]<stdout>:`, PyTorch `[rank7]:`, torchrun `[default3]:`, Ray `(RayTrainWorker pid=.., ip=..) `,
- * pdsh `host: `, srun `12: `, `[155] ` tags, a runner's `name [stderr] `, markdown `> `, log-viewer
+ * a torchrun template's `[trainer0|0]:`, pdsh `host: `, srun `12: `, `[155] ` tags, a runner's `name [stderr] `, markdown `> `, log-viewer
  * `│` and `|`, ANSI colour codes), a log collector's wall clock (`2025-02-18 12:54 `, Docker and
  * Kubernetes RFC 3339 `2025-05-16T16:39:55.216-07:00 `) and NCCL's own `[YYYY-MM-DD HH:MM:SS] `
  * timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add sub-seconds). Only the text before the
@@ -94,6 +94,12 @@ function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
     const v = natAt(s, k, close);
     if (v !== undefined && pos === close) {
       launcherRank(p, { kind: "torchrun", localRank: v });
+      return close + 2;
+    }
+    // A template of its own (`--log-line-prefix-template`, `[trainer0|0]:`, nccl-pasted 429): which number is
+    // the rank the template alone says, so none is taken.
+    if (v !== undefined && s.charCodeAt(pos) === 124 /* | */ && natAt(s, pos + 1, close) !== undefined && pos === close) {
+      launcherRank(p, { kind: "torchrun" });
       return close + 2;
     }
   }

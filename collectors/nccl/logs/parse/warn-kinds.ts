@@ -275,6 +275,13 @@ export const WARN_KINDS = [
         captures: [],
       },
       {
+        // 2.0-2.3 (include/socket.h connectAddress, before the retries of 2.4+): `Call to connect failed : Connection
+        // refused`, the peer not in the words (system_error's `Call to ` form otherwise).
+        any: ["Call to connect failed"],
+        fields: "socketFailure",
+        captures: [{ file: "nccl-pasted/421-nccl2-early-connect-refused-connection-closed-paddle.log", line: 2 }],
+      },
+      {
         // `Net : Socket creation failed : Address family not supported by protocol` (socket.h, 2.3-2.11): the socket
         // for a peer connection cannot even be made (an IPv6 interface where IPv6 is off, ...).
         any: ["Socket creation failed"],

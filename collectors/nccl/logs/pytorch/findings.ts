@@ -1,10 +1,10 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
-import type { Tracker } from "../state/tracker.js";
+import type { AbortRecord, Tracker } from "../state/tracker.js";
 import { aftermathOnly, pytorchErrorFindings } from "./findings-errors.js";
 import { processGroupFindings } from "./findings-groups.js";
-import type { Finding } from "../../verdict/report.js";
-import { rankBehind } from "../../verdict/finding.js";
-import { rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
+import { uniq, type Finding } from "../../verdict/report.js";
+import { rankBehind, watchdogTimeout } from "../../verdict/finding.js";
+import { ncclErrorWords, rankBehindWords, watchdogTimeoutWords } from "../../verdict/words.js";
 
 /** The ranks of the largest communicator the logs show whole (for "which rank did not report"). */
 export function knownRanks(t: Tracker): Set<number> {
@@ -42,13 +42,75 @@ export function pytorchFindings(t: Tracker): Finding[] {
   }
   // A timeout line, a status line naming the work that failed, or a timeout the group findings read
   // from a rank's own dump signal (`Received a dump signal due to a collective timeout from this local rank`).
+  if (!out.some((f) => f.kind === "watchdog_timeout") && t.pt.watchdogs.length === 0) out.push(...stackOnlyTimeout(t.pt.timeoutStacks));
   const timedOut =
     t.pt.watchdogs.length > 0 ||
     t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined) ||
     out.some((f) => f.kind === "watchdog_timeout");
   out.push(...pytorchErrorFindings(t.pt, timedOut));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
+  withAbortedRanks(out, abortedRanks(t.aborts), timedOut);
   return out;
+}
+
+/**
+ * Only the watchdog's C++ stack raising a timeout (`frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...)`,
+ * nccl-pasted 419: the paste kept the frames, not the message above them): a collective timed out,
+ * of no known work, on the ranks of the frames' prefixes where they have one.
+ */
+function stackOnlyTimeout(stacks: readonly { rank?: number; where: string }[]): Finding[] {
+  if (stacks.length === 0) return [];
+  const ranks = [...new Set(stacks.map((x) => x.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  return [
+    watchdogTimeout({
+      summary: watchdogTimeoutWords.stackOnly({ ranks }),
+      ranks,
+      processes: [],
+      comm_id: null,
+      evidence: stacks.slice(0, 3).map((x) => x.where),
+    }),
+  ];
+}
+
+/**
+ * The ranks whose communicator NCCL aborted (`comm 0x.. rank 11 nranks 16 ... - Abort COMPLETE`),
+ * each with the line that says it. Only the largest communicator's: a split communicator's rank
+ * is its own numbering, not the job's.
+ */
+function abortedRanks(aborts: readonly AbortRecord[]): Aborted[] {
+  let world = 0;
+  for (const a of aborts) world = Math.max(world, a.nranks ?? 0);
+  const out = new Map<number, Aborted>();
+  for (const a of aborts) if ((a.nranks ?? 0) === world && !out.has(a.rank)) out.set(a.rank, { rank: a.rank, where: [a.where], process: a.processKey });
+  return [...out.values()];
+}
+
+type Aborted = { rank: number; where: string[]; process: string };
+
+/**
+ * PyTorch aborts a rank's communicators after a timeout or an error its watchdog saw, so a rank
+ * whose lines show only that abort failed too (nccl-pasted 389: rank 4 beside the timeouts of
+ * ranks 0 and 2). After a timeout, those ranks join it as the aftermath's do; without one, an
+ * error that names no rank (`ncclSystemError` with an empty `Last error:`, 412) is theirs, where it
+ * is the only PyTorch error found.
+ */
+function withAbortedRanks(out: Finding[], aborted: readonly Aborted[], timedOut: boolean): void {
+  if (aborted.length === 0) return;
+  if (timedOut) {
+    withJoined(out, aborted, watchdogTimeoutWords.aborted);
+    return;
+  }
+  const errors = out.map((f, i) => ({ f, i })).filter(({ f }) => f.kind === "nccl_error" || f.kind === "network_error");
+  const only = errors[0];
+  if (errors.length !== 1 || only === undefined || only.f.ranks.length > 0) return;
+  const f = only.f;
+  out[only.i] = {
+    ...f,
+    summary: `${f.summary} ${ncclErrorWords.aborted({ ranks: aborted.map((r) => r.rank) })}`,
+    ranks: aborted.map((r) => r.rank).sort((a, b) => a - b),
+    processes: uniq([...f.processes, ...aborted.map((r) => r.process)]),
+    evidence: [...f.evidence, ...aborted.flatMap((r) => r.where.slice(0, 1))].slice(0, 12),
+  };
 }
 
 /**
@@ -58,6 +120,11 @@ export function pytorchFindings(t: Tracker): Finding[] {
  * groups: which one they were in is unknown, and nothing is added.
  */
 function withAftermathRanks(out: Finding[], ranks: readonly { rank: number; where: string[] }[]): void {
+  withJoined(out, ranks, watchdogTimeoutWords.aftermath);
+}
+
+/** Ranks joined to the one process group's timeout finding, with the words that say why. */
+function withJoined(out: Finding[], ranks: readonly { rank: number; where: string[] }[], words: (f: { ranks: readonly number[] }) => string): void {
   const timeouts = out.map((f, i) => ({ f, i })).filter(({ f }) => f.kind === "watchdog_timeout");
   const first = timeouts[0];
   if (first === undefined || timeouts.some(({ f }) => f.process_group !== first.f.process_group)) return;
@@ -66,7 +133,7 @@ function withAftermathRanks(out: Finding[], ranks: readonly { rank: number; wher
   const f = first.f;
   out[first.i] = {
     ...f,
-    summary: `${f.summary} ${watchdogTimeoutWords.aftermath({ ranks: add.map((r) => r.rank) })}`,
+    summary: `${f.summary} ${words({ ranks: add.map((r) => r.rank) })}`,
     ranks: [...f.ranks, ...add.map((r) => r.rank)].sort((a, b) => a - b),
     evidence: [...f.evidence, ...add.flatMap((r) => r.where.slice(0, 1))],
   };

@@ -122,6 +122,8 @@ export class PytorchLog {
   readonly debug: PtDebugRecord[] = [];
   readonly desync: { what: string; ranks?: number[]; seq?: number; nextSeq?: number; where: string; atMs?: number }[] = [];
   readonly errors: PtErrorRecord[] = [];
+  /** The watchdog's C++ stack raising a timeout (a `WorkNCCL::checkTimeout` frame), where no timeout line was read with it. */
+  readonly timeoutStacks: { rank?: number; where: string }[] = [];
   /** DETAIL: the last collective each rank said it runs (at most MAX_RUNNING ranks). */
   readonly running = new Map<number, { fp: PtFingerprint; where: string; atMs?: number }>();
   /** When the last record was read (live). */
@@ -139,6 +141,10 @@ export class PytorchLog {
     switch (ev.kind) {
       case "pt_watchdog_timeout": {
         const rank = ev.launcherRank ?? ev.pgRank;
+        if (ev.via === "stack") {
+          pushBounded(this.timeoutStacks, { rank, where }, PT_WINDOW);
+          return;
+        }
         const opType = ev.opType ?? "unknown";
         const key = `${rank ?? ""}|${opType}`;
         const c = this.watchdogCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), opType, count: 0 };
@@ -239,6 +245,10 @@ export class PytorchLog {
         return;
       }
       case "pt_error":
+        if (ev.what === "pg_destroyed") {
+          this.destroyedRank(ev.launcherRank ?? ev.pgRank, where);
+          return;
+        }
         pushBounded(
           this.errors,
           {
@@ -283,10 +293,27 @@ export class PytorchLog {
     }
   }
 
+  /**
+   * `Process Group destroyed on rank 0` right after an error that names no rank (`what():  NCCL error in:
+   * ..., unhandled cuda error`, nccl-pasted 409): the reason of the abort that raised it, and so its rank.
+   */
+  private destroyedRank(rank: number | undefined, where: string): void {
+    const e = this.errors[this.errors.length - 1];
+    if (rank === undefined || e === undefined || e.rank !== undefined || !isLineBefore(e.where, where)) return;
+    e.rank = rank;
+  }
+
   private countSign(rank: number | undefined, sign: string): void {
     const key = `${rank ?? ""}|${sign}`;
     const c = this.hangSignCounts.get(key) ?? { rank: rank === undefined ? "" : String(rank), sign, count: 0 };
     c.count++;
     if (this.hangSignCounts.size < MAX_COUNTS || this.hangSignCounts.has(key)) this.hangSignCounts.set(key, c);
   }
+}
+
+/** Whether `a` (`file:line`) is the line just before `b` in the same file. */
+function isLineBefore(a: string, b: string): boolean {
+  const ca = a.lastIndexOf(":");
+  const cb = b.lastIndexOf(":");
+  return ca > 0 && cb > 0 && a.slice(0, ca) === b.slice(0, cb) && Number(a.slice(ca + 1)) + 1 === Number(b.slice(cb + 1));
 }

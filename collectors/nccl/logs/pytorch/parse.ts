@@ -229,6 +229,10 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
     workNccl(s, k, end, ev);
     return ev;
   }
+  // The watchdog's C++ stack as it raises the timeout: a frame of WorkNCCL::checkTimeout, or c10's `Exception raised from checkTimeout at`.
+  if (find(s, "WorkNCCL::checkTimeout(", m, end) >= 0 || s.startsWith("Exception raised from checkTimeout at ", m)) {
+    return { ...b, kind: "pt_watchdog_timeout", via: "stack" };
+  }
   // TorchComms' NCCL backend (c10d/nccl2 WorkNCCL::checkStatus): `[TC][rank=3][name=0] Operation timed out after 600012 ms`.
   if (b.pgName !== undefined && s.startsWith("Operation timed out after ", m)) {
     const ev: PtWatchdogTimeoutEvent = { ...b, kind: "pt_watchdog_timeout", via: "watchdog" };
@@ -263,6 +267,8 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
   }
   return dumpOrError(s, m, end, b);
 }
+
+export const PG_DESTROYED = "Process Group destroyed on rank ";
 
 function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | undefined {
   let k: number;
@@ -309,6 +315,12 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
       ev.reason = s.slice(rs, end);
     }
     return ev;
+  }
+  // The reason ProcessGroupNCCL's destructor gives the communicators it aborts; an error in that
+  // abort prints it on the row after its own (`NCCL error in: ..., unhandled cuda error` above it).
+  if (s.startsWith(PG_DESTROYED, m)) {
+    const r = readInt(s, m + PG_DESTROYED.length, end);
+    return r === undefined || pos !== end ? undefined : { ...b, kind: "pt_error", what: "pg_destroyed", pgRank: r };
   }
   let what: PtErrorEvent["what"] | undefined;
   if (find(s, "Some NCCL operations have failed", m, end) >= 0) what = "ops_failed";

@@ -19,7 +19,11 @@ export interface PtBase extends EventBase {
 /** `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=.., OpType=.., ...) ran for N milliseconds` */
 export interface PtWatchdogTimeoutEvent extends PtBase {
   kind: "pt_watchdog_timeout";
-  via: "watchdog" | "blocking_wait";
+  /**
+   * stack: only a C++ stack of the watchdog raising it (`frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...)`,
+   * `Exception raised from checkTimeout at ...`), the timeout's own line not among the lines.
+   */
+  via: "watchdog" | "blocking_wait" | "stack";
   seq?: number;
   opType?: string;
   numelIn?: number;
@@ -82,11 +86,12 @@ export interface PtFlightRecorderEvent extends PtBase {
  * PyTorch error lines: `Some NCCL operations have failed`, `DistBackendError: NCCL error in: ...`,
  * `ncclRemoteError: ...`, `[rank3]: Last error:` on a row of its own (last_error: the error is on
  * the next row, which analyze joins), `(Process group|NCCL) watchdog thread terminated with
- * exception: CUDA error: ...` (watchdog_exception: reason is the exception).
+ * exception: CUDA error: ...` (watchdog_exception: reason is the exception), `Process Group destroyed
+ * on rank 0` on the row after an error raised while the group was destroyed (pg_destroyed: its rank).
  */
 export interface PtErrorEvent extends PtBase {
   kind: "pt_error";
-  what: "ops_failed" | "taking_down" | "dist_backend_error" | "nccl_error" | "last_error" | "watchdog_exception";
+  what: "ops_failed" | "taking_down" | "dist_backend_error" | "nccl_error" | "last_error" | "watchdog_exception" | "pg_destroyed";
   ncclVersion?: string;
   /** ncclRemoteError, ncclSystemError, ... */
   ncclError?: string;

@@ -52,6 +52,8 @@ const SEQ_WINDOW = 256;
 const ARRIVAL_WINDOW = 64;
 const GAP_WINDOW = 128;
 const WARN_WINDOW = 32;
+/** Aborted communicators kept: a node's 8 ranks with several communicators each, and more. */
+const ABORT_WINDOW = 256;
 const MAX_UNRESOLVED = 16;
 /** Socket channel peers kept per process: enough to name them in a finding. */
 const MAX_SOCKET_PEERS = 64;
@@ -60,6 +62,14 @@ export type { HangSignRecord, WatchdogRecord, WorkStatusRecord } from "../pytorc
 export { pgKeyOf, pgLabelOf } from "../pytorch/log.js";
 
 /** A channel through the network in a line that names no process. */
+/** A rank whose communicator was aborted (PyTorch aborts them after a timeout or an error). */
+export interface AbortRecord {
+  rank: number;
+  nranks?: number;
+  processKey: string;
+  where: string;
+}
+
 export interface OrphanNetLink {
   where: string;
   net: string;
@@ -81,6 +91,8 @@ export class Tracker {
   readonly orphanGdrWhy = new Map<string, string>();
   /** Channels through the network in lines that name no process (`[0] NCCL INFO Ring 00 : ... via NET/IB/0`). */
   readonly orphanNetLinks: OrphanNetLink[] = [];
+  /** Communicators whose abort completed (`comm 0x.. rank 11 nranks 16 ... - Abort COMPLETE`), latest last. */
+  readonly aborts: AbortRecord[] = [];
   droppedComms = 0;
   /** Communicators dropped (or given up) for the cap, by the owner whose communicators filled it. */
   readonly droppedCommsByOwner = new Map<number, number>();
@@ -176,6 +188,8 @@ export class Tracker {
         // The rank the line names is the process's own (`Destroyed comm 0x.. rank 4`).
         if (proc && ev.rank !== undefined) proc.lineRank ??= ev.rank;
         if (proc && ev.phase === "complete") this.onTeardown(proc, ev, ctx);
+        if (proc && ev.phase === "complete" && ev.what === "abort" && ev.rank !== undefined)
+          pushBounded(this.aborts, { rank: ev.rank, nranks: ev.nranks, processKey: proc.key, where }, ABORT_WINDOW);
         return;
       default:
         return;

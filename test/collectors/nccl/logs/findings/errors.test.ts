@@ -266,15 +266,24 @@ describe("GPUDirect RDMA off and sockets", () => {
     expect(f?.summary).toContain("NET/OFI Could not disable CUDA API usage for HMEM, disabling GDR; GPU ca000 / HCA 0 (distance 7 > 4)");
   });
 
-  it("NET/Socket on lo with GDR disabled for 'lo': both findings, the loopback named", () => {
+  it("NET/Socket on lo with GDR disabled for 'lo': the socket transport alone, the loopback named (sockets never do GDR)", () => {
     const r = run(
       "axa:3:5 [0] NCCL INFO NCCL_IB_DISABLE set by environment to 1.",
       "axa:3:5 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
       "axa:3:5 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'",
     );
-    expect(r.findings.map((f) => f.kind)).toEqual(["socket_transport", "gdr_disabled"]);
+    expect(r.findings.map((f) => f.kind)).toEqual(["socket_transport"]);
     expect(r.findings[0]?.summary).toContain("NET/Socket on lo:127.0.0.1. lo is the loopback interface");
-    expect(r.findings[1]?.summary).toMatch(/^GPUDirect RDMA is off on axa:3: HCA 0 'lo'\. .*On the NET\/Socket transport GDR cannot work at all/);
+  });
+
+  it("a distance-limited GDR off on a process that uses sockets still says to fix the sockets first", () => {
+    const r = run(
+      "axa:3:5 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+      "axa:3:5 [0] NCCL INFO GPU Direct RDMA Disabled for GPU ca000 / HCA 0 (distance 7 > 4)",
+      "axa:3:5 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0",
+    );
+    expect(r.findings.map((f) => f.kind)).toEqual(["socket_transport", "gdr_disabled"]);
+    expect(r.findings[1]?.summary).toContain("On the NET/Socket transport GDR cannot work at all");
   });
 
   it("a healthy IB process that prints GDR Enabled and GDRDMA links: nothing", () => {

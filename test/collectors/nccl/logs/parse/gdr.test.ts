@@ -7,7 +7,6 @@ const H = "n1:10:11 [2] NCCL INFO ";
 describe("GPU Direct RDMA Disabled", () => {
   it.each([
     ["NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", { scope: "hca", hca: 0, hcaName: "mlx5_0", reason: "no module" }],
-    ["NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'", { scope: "hca", hca: 0, hcaName: "lo" }],
     ["NET/AWS Libfabric : GPU Direct RDMA Disabled for HCA 3 'rdmap16s27'", { scope: "hca", hca: 3, hcaName: "rdmap16s27" }],
     [
       "NET/IB : GPU Direct RDMA Disabled for GPU 0[1] / HCA 2 'mlx5_2' (no module or not supported by GPU)",
@@ -32,6 +31,11 @@ describe("GPU Direct RDMA Disabled", () => {
     ],
   ])("%s", (msg, fields) => {
     expect(parseLine(`${H}${msg}`)).toMatchObject({ kind: "gdr", enabled: false, host: "n1", pid: 10, ...fields });
+  });
+
+  it("NET/Socket's (2.19+ says it of every socket interface: TCP never reads GPU memory) is no GDR event", () => {
+    expect(parseLine(`${H}NET/Socket : GPU Direct RDMA Disabled for HCA 0 'lo'`)).toBeUndefined();
+    expect(parseLine(`${H}NET/IBext_v8 : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'`)).toMatchObject({ kind: "gdr", enabled: false, hcaName: "mlx5_0" });
   });
 
   it("2.29+ enabled form keeps distance and read", () => {
