@@ -11,6 +11,7 @@ import type { KernelEvent } from "../collectors/kmsg/parse/events.js";
 import type { NicEventKind } from "../collectors/kmsg/parse/nic.js";
 import { recoveryActionOf } from "../collectors/kmsg/parse/xid.js";
 import { PastedKernelLog } from "../collectors/kmsg/pasted.js";
+import { PastedPortStates, type PortReading, type PortTrouble } from "../collectors/infiniband/pasted-port-state.js";
 import { XID_CATALOGUE, type XidAction } from "../collectors/kmsg/xid-catalogue.js";
 
 /** The driver's words quoted in a summary, at most this long. */
@@ -161,16 +162,68 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
   }
 }
 
-/** The kernel lines of each log given to analyze, one PastedKernelLog per log. */
+const PORT: Record<PortTrouble, { severity: Severity; what: string; advice: string }> = {
+  no_link: {
+    severity: "warning",
+    what: "no link",
+    advice:
+      "The port finds no link partner: check the cable, the transceiver and the switch port. NCCL cannot use it (it falls back to another HCA, or to sockets).",
+  },
+  not_activated: {
+    severity: "warning",
+    what: "a link the subnet manager has not activated",
+    advice:
+      "The link trained but the port is not Active: on InfiniBand a subnet manager must bring it up (is one running on the fabric? `sminfo`), and NCCL cannot use the port until it does.",
+  },
+  disabled: {
+    severity: "info",
+    what: "a port switched off",
+    advice: "Disabled by configuration, usually an unused port; it matters only if NCCL_IB_HCA names it.",
+  },
+  other: { severity: "warning", what: "a port not Active", advice: "NCCL cannot use the port in this state; check it with `ibstat` and the switch." },
+  active: {
+    severity: "info",
+    what: "the port Active again",
+    advice:
+      "It was not Active earlier in the same output: a port that keeps going down and up (flapping) breaks the connections over it each time; check the cable and the switch port's error counters.",
+  },
+};
+
+/** A port a pasted `ibstatus`, `ibstat` or `rdma link` shows not Active, as the analysis sees it. */
+export function portEvent(r: PortReading, where: string): HardwareEvent {
+  const k = PORT[r.trouble];
+  return {
+    kind: "hca_error",
+    severity: k.severity,
+    device: `${r.hca} port ${r.port}`,
+    hca: r.hca,
+    subject: `HCA ${r.hca} port ${r.port}`,
+    event: `port_${r.trouble}`,
+    title: `${k.what} (${r.tool}: state ${r.state}, physical state ${r.physical})`,
+    advice: k.advice,
+    where,
+  };
+}
+
+/** The kernel lines of each log given to analyze, one PastedKernelLog per log; and the port states pasted among them. */
 export class KernelLines implements HardwareLog {
   lines(name: string): { line(text: string, lineNo: number): HardwareEvent[] } {
     const log = new PastedKernelLog();
+    const ports = new PastedPortStates();
+    // Ports seen not Active in this log: an Active reading of one of them after is news; of any other, none.
+    const down = new Set<string>();
     return {
       line(text: string, lineNo: number): HardwareEvent[] {
         const out: HardwareEvent[] = [];
         for (const p of log.line(text)) {
           const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
           if (h !== undefined) out.push(h);
+        }
+        const r = ports.line(text);
+        if (r !== undefined) {
+          const key = `${r.hca}/${r.port}`;
+          if (r.trouble !== "active" && r.trouble !== "disabled" && down.size < 4096) down.add(key);
+          if (r.trouble !== "active" || down.delete(key)) out.push(portEvent(r, `${name}:${lineNo}`));
         }
         return out;
       },

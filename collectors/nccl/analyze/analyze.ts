@@ -24,11 +24,12 @@ import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
+import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
-import { NcclTestsReader, ncclTestsFindings } from "../logs/nccl-tests/failure.js";
+import { NcclTestsReader, ncclTestsFindings, ncclTestsOneHost, type NcclTestsDevice } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
 import { lastConnectRetry } from "../logs/parse/connect-retry.js";
@@ -111,12 +112,13 @@ export class LogAnalysis {
     this.diag.push({ source: name, report: diag });
     const stall = new StallReader();
     const horovodMismatch = new HorovodMismatchReader();
+    const caught = new CaughtSignalReader(name);
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, horovodMismatch, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({ source: name, stall, horovodMismatch, caught, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -161,6 +163,7 @@ export class LogAnalysis {
         diagLine(diag, text, lineNo);
         stall.line(text, lineNo);
         horovodMismatch.line(text, lineNo);
+        caught.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
@@ -300,6 +303,12 @@ function withActorRanks(t: Tracker, pidRanks: ReadonlyMap<number, number | undef
   }
 }
 
+/** nccl-tests' table of every rank, where it puts them all on one host. */
+function oneHostOf(devices: readonly NcclTestsDevice[]): { oneHostJob?: string } {
+  const host = ncclTestsOneHost(devices);
+  return host !== undefined ? { oneHostJob: host } : {};
+}
+
 /** The most processes kept from lines that gave no event. */
 const MAX_SEEN = 65_536;
 
@@ -308,6 +317,7 @@ interface TextReaders {
   source: string;
   stall: StallReader;
   horovodMismatch: HorovodMismatchReader;
+  caught: CaughtSignalReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
@@ -372,10 +382,11 @@ function reportOf(
     ...texts.flatMap((x) => [
       ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
       ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
-      ...horovodMismatchFindings(x.source, x.horovodMismatch.mismatches),
+      ...caughtSignalFindings(x.caught.crashes),
       ...storeBarrierFindings(x.barrier.timeouts),
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),
+    ...horovodMismatchFindings(texts.map((x) => ({ source: x.source, mismatches: x.horovodMismatch.mismatches }))),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,
@@ -383,7 +394,8 @@ function reportOf(
         warnings: t.orphanWarnings,
         gdrDisabled: t.orphanGdrDisabled,
         netLinks: t.orphanNetLinks,
-        seen: [...seen],
+        seen: [...seen, ...texts.flatMap((x) => x.ncclTests.devices.map((d) => `${d.host}:${d.pid}`))],
+        ...oneHostOf(texts.flatMap((x) => x.ncclTests.devices)),
       },
       reportedResults(t.pt),
     ),

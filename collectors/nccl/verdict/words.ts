@@ -936,6 +936,13 @@ function interfaceHint(texts: readonly string[]): string {
 }
 
 export const ncclErrorWords = {
+  /** A process killed by a signal, as UCX's handler caught it; `inNccl`: NCCL's functions in its backtrace. */
+  caughtSignal: (f: { process: string; signal: number; what: string; inNccl: readonly string[] }): string =>
+    `Process ${f.process} crashed: signal ${f.signal}${f.what !== "" ? ` (${f.what})` : ""}, caught by UCX's handler${f.inNccl.length > 0 ? `, in ${[...new Set(f.inNccl)].join(" < ")}` : ""}. ` +
+    (f.signal === 7
+      ? "A bus error inside NCCL in a container is most often /dev/shm too small for NCCL's shared-memory buffers: give the container more (docker run --shm-size=16g, a Kubernetes emptyDir with medium: Memory at /dev/shm), or set NCCL_SHM_DISABLE=1 to test. "
+      : "") +
+    "The other ranks then wait for it until their own timeout.",
   /** Ranks that printed only NCCL's `Abort COMPLETE` of their communicator after an error that names no rank. */
   aborted: (f: { ranks: readonly number[] }): string => abortedSentence(f.ranks),
 
@@ -1053,7 +1060,7 @@ export const socketTransportWords = {
   /** One host, no channel over sockets, and NCCL could not load libibverbs there. */
   quietHostNoVerbs: (f: { host: string; processes: readonly string[] }): string =>
     `NCCL could not load libibverbs on ${f.host} (${f.processes.slice(0, 4).join(", ")}${f.processes.length > 4 ? ", ..." : ""}), so it selected TCP sockets for traffic between nodes. ` +
-    `These lines show ranks of ${f.host} alone, which NVLink/PCIe (P2P) and shared memory join: nothing moves over the sockets here, and a host without InfiniBand warns so. ` +
+    `These lines show ranks of ${f.host} alone, which NVLink/PCIe (P2P) and shared memory join, and no channel line of them goes through the sockets; a host without InfiniBand warns so. ` +
     "If the job also runs on other nodes, their traffic goes over TCP: install the IB verbs library (rdma-core: libibverbs1 and the HCA's provider) in the job's image.",
 
   /** Between nodes; `loopback`: one of the interfaces is `lo`. */

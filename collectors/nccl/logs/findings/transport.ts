@@ -20,6 +20,8 @@ export interface OrphanLines {
   netLinks?: readonly { where: string; net: string; gdr: boolean }[];
   /** `host:pid` of NCCL lines that gave no event (a form not read, a line cut after its header): processes of the job all the same. */
   seen?: readonly string[];
+  /** The one host a tool's list of every rank puts them all on (nccl-tests' `Using devices` table). */
+  oneHostJob?: string;
 }
 
 /** The tracker, as transportFindings reads it: what each orphan GDR line said, when it kept that. */
@@ -41,7 +43,9 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   // One host: several processes of one host name (one process alone does not tell; a name a poster
   // redacted, `<cluster_name>`, or one NCCL printed empty or as `:`, may stand for several hosts).
   const h0 = hosts[0] ?? "";
-  const singleHost = keys.length > 1 && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
+  // Or one process whose test lists every rank on its host (nccl-tests -g 2: one process, two GPUs; nccl-pasted 448).
+  const listed = orphans.oneHostJob !== undefined && firstLabel(orphans.oneHostJob) === firstLabel(h0);
+  const singleHost = (keys.length > 1 || listed) && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
   // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
   // sockets selected there (NET/IB : No device found, NCCL_NET=Socket, NCCL_IB_DISABLE=1) move
   // nothing unless a channel goes through one. The job reaches other nodes, over sockets, where a
@@ -84,6 +88,12 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
         .slice(0, 5),
     }),
   ];
+}
+
+/** A host name up to its first dot, as NCCL prints it. */
+function firstLabel(host: string): string {
+  const d = host.indexOf(".");
+  return d < 0 ? host : host.slice(0, d);
 }
 
 /**

@@ -170,17 +170,27 @@ function crossedSets(tensors: readonly StallReport["tensors"][number][]): { rank
 
 /**
  * Horovod's coordinator refused a tensor the ranks submitted differently (mismatch.ts): a
- * collective_mismatch per message. Its words name no rank; those that printed it are told as reporters.
+ * collective_mismatch per message, whichever logs print it (every rank's does). Its words name no
+ * rank; those that printed it are told as reporters.
  */
-export function horovodMismatchFindings(source: string, all: readonly HorovodMismatch[]): Finding[] {
-  return all.map((m) =>
+export function horovodMismatchFindings(all: readonly { source: string; mismatches: readonly HorovodMismatch[] }[]): Finding[] {
+  const by = new Map<string, { reporters: Set<number>; where: string[]; count: number }>();
+  for (const { source, mismatches } of all)
+    for (const m of mismatches) {
+      let g = by.get(m.message);
+      if (g === undefined) by.set(m.message, (g = { reporters: new Set(), where: [], count: 0 }));
+      for (const r of m.reporters) g.reporters.add(r);
+      for (const n of m.lines) if (g.where.length < MAX_EVIDENCE) g.where.push(`${source}:${n}`);
+      g.count += m.lines.length;
+    }
+  return [...by].map(([message, g]) =>
     collectiveMismatch({
-      summary: horovodStallWords.mismatched({ message: m.message, reporters: sorted(m.reporters) }),
+      summary: horovodStallWords.mismatched({ message, reporters: sorted(g.reporters) }),
       ranks: [],
       processes: [],
       comm_id: null,
-      evidence: m.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`),
-      ...(m.lines.length > 1 ? { count: m.lines.length } : {}),
+      evidence: g.where,
+      ...(g.count > 1 ? { count: g.count } : {}),
     }),
   );
 }

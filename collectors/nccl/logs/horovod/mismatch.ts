@@ -40,8 +40,9 @@ export class HorovodMismatchReader {
     if (one < 0 || one - k > 120) return;
     const but = text.indexOf(BUT, one);
     if (but < 0) return;
-    const dot = text.indexOf(".", but + BUT.length);
-    const message = text.slice(k, Math.min(dot < 0 ? text.length : dot + 1, k + MAX_TEXT));
+    // The sentence ends at a dot before a blank or the line's end (`factors (0.5, ...)` goes on).
+    const dot = sentenceEnd(text, but + BUT.length);
+    const message = text.slice(k, Math.min(dot, k + MAX_TEXT)).trimEnd();
     let m = this.mismatches.find((x) => x.message === message);
     if (m === undefined) {
       if (this.mismatches.length >= MAX_MESSAGES) return;
@@ -52,4 +53,13 @@ export class HorovodMismatchReader {
     const rank = parsePrefix(text, 0, k, true).launcher?.rank;
     if (rank !== undefined && m.reporters.size < MAX_REPORTERS) m.reporters.add(rank);
   }
+}
+
+/** Where the sentence from i ends: after a dot followed by a blank or the line's end, else the line's end. */
+function sentenceEnd(s: string, i: number): number {
+  for (let d = s.indexOf(".", i); d >= 0; d = s.indexOf(".", d + 1)) {
+    const n = s.charCodeAt(d + 1);
+    if (d + 1 >= s.length || n === 32 || n === 9) return d + 1;
+  }
+  return s.length;
 }

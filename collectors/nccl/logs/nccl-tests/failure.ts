@@ -69,13 +69,71 @@ export function parseNcclTestsPid(s: string): { host: string; pid: number } | un
   return { host: s.slice(dots + 3, p), pid };
 }
 
+/** A row of nccl-tests' `Using devices` table: a rank, the process that runs it and its host. */
+export interface NcclTestsDevice {
+  rank: number;
+  pid: number;
+  host: string;
+}
+
+/** Rows kept per log: the ranks of a large test. */
+const MAX_DEVICES = 16_384;
+
+/**
+ * `#  Rank  0 Group  0 Pid   8756 on     Meowth device  0 [0x01] NVIDIA GeForce GTX 1050 Ti`
+ * (2.13+; before, no `Group`), the `#` sometimes lost in a paste, a launcher's tag before it: the
+ * rank, pid and host.
+ */
+export function parseNcclTestsDevice(s: string): NcclTestsDevice | undefined {
+  // After blanks and `#`, or a launcher's tag (`[1,0]<stdout>:#  Rank  0 ...`).
+  const i = s.indexOf("Rank ");
+  if (i < 0 || s.indexOf(" device ", i) < 0) return undefined;
+  for (let b = i - 1; b >= 0 && s.charCodeAt(b) !== 58 /* : */ && s.charCodeAt(b) !== 62; b--)
+    if (s.charCodeAt(b) !== 32 && s.charCodeAt(b) !== 35 /* # */) return undefined;
+  const words = s
+    .slice(i)
+    .split(" ")
+    .filter((w) => w !== "");
+  const at = (k: number): string => words[k] ?? "";
+  if (at(0) !== "Rank") return undefined;
+  const group = at(2) === "Group" ? 2 : 0;
+  if (at(2 + group) !== "Pid" || at(4 + group) !== "on" || at(6 + group) !== "device") return undefined;
+  const rank = Number(at(1));
+  const pid = Number(at(3 + group));
+  const host = at(5 + group);
+  if (!Number.isSafeInteger(rank) || rank < 0 || !Number.isSafeInteger(pid) || pid <= 0 || host === "") return undefined;
+  return { rank, pid, host };
+}
+
+/**
+ * The one host of every rank nccl-tests listed, where its table lists ranks 0 to N-1 (N at least 2)
+ * and all on that host; undefined otherwise. The table lists every rank of the test, so such a
+ * test runs on one host.
+ */
+export function ncclTestsOneHost(devices: readonly NcclTestsDevice[]): string | undefined {
+  const ranks = new Set(devices.map((d) => d.rank));
+  const hosts = new Set(devices.map((d) => d.host));
+  if (ranks.size < 2 || hosts.size !== 1) return undefined;
+  for (let r = 0; r < ranks.size; r++) if (!ranks.has(r)) return undefined;
+  return [...hosts][0];
+}
+
 /** The failures of one log, each with the pids its host's rows named after it (bounded). */
 export class NcclTestsReader {
   readonly failures: NcclTestsFailure[] = [];
+  /** The `Using devices` rows: every rank of the test, its process and host. */
+  readonly devices: NcclTestsDevice[] = [];
 
   constructor(private readonly source: string) {}
 
   line(text: string, lineNo: number): void {
+    if (text.indexOf("Rank ") >= 0) {
+      const d = parseNcclTestsDevice(text);
+      if (d !== undefined) {
+        if (this.devices.length < MAX_DEVICES) this.devices.push(d);
+        return;
+      }
+    }
     if (text.indexOf("Test ") < 0 || text.indexOf(" failure ") < 0) return;
     const f = parseNcclTestsFailure(text, `${this.source}:${lineNo}`);
     if (f !== undefined) {

@@ -296,25 +296,31 @@ function oldHeader(s: string, end: number): NcclEvent | undefined {
 /**
  * `include/socket.h:344 WARN Socket creation failed : Address family not supported by protocol`:
  * a 2.0-2.4 WARN quoted from its source reference on, its host:pid left out (nccl-pasted 428). Only
- * where the reference is all that stands before ` WARN ` (after blanks or a launcher's tag).
+ * where the reference, one of NCCL's own sources of those releases, is all that stands before
+ * ` WARN ` (after blanks or a launcher's tag), and the words are a WARN kind NCCL wrote: any other
+ * C program's `server.c:120 WARN low disk space` is not NCCL's.
  */
 function quotedOldWarn(s: string, w: number, end: number): WarnEvent | undefined {
   if (!s.startsWith(" WARN ", w) || trimEnd(s, w + 6, end) <= w + 6) return undefined;
   const t = s.lastIndexOf(" ", w - 1) + 1;
   const colon = s.lastIndexOf(":", w - 1);
-  if (colon <= t || !isSourceFile(s, t, colon) || !allDigits(s, colon + 1, w)) return undefined;
+  if (colon <= t || !isOldNcclSource(s.slice(t, colon)) || !allDigits(s, colon + 1, w)) return undefined;
   if (t > 0 && parsePrefix(s, 0, t, true).end < skipBlanksBack(s, t)) return undefined;
   const ev = warnMessage(s, w + 6, end);
+  if (ev.warnKind === "other") return undefined;
   ev.headerless = true;
   return ev;
 }
 
-/** `include/socket.h`, `transport/net_ib.cu`, `init.cc`, `ibvwrap.c`: a file name of NCCL's sources. */
-function isSourceFile(s: string, from: number, to: number): boolean {
-  const dot = s.lastIndexOf(".", to - 1);
-  if (dot <= from) return false;
-  const ext = s.slice(dot + 1, to);
-  return ext === "h" || ext === "cu" || ext === "cc" || ext === "c";
+/** NCCL 2.0-2.4's source tree: `include/*.h`, `transport/*.cu`, `misc/*.cu`, `graph/*.cu`, `collectives/...`, and the top-level `.cu` files. */
+const OLD_DIRS = ["include/", "transport/", "misc/", "graph/", "collectives/"];
+const OLD_TOP = new Set(["init.cu", "bootstrap.cu", "enqueue.cu", "channel.cu", "transport.cu", "group.cu"]);
+
+function isOldNcclSource(path: string): boolean {
+  if (OLD_TOP.has(path)) return true;
+  if (!(path.endsWith(".h") || path.endsWith(".cu"))) return false;
+  for (const d of OLD_DIRS) if (path.startsWith(d) && path.indexOf(" ") < 0) return true;
+  return false;
 }
 
 function allDigits(s: string, from: number, to: number): boolean {

@@ -256,7 +256,8 @@ export const WARN_KINDS = [
   {
     // Before timeout: `Connect to X<p> failed : Connection timed out` is a failed connect.
     kind: "connect_failed",
-    words: undefined,
+    words:
+      "a socket connection NCCL could not make: `Connect to 10.0.0.2<45763> failed : ...`, `Socket creation failed : ...`, 2.19+'s `exceeded error retry count`, 2.0-2.3's `Call to connect failed : Connection refused` (counted as `system_error` before)",
     forms: [
       {
         // `socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort`

@@ -1,5 +1,5 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
-import type { AbortRecord, Tracker } from "../state/tracker.js";
+import type { Tracker } from "../state/tracker.js";
 import { aftermathOnly, pytorchErrorFindings } from "./findings-errors.js";
 import { processGroupFindings } from "./findings-groups.js";
 import { uniq, type Finding } from "../../verdict/report.js";
@@ -49,7 +49,7 @@ export function pytorchFindings(t: Tracker): Finding[] {
     out.some((f) => f.kind === "watchdog_timeout");
   out.push(...pytorchErrorFindings(t.pt, timedOut));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
-  withAbortedRanks(out, abortedRanks(t.aborts), timedOut);
+  withAbortedRanks(out, abortedRanks(t), timedOut);
   return out;
 }
 
@@ -74,42 +74,77 @@ function stackOnlyTimeout(stacks: readonly { rank?: number; where: string }[]): 
 
 /**
  * The ranks whose communicator NCCL aborted (`comm 0x.. rank 11 nranks 16 ... - Abort COMPLETE`),
- * each with the line that says it. Only the largest communicator's: a split communicator's rank
- * is its own numbering, not the job's.
+ * each with the line that says it. Only the job's largest communicator's (the largest any line of
+ * the logs gives): a split communicator numbers its ranks itself.
  */
-function abortedRanks(aborts: readonly AbortRecord[]): Aborted[] {
+function abortedRanks(t: Tracker): Aborted[] {
   let world = 0;
-  for (const a of aborts) world = Math.max(world, a.nranks ?? 0);
+  for (const c of t.comms.values()) world = Math.max(world, c.nranks ?? 0);
+  for (const a of t.aborts) world = Math.max(world, a.nranks ?? 0);
   const out = new Map<number, Aborted>();
-  for (const a of aborts) if ((a.nranks ?? 0) === world && !out.has(a.rank)) out.set(a.rank, { rank: a.rank, where: [a.where], process: a.processKey });
+  for (const a of t.aborts)
+    if ((a.nranks ?? 0) === world && !out.has(a.rank)) out.set(a.rank, { rank: a.rank, nranks: world, where: [a.where], process: a.processKey });
   return [...out.values()];
 }
 
-type Aborted = { rank: number; where: string[]; process: string };
+type Aborted = { rank: number; nranks: number; where: string[]; process: string };
+
+/** `file:line` → [file, line]. */
+function fileLine(where: string): [string, number] {
+  const c = where.lastIndexOf(":");
+  return [where.slice(0, c), Number(where.slice(c + 1))];
+}
+
+/**
+ * The aborts a failure's lines vouch for: in a file that holds the failure, after its first line
+ * there, of a communicator large enough to hold the ranks the failure names (a split one's numbers
+ * are its own). PyTorch also aborts a communicator at a clean exit (ProcessGroupNCCL's destructor):
+ * a rank that finished its loop and left before another timed out aborted before that timeout's
+ * line, or in a log of its own, and is no part of it.
+ */
+function afterFailure(aborted: readonly Aborted[], failure: Finding): Aborted[] {
+  const top = Math.max(-1, ...failure.ranks);
+  const first = new Map<string, number>();
+  for (const w of failure.evidence) {
+    const [file, line] = fileLine(w);
+    first.set(file, Math.min(first.get(file) ?? Infinity, line));
+  }
+  return aborted.filter((a) => {
+    const [file, line] = fileLine(a.where[0] ?? "");
+    const from = first.get(file);
+    return from !== undefined && line > from && a.nranks > top;
+  });
+}
+
+/** Evidence lines a joined finding keeps at most. */
+const MAX_JOINED_EVIDENCE = 12;
 
 /**
  * PyTorch aborts a rank's communicators after a timeout or an error its watchdog saw, so a rank
- * whose lines show only that abort failed too (nccl-pasted 389: rank 4 beside the timeouts of
- * ranks 0 and 2). After a timeout, those ranks join it as the aftermath's do; without one, an
- * error that names no rank (`ncclSystemError` with an empty `Last error:`, 412) is theirs, where it
- * is the only PyTorch error found.
+ * whose lines show only that abort, after the failure in the same log, failed too (nccl-pasted 389:
+ * rank 4 beside the timeouts of ranks 0 and 2). After a timeout, those ranks join it as the
+ * aftermath's do; without one, an error that names no rank (`ncclSystemError` with an empty `Last
+ * error:`, 412) is theirs, where it is the only PyTorch error found.
  */
 function withAbortedRanks(out: Finding[], aborted: readonly Aborted[], timedOut: boolean): void {
   if (aborted.length === 0) return;
   if (timedOut) {
-    withJoined(out, aborted, watchdogTimeoutWords.aborted);
+    const timeout = out.find((f) => f.kind === "watchdog_timeout");
+    if (timeout !== undefined) withJoined(out, afterFailure(aborted, timeout), watchdogTimeoutWords.aborted);
     return;
   }
   const errors = out.map((f, i) => ({ f, i })).filter(({ f }) => f.kind === "nccl_error" || f.kind === "network_error");
   const only = errors[0];
   if (errors.length !== 1 || only === undefined || only.f.ranks.length > 0) return;
   const f = only.f;
+  const mine = afterFailure(aborted, f);
+  if (mine.length === 0) return;
   out[only.i] = {
     ...f,
-    summary: `${f.summary} ${ncclErrorWords.aborted({ ranks: aborted.map((r) => r.rank) })}`,
-    ranks: aborted.map((r) => r.rank).sort((a, b) => a - b),
-    processes: uniq([...f.processes, ...aborted.map((r) => r.process)]),
-    evidence: [...f.evidence, ...aborted.flatMap((r) => r.where.slice(0, 1))].slice(0, 12),
+    summary: `${f.summary} ${ncclErrorWords.aborted({ ranks: mine.map((r) => r.rank) })}`,
+    ranks: mine.map((r) => r.rank).sort((a, b) => a - b),
+    processes: uniq([...f.processes, ...mine.map((r) => r.process)]),
+    evidence: [...f.evidence, ...mine.flatMap((r) => r.where.slice(0, 1))].slice(0, MAX_JOINED_EVIDENCE),
   };
 }
 
@@ -135,6 +170,6 @@ function withJoined(out: Finding[], ranks: readonly { rank: number; where: strin
     ...f,
     summary: `${f.summary} ${words({ ranks: add.map((r) => r.rank) })}`,
     ranks: [...f.ranks, ...add.map((r) => r.rank)].sort((a, b) => a - b),
-    evidence: [...f.evidence, ...add.flatMap((r) => r.where.slice(0, 1))],
+    evidence: [...f.evidence, ...add.flatMap((r) => r.where.slice(0, 1))].slice(0, Math.max(f.evidence.length, MAX_JOINED_EVIDENCE)),
   };
 }

@@ -211,7 +211,22 @@ export function parsePyTorch(s: string, end: number): NcclEvent | undefined {
   const hs = logHeader(s, at, end, b);
   const m = s.startsWith("[TC]", hs) ? tcPrefix(s, hs, end, b) : pgPrefix(s, hs, end, b);
   if (hs === at) b.headerless = true;
+  if (b.pgRank === undefined) abortedOnRank(s, m, end, b);
   return message(s, m, end, b);
+}
+
+const ABORTED_ON = "communicator was aborted on rank ";
+
+/**
+ * `NCCL communicator was aborted on rank 3.  Original reason for failure was: ...` (NCCLComm's
+ * check once its communicator is aborted, PyTorch 1.10-2.x): the rank in that communicator's group,
+ * where no `[Rank N]` prefix gave one.
+ */
+function abortedOnRank(s: string, m: number, end: number, b: PtBase): void {
+  const k = find(s, ABORTED_ON, m, end);
+  if (k < 0) return;
+  const r = readInt(s, k + ABORTED_ON.length, end);
+  if (r !== undefined && s.charCodeAt(pos) === 46 /* . */) b.pgRank = r;
 }
 
 function message(s: string, m: number, end: number, b: PtBase): NcclEvent | undefined {

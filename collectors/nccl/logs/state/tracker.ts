@@ -52,8 +52,8 @@ const SEQ_WINDOW = 256;
 const ARRIVAL_WINDOW = 64;
 const GAP_WINDOW = 128;
 const WARN_WINDOW = 32;
-/** Aborted communicators kept: a node's 8 ranks with several communicators each, and more. */
-const ABORT_WINDOW = 256;
+/** Aborted communicators kept, the first ones: a large job's ranks (what analyze reads of them; live never does). */
+const MAX_ABORTS = 4096;
 const MAX_UNRESOLVED = 16;
 /** Socket channel peers kept per process: enough to name them in a finding. */
 const MAX_SOCKET_PEERS = 64;
@@ -188,8 +188,8 @@ export class Tracker {
         // The rank the line names is the process's own (`Destroyed comm 0x.. rank 4`).
         if (proc && ev.rank !== undefined) proc.lineRank ??= ev.rank;
         if (proc && ev.phase === "complete") this.onTeardown(proc, ev, ctx);
-        if (proc && ev.phase === "complete" && ev.what === "abort" && ev.rank !== undefined)
-          pushBounded(this.aborts, { rank: ev.rank, nranks: ev.nranks, processKey: proc.key, where }, ABORT_WINDOW);
+        if (proc && ev.phase === "complete" && ev.what === "abort" && ev.rank !== undefined && this.aborts.length < MAX_ABORTS)
+          this.aborts.push({ rank: ev.rank, nranks: ev.nranks, processKey: proc.key, where });
         return;
       default:
         return;

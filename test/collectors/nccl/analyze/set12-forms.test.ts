@@ -49,6 +49,17 @@ describe("2.0-2.4 WARNs", () => {
     expect(serious(capture("428-"))).toEqual([["network_error", []]]);
   });
 
+  it("only NCCL's own sources of those releases, and only a WARN kind NCCL wrote: another C program's WARN is nothing", () => {
+    for (const l of [
+      "redis_client.c:301 WARN Call to connect failed : Connection refused",
+      "gpu_monitor.c:55 WARN Cuda failure 'out of memory'",
+      "db.c:12 WARN Connection timed out",
+      "include/foo.h:3 WARN low disk space",
+    ])
+      expect(parseLine(l)).toBeUndefined();
+    expect(parseLine("transport/net_socket.cu:101 WARN Call to connect failed : Connection refused")).toMatchObject({ warnKind: "connect_failed" });
+  });
+
   it("a source reference must be all that stands before WARN", () => {
     for (const l of [
       "see include/socket.h:344 WARN Socket creation failed",

@@ -148,10 +148,15 @@ describe("a queue pair that could not connect (ibv_modify_qp): network_error by 
 });
 
 describe("socket fallback for a missing libibverbs: one socket_transport warning, with the cause", () => {
-  it.each([
-    ["nccl/35-socket-2.4.8-libibverbs-missing.log", "jupyter-vmarkovtsev:15833", "c:12"],
-    ["nccl/38-socket-2.7.8-libibverbs-missing-ansi-remnant.log", "ip-172-31-0-137:14605", "c:5"],
-  ])("%s", (file, proc, warnAt) => {
+  it("nccl/35: nccl-tests lists its four ranks on one host (one process, -g 4): the fallback carries nothing there, a note naming the cause", () => {
+    const r = capture("nccl/35-socket-2.4.8-libibverbs-missing.log");
+    expect(r.findings.filter((f) => f.severity !== "info")).toEqual([]);
+    const note = of(r, "socket_transport")[0];
+    expect(note).toMatchObject({ severity: "info", processes: ["jupyter-vmarkovtsev:15833"], evidence: ["c:12"] });
+    expect(note?.summary).toContain("NCCL could not load libibverbs on jupyter-vmarkovtsev");
+  });
+
+  it.each([["nccl/38-socket-2.7.8-libibverbs-missing-ansi-remnant.log", "ip-172-31-0-137:14605", "c:5"]])("%s", (file, proc, warnAt) => {
     const r = capture(file);
     const bad = r.findings.filter((f) => f.severity !== "info");
     expect(bad.map((f) => [f.kind, f.severity])).toEqual([["socket_transport", "warning"]]);

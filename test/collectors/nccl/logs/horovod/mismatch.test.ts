@@ -37,6 +37,16 @@ describe("Horovod's Mismatched ... errors", () => {
     expect(fs[2]?.summary).toContain("(Horovod does not say which rank differs)");
   });
 
+  it("every rank's log printing it is one finding; a decimal in the words does not end the sentence", () => {
+    const line = (r: number): string =>
+      `[1,${r}]<stderr>:horovod.common.exceptions.HorovodInternalError: Mismatched prescale and/or postscale factors: One rank sent factors (1, 1), but another rank sent factors (0.5, 1). Please check.`;
+    const fs = serious(analyzeLogs([0, 1, 2].map((r) => ({ name: `rank${r}.log`, text: line(r) }))).findings);
+    expect(fs).toHaveLength(1);
+    expect(fs[0]?.summary).toContain('"Mismatched prescale and/or postscale factors: One rank sent factors (1, 1), but another rank sent factors (0.5, 1)."');
+    expect(fs[0]?.summary).toContain("reported by ranks 0-2");
+    expect(fs[0]?.evidence).toEqual(["rank0.log:1", "rank1.log:1", "rank2.log:1"]);
+  });
+
   it("other words that say mismatched are nothing", () => {
     expect(serious(run(["ValueError: Mismatched shapes: (3,) vs (4,)", "Mismatched keys: One rank of the table"]))).toEqual([]);
   });

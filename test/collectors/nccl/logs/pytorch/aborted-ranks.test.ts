@@ -70,3 +70,43 @@ describe("Process Group destroyed on rank N", () => {
     expect(top(run([err, "Process Group destroyed on rank 3"]))).toEqual([["nccl_error", [3]]]);
   });
 });
+
+describe("NCCL communicator was aborted on rank N", () => {
+  // NCCLComm's check once its communicator is aborted (PyTorch 1.10-2.x): `NCCL communicator was aborted on rank <rank_>. Original reason ...`.
+  it("names the rank of an error, or of the timeout its reason carries, where no prefix does", () => {
+    expect(top(run(["torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1."]))).toEqual([["nccl_error", [1]]]);
+    const fs = run([
+      "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800391 milliseconds before timing out.",
+    ]);
+    expect(fs.map((f) => [f.kind, f.ranks, f.seq])).toEqual([["watchdog_timeout", [3], 12]]);
+  });
+
+  it("a launcher's prefix still wins; words that only look alike name nothing", () => {
+    expect(top(run(["[rank5]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1."]))).toEqual([["nccl_error", [5]]]);
+    expect(top(run(["torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1x"]))).toEqual([["nccl_error", []]]);
+  });
+});
+
+describe("aborts that are no part of the failure (the review's cases)", () => {
+  it("a clean exit's aborts: before the timeout's line, or in a log of their own, join nothing", () => {
+    const before = run([abort("a", 101, 1, 8), abort("a", 102, 2, 8), timeout(0)]);
+    expect(top(before)).toEqual([["watchdog_timeout", [0]]]);
+    const own = analyzeLogs([
+      { name: "rank0.log", text: timeout(0) },
+      { name: "rank1.log", text: ["training finished successfully", abort("b", 101, 1, 8)].join("\n") },
+    ]).findings;
+    expect(top(own)).toEqual([["watchdog_timeout", [0]]]);
+  });
+
+  it("a communicator too small to hold the failure's ranks is a split one: its rank joins nothing", () => {
+    const fs = run([timeout(5), abort("a", 100, 1, 2)]);
+    expect(top(fs)).toEqual([["watchdog_timeout", [5]]]);
+  });
+
+  it("512 aborting ranks: all named, at most 12 lines cited", () => {
+    const fs = run([timeout(0), ...Array.from({ length: 511 }, (_, i) => abort("a", 1000 + i, i + 1, 512))]);
+    expect(fs[0]?.ranks).toHaveLength(512);
+    expect(fs[0]?.evidence).toHaveLength(12);
+    expect(fs[0]?.summary).toContain("Ranks 1-511 aborted their communicators");
+  });
+});

@@ -1,0 +1,129 @@
+/**
+ * A process of the job killed by a signal, as UCX's handler reports it (HPC-X and NGC containers
+ * load UCX into every MPI or NCCL process): `[09677202c889:5283 :0:5704] Caught signal 7 (Bus
+ * error: nonexistent physical address)`, then `==== backtrace (tid:   5704) ====`, one row per frame
+ * (` 1 0x000000000008170d ncclGroupEnd()  ???:0`) and a row of `=`. The header is `[host:pid:thread
+ * index:tid]`, the pid padded with blanks. The reader keeps each crash (bounded) with the first frames
+ * of its backtrace; the findings name the process, whose ranks the NCCL lines give (nccl-pasted 383).
+ * Cut at fixed words with indexOf; no regular expression.
+ */
+import { isDigit, readInt, pos } from "../parse/scan.js";
+import { ncclError } from "../../verdict/finding.js";
+import type { Finding } from "../../verdict/report.js";
+import { ncclErrorWords } from "../../verdict/words.js";
+
+const MARK = "] Caught signal ";
+const BACKTRACE = "==== backtrace";
+const MAX_CRASHES = 64;
+const MAX_FRAMES = 8;
+
+export interface CaughtSignal {
+  /** `host:pid` as NCCL's own lines name the process. */
+  process: string;
+  signal: number;
+  /** The words in parentheses: `Bus error: nonexistent physical address`. */
+  what: string;
+  /** Functions of the backtrace that followed, innermost first (`killpg`, `ncclGroupEnd`, ...). */
+  frames: string[];
+  where: string;
+}
+
+/** `[host:pid :0:tid] Caught signal N (words)` at the start of a line (after blanks) → the crash; undefined otherwise. */
+export function caughtSignal(s: string): Omit<CaughtSignal, "frames" | "where"> | undefined {
+  const k = s.indexOf(MARK);
+  if (k < 0) return undefined;
+  let i = 0;
+  while (i < k && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  if (s.charCodeAt(i) !== 91 /* [ */) return undefined;
+  const c1 = s.indexOf(":", i + 1);
+  if (c1 <= i + 1 || c1 > k) return undefined;
+  const host = s.slice(i + 1, c1);
+  if (host.indexOf(" ") >= 0) return undefined;
+  const pid = readInt(s, c1 + 1, k);
+  if (pid === undefined) return undefined;
+  let j = pos;
+  while (j < k && s.charCodeAt(j) === 32) j++;
+  // `:thread index:tid` up to the bracket.
+  for (let n = 0; n < 2; n++) {
+    if (s.charCodeAt(j) !== 58 /* : */ || readInt(s, j + 1, k + 1) === undefined) return undefined;
+    j = pos;
+  }
+  if (j !== k) return undefined;
+  const signal = readInt(s, k + MARK.length, s.length);
+  if (signal === undefined) return undefined;
+  const open = s.charCodeAt(pos) === 32 && s.charCodeAt(pos + 1) === 40 ? pos + 2 : -1;
+  const close = open > 0 ? s.indexOf(")", open) : -1;
+  const what = open > 0 ? s.slice(open, close > open ? close : s.length) : "";
+  return { process: `${host}:${pid}`, signal, what };
+}
+
+/** ` 1 0x000000000008170d ncclGroupEnd()  ???:0` → `ncclGroupEnd`; undefined for any other row. */
+function frameFunction(s: string): string | undefined {
+  let i = 0;
+  while (i < s.length && s.charCodeAt(i) === 32) i++;
+  if (!isDigit(s.charCodeAt(i))) return undefined;
+  while (i < s.length && isDigit(s.charCodeAt(i))) i++;
+  if (s.charCodeAt(i) !== 32 || !s.startsWith(" 0x", i)) return undefined;
+  const sp = s.indexOf(" ", i + 3);
+  if (sp < 0) return undefined;
+  const end = s.indexOf("  ", sp + 1);
+  const fn = s.slice(sp + 1, end < 0 ? s.length : end).trim();
+  const paren = fn.indexOf("(");
+  return paren > 0 ? fn.slice(0, paren) : fn || undefined;
+}
+
+export class CaughtSignalReader {
+  readonly crashes: CaughtSignal[] = [];
+  private open: CaughtSignal | undefined;
+  private inTrace = false;
+
+  constructor(private readonly source: string) {}
+
+  line(text: string, lineNo: number): void {
+    if (this.open !== undefined) {
+      if (!this.inTrace && text.indexOf(BACKTRACE) >= 0) {
+        this.inTrace = true;
+        return;
+      }
+      if (this.inTrace) {
+        const fn = frameFunction(text);
+        if (fn !== undefined) {
+          if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(fn);
+          return;
+        }
+        if (text.startsWith("====")) {
+          this.open = undefined;
+          this.inTrace = false;
+          return;
+        }
+      }
+    }
+    if (text.indexOf(MARK) < 0) return;
+    const c = caughtSignal(text);
+    if (c === undefined || this.crashes.length >= MAX_CRASHES) return;
+    this.open = { ...c, frames: [], where: `${this.source}:${lineNo}` };
+    this.inTrace = false;
+    this.crashes.push(this.open);
+  }
+}
+
+/** One critical nccl_error per crashed process, its first crash told (the frames of NCCL's functions named). */
+export function caughtSignalFindings(crashes: readonly CaughtSignal[]): Finding[] {
+  const byProcess = new Map<string, CaughtSignal[]>();
+  for (const c of crashes) byProcess.set(c.process, [...(byProcess.get(c.process) ?? []), c]);
+  return [...byProcess.values()].map((cs) => {
+    const c = cs[0] as CaughtSignal;
+    return ncclError({
+      summary: ncclErrorWords.caughtSignal({
+        process: c.process,
+        signal: c.signal,
+        what: c.what,
+        inNccl: c.frames.filter((f) => f.startsWith("nccl")),
+      }),
+      ranks: [],
+      processes: [c.process],
+      comm_id: null,
+      evidence: cs.slice(0, 5).map((x) => x.where),
+    });
+  });
+}
