@@ -220,6 +220,9 @@ export class KernelLines implements HardwareLog {
           if (h !== undefined) out.push(h);
         }
         const r = ports.line(text);
+        // A new output of an HCA (another host's, or a later run): its ports' earlier states are another story.
+        const fresh = ports.takeHeader();
+        if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
         if (r !== undefined) {
           const key = `${r.hca}/${r.port}`;
           if (r.trouble !== "active" && r.trouble !== "disabled" && down.size < 4096) down.add(key);

@@ -33,7 +33,8 @@ function norm(v: string): string {
 }
 
 function troubleOf(state: string, physical: string): PortTrouble {
-  if (state === "ACTIVE") return "active";
+  // ACTIVE_DEFER (the kernel's, sysfs's and rdma's state while the port waits to send) is Active.
+  if (state.startsWith("ACTIVE")) return "active";
   if (physical === "DISABLED") return "disabled";
   if (physical === "POLLING") return "no_link";
   if (physical === "LINKUP") return "not_activated";
@@ -50,6 +51,14 @@ export class PastedPortStates {
   private port: number | undefined;
   private state: string | undefined;
   private tool = "ibstatus";
+  private header: string | undefined;
+
+  /** The HCA whose output a header line began since the last call (a new `ibstat`/`ibstatus` of it), once. */
+  takeHeader(): string | undefined {
+    const h = this.header;
+    this.header = undefined;
+    return h;
+  }
 
   /** The reading a line completes (a port's state and physical state); undefined for any other line. */
   line(s: string): PortReading | undefined {
@@ -70,43 +79,50 @@ export class PastedPortStates {
         }
         return undefined;
       case 80: {
-        // P: ibstat's `Port 1:`, `Physical state: Polling`
-        if (s.startsWith("Port ", i) && this.hca !== undefined && this.tool === "ibstat") {
+        // P: ibstat's `Port 1:` (indented under its `CA '...'`), `Physical state: Polling`
+        if (s.startsWith("Port ", i)) {
           const n = Number.parseInt(s.slice(i + 5), 10);
-          if (Number.isSafeInteger(n) && s.trimEnd().endsWith(":")) {
-            this.port = n;
-            this.state = undefined;
-          }
+          if (!Number.isSafeInteger(n) || !s.trimEnd().endsWith(":")) return undefined;
+          // `ibstat mlx5_3 1` prints its port alone, no CA line before it: whose it is, the lines do not say.
+          if (i > 0 && this.hca !== undefined && this.tool === "ibstat") this.port = n;
+          else this.open(undefined, undefined, "ibstat");
+          this.state = undefined;
           return undefined;
         }
-        const v = after(s, i, "Physical state:");
+        const v = this.tool === "ibstat" ? after(s, i, "Physical state:") : undefined;
         return v !== undefined ? this.reading(norm(v)) : undefined;
       }
       case 83: {
         // S: ibstat's `State: Down`
-        const v = after(s, i, "State:");
+        const v = this.tool === "ibstat" ? after(s, i, "State:") : undefined;
         if (v !== undefined && this.port !== undefined) this.state = norm(v);
         return undefined;
       }
       case 115: {
         // s: ibstatus's `state:\t\t 1: DOWN`
-        const v = after(s, i, "state:");
+        const v = this.tool === "ibstatus" ? after(s, i, "state:") : undefined;
         if (v !== undefined && this.port !== undefined) this.state = norm(v);
         return undefined;
       }
       case 112: {
         // p: ibstatus's `phys state:\t 3: Disabled`
-        const v = after(s, i, "phys state:");
+        const v = this.tool === "ibstatus" ? after(s, i, "phys state:") : undefined;
         return v !== undefined ? this.reading(norm(v)) : undefined;
       }
       case 108: // l: `link mlx5_7/1 ... state DOWN physical_state POLLING`
         return s.startsWith("link ", i) ? rdmaLink(s, i + 5) : undefined;
-      default:
-        return undefined;
+      default: {
+        // Older iproute2: `1/1: mlx5_0/1: state DOWN physical_state POLLING netdev ib0`.
+        const c = s.charCodeAt(i);
+        if (c < 48 || c > 57) return undefined;
+        const sep = s.indexOf(": ", i);
+        return sep > i && sep - i <= 12 ? rdmaAt(s, i, sep) : undefined;
+      }
     }
   }
 
-  private open(hca: string, port: number | undefined, tool: string): void {
+  private open(hca: string | undefined, port: number | undefined, tool: string): void {
+    if (hca !== undefined) this.header = hca;
     this.hca = hca;
     this.port = port !== undefined && Number.isSafeInteger(port) ? port : undefined;
     this.state = undefined;
@@ -121,7 +137,18 @@ export class PastedPortStates {
   }
 }
 
-/** `mlx5_7/1 subnet_prefix ... state DOWN physical_state POLLING ...` from i: the reading. */
+/** `1/1: mlx5_0/1: ...`: the older form's index before the device, `N/N` from i to sep. */
+function rdmaAt(s: string, i: number, sep: number): PortReading | undefined {
+  const slash = s.indexOf("/", i);
+  if (slash < 0 || slash > sep) return undefined;
+  for (let k = i; k < sep; k++) {
+    const c = s.charCodeAt(k);
+    if (k !== slash && (c < 48 || c > 57)) return undefined;
+  }
+  return rdmaLink(s, sep + 2);
+}
+
+/** `mlx5_7/1 subnet_prefix ... state DOWN physical_state POLLING ...` from i (`mlx5_0/1: ...` in the older form): the reading. */
 function rdmaLink(s: string, i: number): PortReading | undefined {
   const sp = s.indexOf(" ", i);
   const slash = s.indexOf("/", i);

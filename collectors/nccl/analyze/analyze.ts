@@ -21,7 +21,7 @@ import { pytorchDebugFindings } from "../logs/pytorch/findings-debug.js";
 import { rasFindings, type RasSource } from "../ras/findings.js";
 import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
-import { transportFindings } from "../logs/findings/transport.js";
+import { transportFindings, type OrphanLines } from "../logs/findings/transport.js";
 import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
@@ -304,9 +304,11 @@ function withActorRanks(t: Tracker, pidRanks: ReadonlyMap<number, number | undef
 }
 
 /** nccl-tests' table of every rank, where it puts them all on one host. */
-function oneHostOf(devices: readonly NcclTestsDevice[]): { oneHostJob?: string } {
-  const host = ncclTestsOneHost(devices);
-  return host !== undefined ? { oneHostJob: host } : {};
+function oneHostOf(devices: readonly NcclTestsDevice[], perProcess: number | undefined): Pick<OrphanLines, "oneHostJob"> {
+  const host = ncclTestsOneHost(devices, perProcess);
+  if (host === undefined) return {};
+  const processes = [...new Set(devices.map((d) => `${d.host}:${d.pid}`))];
+  return { oneHostJob: { host, processes, ranks: new Set(devices.map((d) => d.rank)).size } };
 }
 
 /** The most processes kept from lines that gave no event. */
@@ -394,8 +396,11 @@ function reportOf(
         warnings: t.orphanWarnings,
         gdrDisabled: t.orphanGdrDisabled,
         netLinks: t.orphanNetLinks,
-        seen: [...seen, ...texts.flatMap((x) => x.ncclTests.devices.map((d) => `${d.host}:${d.pid}`))],
-        ...oneHostOf(texts.flatMap((x) => x.ncclTests.devices)),
+        seen: [...seen],
+        ...oneHostOf(
+          texts.flatMap((x) => x.ncclTests.devices),
+          texts.find((x) => x.ncclTests.perProcess !== undefined)?.ncclTests.perProcess,
+        ),
       },
       reportedResults(t.pt),
     ),

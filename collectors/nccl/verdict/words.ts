@@ -1010,8 +1010,8 @@ export const ncclErrorWords = {
     "the other ranks then wait for it. Rerun with CUDA_LAUNCH_BLOCKING=1 to find the kernel.",
 
   /** PyTorch's error lines of one rank, no peer named. */
-  pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; seq?: number; op?: string }): string =>
-    `PyTorch reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.${interfaceHint(f.texts)}`,
+  pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; seq?: number; op?: string; by?: string }): string =>
+    `${f.by ?? "PyTorch"} reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.${interfaceHint(f.texts)}`,
 
   /** NCCL RAS: the ranks of a communicator are in different states; `odd`: those not in the largest group. */
   rasStates: (f: { comm: string; states: readonly { count: number; status?: string }[]; odd: readonly RankAt[] }): string =>

@@ -44,6 +44,30 @@ describe("ibstat, ibstatus and rdma link, line by line", () => {
     ]);
   });
 
+  it("older iproute2's `1/1: mlx5_0/1: ...`, a 2-port HCA, ACTIVE_DEFER (Active)", () => {
+    expect(
+      readings(
+        [
+          "1/1: mlx5_0/1: state DOWN physical_state POLLING netdev ib0",
+          "2/2: mlx5_1/2: state ACTIVE_DEFER physical_state LINK_UP netdev ib1",
+          "link mlx5_2/2 state DOWN physical_state DISABLED netdev ens2f1",
+        ].join("\n"),
+      ).map((r) => [r.hca, r.port, r.trouble]),
+    ).toEqual([
+      ["mlx5_0", 1, "no_link"],
+      ["mlx5_1", 2, "active"],
+      ["mlx5_2", 2, "disabled"],
+    ]);
+  });
+
+  it("a port printed alone (`ibstat mlx5_3 1`) after another HCA's block is no reading of that HCA", () => {
+    const full = ["CA 'mlx5_0'", "\tCA type: MT4123", "\tPort 1:", "\t\tState: Active", "\t\tPhysical state: LinkUp"];
+    const alone = ["Port 1:", "State: Down", "Physical state: Polling"];
+    expect(readings([...full, ...alone].join("\n")).map((r) => [r.hca, r.trouble])).toEqual([["mlx5_0", "active"]]);
+    const ibstatus = ["Infiniband device 'mlx5_0' port 1 status:", "\tstate:\t\t 4: ACTIVE", "\tphys state:\t 5: LinkUp"];
+    expect(readings([...ibstatus, ...alone].join("\n")).map((r) => [r.hca, r.trouble])).toEqual([["mlx5_0", "active"]]);
+  });
+
   it("lines that only look alike are no reading", () => {
     expect(readings(["state: running", "phys state: fine", "link up on eth0", "link eth0 state UP", "State: Down"].join("\n"))).toEqual([]);
   });
@@ -62,6 +86,12 @@ describe("what analyze says of them", () => {
     expect(link[0]?.summary).toContain("HCA mlx5_7 port 1 reported no link (rdma link: state DOWN, physical state POLLING)");
     expect(link[1]?.summary).toContain("a link the subnet manager has not activated");
     expect(link[2]?.summary).toContain("the port Active again");
+  });
+
+  it("two hosts' ibstat of one HCA pasted together: the Active one is no port that came back", () => {
+    const block = (state: string, phys: string): string[] => ["CA 'mlx5_0'", "\tPort 1:", `\t\tState: ${state}`, `\t\tPhysical state: ${phys}`];
+    const fs = analyzed("two.txt", ["node-a:", ...block("Down", "Polling"), "node-b:", ...block("Active", "LinkUp")].join("\n"));
+    expect(fs.map((f) => [f.kind, f.severity])).toEqual([["hca_error", "warning"]]);
   });
 
   it("a port Active throughout is nothing", () => {

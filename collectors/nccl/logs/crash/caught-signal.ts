@@ -7,7 +7,7 @@
  * of its backtrace; the findings name the process, whose ranks the NCCL lines give (nccl-pasted 383).
  * Cut at fixed words with indexOf; no regular expression.
  */
-import { isDigit, readInt, pos } from "../parse/scan.js";
+import { isDigit, readInt, pos, skipSpaces } from "../parse/scan.js";
 import { ncclError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { ncclErrorWords } from "../../verdict/words.js";
@@ -20,6 +20,8 @@ const MAX_FRAMES = 8;
 export interface CaughtSignal {
   /** `host:pid` as NCCL's own lines name the process. */
   process: string;
+  /** The thread that caught it (its backtrace names it: `==== backtrace (tid:   5704) ====`). */
+  tid: number;
   signal: number;
   /** The words in parentheses: `Bus error: nonexistent physical address`. */
   what: string;
@@ -28,13 +30,15 @@ export interface CaughtSignal {
   where: string;
 }
 
-/** `[host:pid :0:tid] Caught signal N (words)` at the start of a line (after blanks) → the crash; undefined otherwise. */
+/**
+ * `[host:pid :0:tid] Caught signal N (words)`, after blanks or a launcher's tag (`[1,3]<stderr>:`,
+ * srun's `3: `) → the crash; undefined otherwise.
+ */
 export function caughtSignal(s: string): Omit<CaughtSignal, "frames" | "where"> | undefined {
   const k = s.indexOf(MARK);
   if (k < 0) return undefined;
-  let i = 0;
-  while (i < k && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
-  if (s.charCodeAt(i) !== 91 /* [ */) return undefined;
+  const i = s.lastIndexOf("[", k);
+  if (i < 0) return undefined;
   const c1 = s.indexOf(":", i + 1);
   if (c1 <= i + 1 || c1 > k) return undefined;
   const host = s.slice(i + 1, c1);
@@ -44,32 +48,45 @@ export function caughtSignal(s: string): Omit<CaughtSignal, "frames" | "where"> 
   let j = pos;
   while (j < k && s.charCodeAt(j) === 32) j++;
   // `:thread index:tid` up to the bracket.
+  let tid = 0;
   for (let n = 0; n < 2; n++) {
-    if (s.charCodeAt(j) !== 58 /* : */ || readInt(s, j + 1, k + 1) === undefined) return undefined;
+    const v = s.charCodeAt(j) === 58 /* : */ ? readInt(s, j + 1, k + 1) : undefined;
+    if (v === undefined) return undefined;
+    tid = v;
     j = pos;
   }
   if (j !== k) return undefined;
   const signal = readInt(s, k + MARK.length, s.length);
   if (signal === undefined) return undefined;
   const open = s.charCodeAt(pos) === 32 && s.charCodeAt(pos + 1) === 40 ? pos + 2 : -1;
-  const close = open > 0 ? s.indexOf(")", open) : -1;
-  const what = open > 0 ? s.slice(open, close > open ? close : s.length) : "";
-  return { process: `${host}:${pid}`, signal, what };
+  // The words' own parentheses (`at address (nil)`) stay: the last one closes them.
+  const close = open > 0 ? s.lastIndexOf(")") : -1;
+  const what = open > 0 ? s.slice(open, close >= open ? close : s.length) : "";
+  return { process: `${host}:${pid}`, tid, signal, what };
 }
 
-/** ` 1 0x000000000008170d ncclGroupEnd()  ???:0` → `ncclGroupEnd`; undefined for any other row. */
+/**
+ * A backtrace row → its function: ` 1 0x000000000008170d ncclGroupEnd()  ???:0`, or older UCX's
+ * ` 2  /usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclGroupEnd+0x1d) [0x7f...]`; undefined for any other row.
+ */
 function frameFunction(s: string): string | undefined {
   let i = 0;
   while (i < s.length && s.charCodeAt(i) === 32) i++;
   if (!isDigit(s.charCodeAt(i))) return undefined;
   while (i < s.length && isDigit(s.charCodeAt(i))) i++;
-  if (s.charCodeAt(i) !== 32 || !s.startsWith(" 0x", i)) return undefined;
-  const sp = s.indexOf(" ", i + 3);
-  if (sp < 0) return undefined;
-  const end = s.indexOf("  ", sp + 1);
-  const fn = s.slice(sp + 1, end < 0 ? s.length : end).trim();
-  const paren = fn.indexOf("(");
-  return paren > 0 ? fn.slice(0, paren) : fn || undefined;
+  if (s.charCodeAt(i) !== 32) return undefined;
+  if (s.startsWith(" 0x", i)) {
+    const sp = s.indexOf(" ", i + 3);
+    if (sp < 0) return undefined;
+    const end = s.indexOf("  ", sp + 1);
+    const fn = s.slice(sp + 1, end < 0 ? s.length : end).trim();
+    const paren = fn.indexOf("(");
+    return paren > 0 ? fn.slice(0, paren) : fn || undefined;
+  }
+  const open = s.indexOf("(", i);
+  const plus = open < 0 ? -1 : s.indexOf("+0x", open);
+  const close = plus < 0 ? -1 : s.indexOf(")", plus);
+  return open > 0 && plus > open + 1 && close > plus ? s.slice(open + 1, plus) : undefined;
 }
 
 export class CaughtSignalReader {
@@ -81,7 +98,12 @@ export class CaughtSignalReader {
 
   line(text: string, lineNo: number): void {
     if (this.open !== undefined) {
-      if (!this.inTrace && text.indexOf(BACKTRACE) >= 0) {
+      const bt = text.indexOf(BACKTRACE);
+      if (bt >= 0) {
+        // The crash whose thread the backtrace names (two processes' crashes may come before their backtraces).
+        const tk = text.indexOf("tid:", bt);
+        const tid = tk < 0 ? undefined : readInt(text, skipSpaces(text, tk + 4, text.length), text.length);
+        this.open = (tid !== undefined ? this.crashes.findLast((c) => c.tid === tid) : undefined) ?? this.open;
         this.inTrace = true;
         return;
       }

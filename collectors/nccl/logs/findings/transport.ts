@@ -20,8 +20,11 @@ export interface OrphanLines {
   netLinks?: readonly { where: string; net: string; gdr: boolean }[];
   /** `host:pid` of NCCL lines that gave no event (a form not read, a line cut after its header): processes of the job all the same. */
   seen?: readonly string[];
-  /** The one host a tool's list of every rank puts them all on (nccl-tests' `Using devices` table). */
-  oneHostJob?: string;
+  /**
+   * The one host a tool's list of every rank puts them all on (nccl-tests' `Using devices` table),
+   * with the processes it names (`host:pid`) and how many ranks it lists.
+   */
+  oneHostJob?: { host: string; processes: readonly string[]; ranks: number };
 }
 
 /** The tracker, as transportFindings reads it: what each orphan GDR line said, when it kept that. */
@@ -44,7 +47,14 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
   // redacted, `<cluster_name>`, or one NCCL printed empty or as `:`, may stand for several hosts).
   const h0 = hosts[0] ?? "";
   // Or one process whose test lists every rank on its host (nccl-tests -g 2: one process, two GPUs; nccl-pasted 448).
-  const listed = orphans.oneHostJob !== undefined && firstLabel(orphans.oneHostJob) === firstLabel(h0);
+  // Only where the table names every process the NCCL lines show and no communicator is larger than it:
+  // a test's table beside another job's log, or a table cut after one node's rows, says nothing of the job.
+  const job = orphans.oneHostJob;
+  const listed =
+    job !== undefined &&
+    firstLabel(job.host) === firstLabel(h0) &&
+    keys.every((k) => job.processes.includes(k)) &&
+    ![...state.comms.values()].some((c) => (c.nranks ?? 0) > job.ranks);
   const singleHost = (keys.length > 1 || listed) && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
   // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
   // sockets selected there (NET/IB : No device found, NCCL_NET=Socket, NCCL_IB_DISABLE=1) move

@@ -55,11 +55,14 @@ export class HorovodMismatchReader {
   }
 }
 
-/** Where the sentence from i ends: after a dot followed by a blank or the line's end, else the line's end. */
+/**
+ * Where the sentence from i ends: after a dot followed by a blank, a quote or a parenthesis (a Python
+ * repr: `HorovodInternalError('Mismatched ... equal to 4.')`) or the line's end; else the line's end.
+ */
 function sentenceEnd(s: string, i: number): number {
   for (let d = s.indexOf(".", i); d >= 0; d = s.indexOf(".", d + 1)) {
     const n = s.charCodeAt(d + 1);
-    if (d + 1 >= s.length || n === 32 || n === 9) return d + 1;
+    if (d + 1 >= s.length || n === 32 || n === 9 || n === 39 || n === 34 || n === 41) return d + 1;
   }
   return s.length;
 }

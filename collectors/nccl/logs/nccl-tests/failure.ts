@@ -110,12 +110,29 @@ export function parseNcclTestsDevice(s: string): NcclTestsDevice | undefined {
  * and all on that host; undefined otherwise. The table lists every rank of the test, so such a
  * test runs on one host.
  */
-export function ncclTestsOneHost(devices: readonly NcclTestsDevice[]): string | undefined {
+export function ncclTestsOneHost(devices: readonly NcclTestsDevice[], perProcess?: number): string | undefined {
   const ranks = new Set(devices.map((d) => d.rank));
   const hosts = new Set(devices.map((d) => d.host));
   if (ranks.size < 2 || hosts.size !== 1) return undefined;
+  // A table cut short: fewer rows for a process than the GPUs the header gives each.
+  if (perProcess !== undefined) {
+    const rows = new Map<number, number>();
+    for (const d of devices) rows.set(d.pid, (rows.get(d.pid) ?? 0) + 1);
+    for (const n of rows.values()) if (n < perProcess) return undefined;
+  }
   for (let r = 0; r < ranks.size; r++) if (!ranks.has(r)) return undefined;
   return [...hosts][0];
+}
+
+/** The number after `word` (` nGpus 8`), or undefined. */
+function intAfterWord(s: string, word: string): number | undefined {
+  const k = s.indexOf(word);
+  if (k < 0) return undefined;
+  let i = k + word.length;
+  while (s.charCodeAt(i) === 32) i++;
+  let e = i;
+  while (e < s.length && s.charCodeAt(e) >= 48 && s.charCodeAt(e) <= 57) e++;
+  return e > i && e - i < 7 ? Number(s.slice(i, e)) : undefined;
 }
 
 /** The failures of one log, each with the pids its host's rows named after it (bounded). */
@@ -123,10 +140,18 @@ export class NcclTestsReader {
   readonly failures: NcclTestsFailure[] = [];
   /** The `Using devices` rows: every rank of the test, its process and host. */
   readonly devices: NcclTestsDevice[] = [];
+  /** GPUs each process drives, from the header (`# nThread 1 nGpus 8 ...`: threads x GPUs), where the log has it. */
+  perProcess: number | undefined;
 
   constructor(private readonly source: string) {}
 
   line(text: string, lineNo: number): void {
+    if (text.indexOf(" nGpus ") >= 0) {
+      const t = intAfterWord(text, " nThread ");
+      const g = intAfterWord(text, " nGpus ");
+      if (t !== undefined && g !== undefined) this.perProcess = t * g;
+      return;
+    }
     if (text.indexOf("Rank ") >= 0) {
       const d = parseNcclTestsDevice(text);
       if (d !== undefined) {

@@ -89,9 +89,9 @@ function hostPidTidBack(s: string, j: number, min: number, h: NcclHeader): boole
   let k = hostEnd;
   while (k > min && hostEnd - k < MAX_HOST && hostChar(s.charCodeAt(k - 1))) k--;
   if (k === hostEnd && s.charCodeAt(hostEnd - 1) === 62 /* > */) {
-    // A host name a poster redacted: `<cluster_name>:919:1150 [0] NCCL INFO ...`.
+    // A host name a poster redacted: `<cluster_name>:919:1150 [0] NCCL INFO ...`, words too (`<2nd node server>`, nccl-pasted 482).
     let b = hostEnd - 2;
-    while (b > min && hostEnd - b < MAX_HOST && hostChar(s.charCodeAt(b))) b--;
+    while (b > min && hostEnd - b < MAX_HOST && (hostChar(s.charCodeAt(b)) || s.charCodeAt(b) === 32)) b--;
     if (b >= min && b < hostEnd - 2 && s.charCodeAt(b) === 60 /* < */) k = b;
   }
   // A host name printed as `:` (`::16674:17023 [0] NCCL INFO ...`, Azure's HPC image, nccl-pasted 368).

@@ -31,7 +31,7 @@ function oneRank(rank: string, es: readonly PtError[]): Finding {
       ? ncclErrorWords.pytorchCuda({ ...where, error: cuda.text ?? "" })
       : remote
         ? networkErrorWords.pytorch({ ...where, texts, peer })
-        : ncclErrorWords.pytorch({ ...where, texts, seq: work?.seq, op: work?.op });
+        : ncclErrorWords.pytorch({ ...where, texts, seq: work?.seq, op: work?.op, by: es.some((e) => e.by === "xla") ? "XLA" : "PyTorch" });
   const build = remote && cuda === undefined ? networkError : ncclError;
   return build({
     summary,

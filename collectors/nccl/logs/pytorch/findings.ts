@@ -47,7 +47,10 @@ export function pytorchFindings(t: Tracker): Finding[] {
     t.pt.watchdogs.length > 0 ||
     t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined) ||
     out.some((f) => f.kind === "watchdog_timeout");
-  out.push(...pytorchErrorFindings(t.pt, timedOut));
+  // XLA's words for a failed NCCL call repeat what NCCL's own lines of the process say, where the logs hold them (nccl-pasted 90).
+  const ncclSaid = [...t.processes.values()].some((p) => p.chains.length > 0 || p.warnings.length > 0);
+  const xlaOnly = (rank: string): boolean => t.pt.errors.every((e) => String(e.rank ?? "?") !== rank || e.by === "xla");
+  out.push(...pytorchErrorFindings(t.pt, timedOut).filter((f) => !ncclSaid || !xlaOnly(f.ranks.length === 1 ? String(f.ranks[0]) : "?")));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
   withAbortedRanks(out, abortedRanks(t), timedOut);
   return out;

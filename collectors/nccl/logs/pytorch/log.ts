@@ -102,6 +102,8 @@ export type PtErrorRecord = {
   seq?: number;
   op?: string;
   pgLabel?: string;
+  /** xla: XLA wrote it (errors.ts says so), not PyTorch. */
+  by?: "xla";
   processKey?: string;
   where: string;
   atMs?: number;
@@ -258,6 +260,7 @@ export class PytorchLog {
             peer: ev.lastError?.peer,
             ...(ev.seq !== undefined ? { seq: ev.seq } : {}),
             ...(ev.op !== undefined ? { op: ev.op } : {}),
+            ...(ev.by !== undefined ? { by: ev.by } : {}),
             ...(pgNamed(ev) ? { pgLabel: pgLabelOf(ev) } : {}),
             processKey,
             where,

@@ -285,6 +285,25 @@ function message(s: string, m: number, end: number, b: PtBase): NcclEvent | unde
 
 export const PG_DESTROYED = "Process Group destroyed on rank ";
 
+const XLA_OP = "NCCL operation ";
+
+/**
+ * XLA's (JAX, TensorFlow) `NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled
+ * cuda error` (xla/service/gpu/nccl_utils.cc, nccl-pasted 471): the call and NCCL's words for its result.
+ */
+function xlaNcclError(s: string, m: number, end: number, b: PtBase): PtErrorEvent | undefined {
+  const k = find(s, XLA_OP, m, end);
+  if (k < 0) return undefined;
+  const open = s.indexOf("(", k + XLA_OP.length);
+  const failed = open < 0 ? -1 : find(s, ") failed: ", open, end);
+  if (open < 0 || failed < 0 || open - k > 64) return undefined;
+  const call = s.slice(k + XLA_OP.length, open);
+  if (!call.startsWith("nccl")) return undefined;
+  // The words end at XLA's `; current tracing scope: ...` where it adds one.
+  const semi = find(s, ";", failed + 10, end);
+  return { ...b, kind: "pt_error", what: "nccl_error", by: "xla", reason: `${call} failed: ${s.slice(failed + 10, semi < 0 ? end : semi).trim()}` };
+}
+
 function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | undefined {
   let k: number;
   if ((k = find(s, "dump signal", m, end)) >= 0 || find(s, "ast enqueued NCCL work:", m, end) >= 0) {
@@ -337,6 +356,8 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
     const r = readInt(s, m + PG_DESTROYED.length, end);
     return r === undefined || pos !== end ? undefined : { ...b, kind: "pt_error", what: "pg_destroyed", pgRank: r };
   }
+  const xla = xlaNcclError(s, m, end, b);
+  if (xla !== undefined) return xla;
   let what: PtErrorEvent["what"] | undefined;
   if (find(s, "Some NCCL operations have failed", m, end) >= 0) what = "ops_failed";
   else if (find(s, "taking the entire process down", m, end) >= 0) what = "taking_down";

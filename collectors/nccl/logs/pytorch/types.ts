@@ -102,6 +102,8 @@ export interface PtErrorEvent extends PtBase {
   /** The work the error was raised in (`Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised ...`). */
   seq?: number;
   op?: string;
+  /** xla: XLA's words (`NCCL operation ncclCommInitRank(...) failed: ...`), not PyTorch's. */
+  by?: "xla";
 }
 
 /** TORCH_DISTRIBUTED_DEBUG=DETAIL (INFO) `[Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=1276, ...)` */

@@ -15,6 +15,7 @@ describe("UCX's Caught signal", () => {
   it("the header's forms: the pid padded with blanks, or not; anything else is no crash", () => {
     expect(caughtSignal("[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)")).toEqual({
       process: "09677202c889:5283",
+      tid: 5704,
       signal: 7,
       what: "Bus error: nonexistent physical address",
     });
@@ -22,12 +23,7 @@ describe("UCX's Caught signal", () => {
       process: "node-1:12345",
       signal: 11,
     });
-    for (const l of [
-      "Caught signal 11 (Segmentation fault)",
-      "[a b:1:0:2] Caught signal 11 (x)",
-      "[host:12:0] Caught signal 11 (x)",
-      "I [x:1:0:2] Caught signal 7 (y)",
-    ])
+    for (const l of ["Caught signal 11 (Segmentation fault)", "[a b:1:0:2] Caught signal 11 (x)", "[host:12:0] Caught signal 11 (x)"])
       expect(caughtSignal(l)).toBeUndefined();
   });
 
@@ -54,5 +50,29 @@ describe("UCX's Caught signal", () => {
     expect(fs.map((f) => [f.kind, f.evidence])).toEqual([["nccl_error", ["job.log:1", "job.log:6"]]]);
     expect(fs[0]?.summary).not.toContain("/dev/shm");
     expect(fs[0]?.summary).not.toContain(", in ");
+  });
+
+  it("behind a launcher's tag; backtraces matched to their crash by thread; older UCX's rows", () => {
+    expect(caughtSignal("[1,3]<stderr>:[gpu-node-02:41236:0:41301] Caught signal 7 (Bus error: nonexistent physical address)")).toMatchObject({
+      process: "gpu-node-02:41236",
+      tid: 41301,
+    });
+    expect(caughtSignal("3: [n:1:0:2] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))")?.what).toBe(
+      "Segmentation fault: address not mapped to object at address (nil)",
+    );
+    const fs = run([
+      "[node-a:100:0:110] Caught signal 7 (Bus error: nonexistent physical address)",
+      "[node-a:200:0:210] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x10)",
+      "==== backtrace (tid:    110) ====",
+      " 0  /usr/lib/x86_64-linux-gnu/libnccl.so.2(ncclGroupEnd+0x1d) [0x7f00]",
+      "=================================",
+      "==== backtrace (tid:    210) ====",
+      " 0 0x0000000000001234 myapp_compute()  ???:0",
+      "=================================",
+    ]);
+    expect(fs.map((f) => [f.processes, f.summary.includes("in ncclGroupEnd")])).toEqual([
+      [["node-a:100"], true],
+      [["node-a:200"], false],
+    ]);
   });
 });

@@ -47,6 +47,14 @@ describe("Horovod's Mismatched ... errors", () => {
     expect(fs[0]?.evidence).toEqual(["rank0.log:1", "rank1.log:1", "rank2.log:1"]);
   });
 
+  it("a Python repr of the error (`HorovodInternalError('...')`) is the same message as the plain one", () => {
+    const words =
+      "Mismatched ALLREDUCE tensor shapes: One rank sent a tensor with dimension 0 equal to 3, but another rank sent a tensor with dimension 0 equal to 4.";
+    const fs = serious(run([`horovod.common.exceptions.HorovodInternalError: ${words}`, `RuntimeError: HorovodInternalError('${words}')`]));
+    expect(fs).toHaveLength(1);
+    expect(fs[0]?.count).toBe(2);
+  });
+
   it("other words that say mismatched are nothing", () => {
     expect(serious(run(["ValueError: Mismatched shapes: (3,) vs (4,)", "Mismatched keys: One rank of the table"]))).toEqual([]);
   });

@@ -46,4 +46,33 @@ describe("nccl-tests' device table", () => {
     expect(kinds("448-")).toEqual([]);
     expect(kinds("387-")).toContain("socket_transport");
   });
+
+  it("a table that does not vouch for the job (cut short, or a test's beside another job's log) keeps the sockets between nodes", () => {
+    const table = (rows: number, pid: number): string[] => [
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+      ...Array.from({ length: rows }, (_, r) => `#  Rank  ${r} Group  0 Pid  ${pid} on   gpu-a01 device  ${r} [0x18] NVIDIA A100-SXM4-80GB`),
+    ];
+    const job = (pid: number): string[] => [
+      `gpu-a01:${pid}:${pid + 26} [0] NCCL INFO NET/IB : No device found.`,
+      `gpu-a01:${pid}:${pid + 26} [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.11<0>`,
+      `gpu-a01:${pid}:${pid + 26} [0] NCCL INFO Using network Socket`,
+    ];
+    const kinds = (lines: string[]): string[] =>
+      analyzeLogs([{ name: "x.log", text: lines.join("\n") }])
+        .findings.filter((f) => f.severity !== "info")
+        .map((f) => f.kind);
+    expect(kinds([...table(8, 51234), ...job(51234)])).toEqual([]);
+    // Four rows of the eight GPUs the header gives the process: the paste cut the table.
+    expect(kinds([...table(4, 51234), ...job(51234)])).toEqual(["socket_transport"]);
+    // The table's process is not the one whose NCCL lines select sockets.
+    expect(kinds([...table(8, 7000), ...job(9000)])).toEqual(["socket_transport"]);
+    // A communicator larger than the table.
+    expect(
+      kinds([
+        ...table(8, 51234),
+        ...job(51234),
+        "gpu-a01:51234:51260 [0] NCCL INFO comm 0x5 rank 0 nranks 16 cudaDev 0 busId 18000 commId 0x1 - Init COMPLETE",
+      ]),
+    ).toEqual(["socket_transport"]);
+  });
 });
