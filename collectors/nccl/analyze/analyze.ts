@@ -25,6 +25,7 @@ import { transportFindings, type OrphanLines } from "../logs/findings/transport.
 import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
+import { GlooTimeoutReader, glooTimeoutFindings } from "../logs/pytorch/gloo-timeout.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
@@ -113,12 +114,13 @@ export class LogAnalysis {
     const stall = new StallReader();
     const horovodMismatch = new HorovodMismatchReader();
     const caught = new CaughtSignalReader(name);
+    const gloo = new GlooTimeoutReader(name);
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, horovodMismatch, caught, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({ source: name, stall, horovodMismatch, caught, gloo, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -164,6 +166,7 @@ export class LogAnalysis {
         stall.line(text, lineNo);
         horovodMismatch.line(text, lineNo);
         caught.line(text, lineNo);
+        gloo.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
@@ -320,6 +323,7 @@ interface TextReaders {
   stall: StallReader;
   horovodMismatch: HorovodMismatchReader;
   caught: CaughtSignalReader;
+  gloo: GlooTimeoutReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
@@ -389,6 +393,7 @@ function reportOf(
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),
     ...horovodMismatchFindings(texts.map((x) => ({ source: x.source, mismatches: x.horovodMismatch.mismatches }))),
+    ...glooTimeoutFindings(texts.flatMap((x) => x.gloo.timeouts)),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,

@@ -1,0 +1,72 @@
+/**
+ * Gloo's own timeout, as PyTorch raises it from a collective of a Gloo process group (a CPU barrier,
+ * the `gloo:` side groups): `[rank2]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/
+ * unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete` (nccl-pasted
+ * 495: `torch.distributed.barrier()` at a checkpoint save). The rank waited that long for a peer that
+ * never came to the same collective: a hang, which NCCL's lines and PyTorch's NCCL watchdog never
+ * show. The reader keeps each rank's first such line (bounded); cut at fixed words, no regular expression.
+ */
+import { parsePrefix } from "../parse/prefix.js";
+import { hangSuspected } from "../../verdict/finding.js";
+import type { Finding } from "../../verdict/report.js";
+import { hangSuspectedWords } from "../../verdict/words.js";
+
+const MARK = "Timed out waiting ";
+const GLOO = "gloo/transport/";
+const MAX_TIMEOUTS = 4096;
+
+export interface GlooTimeout {
+  /** The launcher prefix's rank (`[rank2]:`), where the line has one. */
+  rank?: number;
+  ms: number;
+  /** `recv` or `send`. */
+  op: string;
+  where: string;
+}
+
+/** `... gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete` → the timeout. */
+export function glooTimeout(s: string, where: string): GlooTimeout | undefined {
+  const k = s.indexOf(MARK);
+  if (k < 0) return undefined;
+  const g = s.lastIndexOf(GLOO, k);
+  if (g < 0) return undefined;
+  let i = k + MARK.length;
+  let ms = 0;
+  const start = i;
+  while (i < s.length && i - start < 12 && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) ms = ms * 10 + (s.charCodeAt(i++) - 48);
+  if (i === start || !s.startsWith("ms for ", i)) return undefined;
+  const opEnd = s.indexOf(" operation", i + 7);
+  if (opEnd < 0 || opEnd - (i + 7) > 8) return undefined;
+  const out: GlooTimeout = { ms, op: s.slice(i + 7, opEnd), where };
+  const rank = parsePrefix(s, 0, g, true).launcher?.rank;
+  if (rank !== undefined) out.rank = rank;
+  return out;
+}
+
+export class GlooTimeoutReader {
+  readonly timeouts: GlooTimeout[] = [];
+
+  constructor(private readonly source: string) {}
+
+  line(text: string, lineNo: number): void {
+    if (text.indexOf(MARK) < 0 || this.timeouts.length >= MAX_TIMEOUTS) return;
+    const t = glooTimeout(text, `${this.source}:${lineNo}`);
+    if (t !== undefined && !this.timeouts.some((x) => x.rank === t.rank)) this.timeouts.push(t);
+  }
+}
+
+/** One critical hang_suspected for all of them: the ranks that waited, and how long. */
+export function glooTimeoutFindings(all: readonly GlooTimeout[]): Finding[] {
+  if (all.length === 0) return [];
+  const ranks = [...new Set(all.map((t) => t.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  return [
+    hangSuspected({
+      severity: "critical",
+      summary: hangSuspectedWords.glooTimeout({ ranks, ms: Math.max(...all.map((t) => t.ms)), ops: [...new Set(all.map((t) => t.op))] }),
+      ranks,
+      processes: [],
+      comm_id: null,
+      evidence: all.slice(0, 5).map((t) => t.where),
+    }),
+  ];
+}
