@@ -346,6 +346,11 @@ function withoutFrTextDuplicates(findings: Finding[], texts: readonly TextReader
   return findings.filter((f) => !(f.kind === "rank_behind" && f.evidence.length > 0 && f.evidence.every((e) => claimed.has(e))));
 }
 
+/** A critical finding of a failure (an error, a timeout, a rank behind, a mismatch), not a sign of one. */
+function isFailureFinding(f: Finding): boolean {
+  return f.severity === "critical" && f.kind !== "hang_suspected" && f.kind !== "socket_transport" && f.kind !== "gdr_disabled";
+}
+
 /** The hosts of the processes that failure findings name (`host:pid`, or a host alone); a note at info is none. */
 function failureHosts(findings: readonly Finding[]): Set<string> {
   const out = new Set<string>();
@@ -393,7 +398,6 @@ function reportOf(
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),
     ...horovodMismatchFindings(texts.map((x) => ({ source: x.source, mismatches: x.horovodMismatch.mismatches }))),
-    ...glooTimeoutFindings(texts.flatMap((x) => x.gloo.timeouts)),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,
@@ -410,6 +414,13 @@ function reportOf(
       reportedResults(t.pt),
     ),
   ];
+  // Gloo's timeout waits for a rank; where the logs hold a failure already, that failure is why.
+  base.push(
+    ...glooTimeoutFindings(
+      texts.flatMap((x) => x.gloo.timeouts),
+      base.some(isFailureFinding),
+    ),
+  );
   const findings = sortFindings(
     withPythonStacks(
       withProcessRanks(t, [

@@ -698,9 +698,11 @@ export const collectiveMismatchWords = {
 
 export const hangSuspectedWords = {
   /** Gloo's own timeout (a CPU barrier, a `gloo:` group): the ranks that waited for a peer. */
-  glooTimeout: (f: { ranks: readonly number[]; ms: number; ops: readonly string[] }): string =>
+  glooTimeout: (f: { ranks: readonly number[]; ms: number; ops: readonly string[]; behind?: boolean }): string =>
     `Gloo timed out after ${f.ms} ms waiting for a ${f.ops.join("/")}${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""}: a peer never came to the same collective of a Gloo process group (a CPU barrier such as the one before a checkpoint save). ` +
-    "The rank that never arrived is behind: its own log, or a stack dump of it, says where it is (another collective, a data loader, a save of its own).",
+    (f.behind
+      ? "The failure these logs show elsewhere is the likely reason: a rank that failed never came to it."
+      : "The rank that never arrived is behind: its own log, or a stack dump of it, says where it is (another collective, a data loader, a save of its own)."),
   /** logs/: `waiting` of `seen` ranks wait in #seq for the ranks behind. */
   logs: (f: { comm: string; seq: number; op?: string; waiting: number; seen: number; behind: readonly number[]; reached: number }): string =>
     `Communicator ${f.comm} is stuck in collective #${f.seq}${f.op ? ` (${f.op})` : ""}: ${f.waiting} of ${f.seen} ranks seen wait in it for rank ${rankList(f.behind)}` +

@@ -1,6 +1,7 @@
 /** Offline findings from PyTorch ProcessGroupNCCL output: watchdog timeouts, work status, desync reports. */
 import type { Tracker } from "../state/tracker.js";
 import { aftermathOnly, pytorchErrorFindings } from "./findings-errors.js";
+import { isFailure } from "../findings/retcode.js";
 import { processGroupFindings } from "./findings-groups.js";
 import { uniq, type Finding } from "../../verdict/report.js";
 import { rankBehind, watchdogTimeout } from "../../verdict/finding.js";
@@ -48,7 +49,8 @@ export function pytorchFindings(t: Tracker): Finding[] {
     t.pt.workStatus.some((s) => s.from === "status" && s.failedSeq !== undefined) ||
     out.some((f) => f.kind === "watchdog_timeout");
   // XLA's words for a failed NCCL call repeat what NCCL's own lines of the process say, where the logs hold them (nccl-pasted 90).
-  const ncclSaid = [...t.processes.values()].some((p) => p.chains.length > 0 || p.warnings.length > 0);
+  // A failure of NCCL's own lines: a failing return chain or a WARN of a failure (not `other`, not a missing libibverbs).
+  const ncclSaid = [...t.processes.values()].some((p) => p.chains.some(isFailure) || p.warnings.some((w) => w.kind !== "other" && w.kind !== "ib_unavailable"));
   const xlaOnly = (rank: string): boolean => t.pt.errors.every((e) => String(e.rank ?? "?") !== rank || e.by === "xla");
   out.push(...pytorchErrorFindings(t.pt, timedOut).filter((f) => !ncclSaid || !xlaOnly(f.ranks.length === 1 ? String(f.ranks[0]) : "?")));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));

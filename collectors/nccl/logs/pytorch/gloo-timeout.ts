@@ -38,7 +38,16 @@ export function glooTimeout(s: string, where: string): GlooTimeout | undefined {
   const opEnd = s.indexOf(" operation", i + 7);
   if (opEnd < 0 || opEnd - (i + 7) > 8) return undefined;
   const out: GlooTimeout = { ms, op: s.slice(i + 7, opEnd), where };
-  const rank = parsePrefix(s, 0, g, true).launcher?.rank;
+  // Raised: the exception's name (`RuntimeError: [.../gloo/...`) opens the line, after blanks or a launcher's
+  // tag (`[rank2]: `); not prose that quotes it.
+  const lb = s.lastIndexOf("[", g);
+  if (lb < 2 || !s.startsWith(": ", lb - 2)) return undefined;
+  const ws = s.lastIndexOf(" ", lb - 3) + 1;
+  const name = s.slice(ws, lb - 2);
+  if (!name.endsWith("Error") || !isName(name)) return undefined;
+  const pre = parsePrefix(s, 0, ws, true);
+  for (let b = pre.end; b < ws; b++) if (s.charCodeAt(b) !== 32 && s.charCodeAt(b) !== 9) return undefined;
+  const rank = pre.launcher?.rank;
   if (rank !== undefined) out.rank = rank;
   return out;
 }
@@ -55,18 +64,31 @@ export class GlooTimeoutReader {
   }
 }
 
-/** One critical hang_suspected for all of them: the ranks that waited, and how long. */
-export function glooTimeoutFindings(all: readonly GlooTimeout[]): Finding[] {
+/**
+ * One hang_suspected for all of them: the ranks that waited, and how long. Critical alone; a
+ * warning where the logs hold a failure already (`behind`): the ranks then wait for a rank that
+ * failed, and that failure is the verdict.
+ */
+export function glooTimeoutFindings(all: readonly GlooTimeout[], behind = false): Finding[] {
   if (all.length === 0) return [];
   const ranks = [...new Set(all.map((t) => t.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
   return [
     hangSuspected({
-      severity: "critical",
-      summary: hangSuspectedWords.glooTimeout({ ranks, ms: Math.max(...all.map((t) => t.ms)), ops: [...new Set(all.map((t) => t.op))] }),
+      severity: behind ? "warning" : "critical",
+      summary: hangSuspectedWords.glooTimeout({ ranks, ms: Math.max(...all.map((t) => t.ms)), ops: [...new Set(all.map((t) => t.op))], behind }),
       ranks,
       processes: [],
       comm_id: null,
       evidence: all.slice(0, 5).map((t) => t.where),
     }),
   ];
+}
+
+/** `RuntimeError`, `torch.distributed.DistBackendError`: letters, digits, dots and underscores. */
+function isName(w: string): boolean {
+  for (let i = 0; i < w.length; i++) {
+    const c = w.charCodeAt(i);
+    if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 46 || c === 95)) return false;
+  }
+  return w.length > 0;
 }

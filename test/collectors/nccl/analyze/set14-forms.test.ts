@@ -19,6 +19,17 @@ describe("XLA's NCCL errors", () => {
     expect(fs[0]?.summary).toBe("XLA reported an NCCL failure: ncclCommInitRank failed: unhandled cuda error.");
   });
 
+  it("a benign WARN of NCCL's (libibverbs missing) does not hide XLA's failure; a failure of NCCL's own lines does", () => {
+    const xla =
+      "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclCommInitRank(&comm, nranks, id, rank) failed: unhandled cuda error";
+    const benign = "node1:5202:5202 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]";
+    expect(serious([benign, xla].join("\n")).map((f) => f.kind)).toContain("nccl_error");
+    const failing = ["node1:5202:5300 [0] include/alloc.h:48 NCCL WARN Cuda failure 'out of memory'", "node1:5202:5300 [0] NCCL INFO init.cc:1234 -> 1"];
+    const fs = serious([...failing, xla].join("\n"));
+    expect(fs.filter((f) => f.summary.startsWith("XLA reported"))).toEqual([]);
+    expect(fs.map((f) => f.kind)).toEqual(["nccl_error"]);
+  });
+
   it("a remote error in XLA's words is a network_error; words that are no NCCL call are nothing", () => {
     const remote = serious(
       "INTERNAL: external/xla/xla/service/gpu/nccl_utils.cc:275: NCCL operation ncclGroupEnd() failed: remote process exited or there was a network error",

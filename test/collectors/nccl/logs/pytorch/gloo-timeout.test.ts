@@ -42,4 +42,27 @@ describe("Gloo's timeout", () => {
     ]).findings;
     expect(two.map((f) => [f.kind, f.ranks, f.evidence])).toEqual([["hang_suspected", [0, 1], ["y.log:1", "y.log:2"]]]);
   });
+
+  it("behind a failure the logs hold already it is a warning that points at it; prose that quotes it is nothing", () => {
+    const gloo = (r: number): string =>
+      `[rank${r}]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete`;
+    const fs = analyzeLogs([
+      {
+        name: "z.log",
+        text: [
+          "[rank3]:[E ProcessGroupNCCL.cpp:915] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1204, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+          gloo(0),
+          gloo(1),
+        ].join("\n"),
+      },
+    ]).findings;
+    expect(fs.map((f) => [f.kind, f.severity, f.ranks])).toEqual([
+      ["watchdog_timeout", "critical", [3]],
+      ["hang_suspected", "warning", [0, 1]],
+    ]);
+    expect(fs[1]?.summary).toContain("The failure these logs show elsewhere is the likely reason");
+    const prose =
+      "If the save takes longer you may see `RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete`.";
+    expect(glooTimeout(prose, "l:1")).toBeUndefined();
+  });
 });
