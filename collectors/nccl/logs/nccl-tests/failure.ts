@@ -14,6 +14,7 @@ import { type Finding, uniq } from "../../verdict/report.js";
 import { ncclError, networkError } from "../../verdict/finding.js";
 import { ncclErrorWords } from "../../verdict/words.js";
 import { resultOfWords } from "../findings/retcode.js";
+import { intAfter } from "../parse/scan.js";
 
 const NCCL_MARK = ": Test NCCL failure ";
 const CUDA_MARK = ": Test CUDA failure ";
@@ -124,17 +125,6 @@ export function ncclTestsOneHost(devices: readonly NcclTestsDevice[], perProcess
   return [...hosts][0];
 }
 
-/** The number after `word` (` nGpus 8`), or undefined. */
-function intAfterWord(s: string, word: string): number | undefined {
-  const k = s.indexOf(word);
-  if (k < 0) return undefined;
-  let i = k + word.length;
-  while (s.charCodeAt(i) === 32) i++;
-  let e = i;
-  while (e < s.length && s.charCodeAt(e) >= 48 && s.charCodeAt(e) <= 57) e++;
-  return e > i && e - i < 7 ? Number(s.slice(i, e)) : undefined;
-}
-
 /** The failures of one log, each with the pids its host's rows named after it (bounded). */
 export class NcclTestsReader {
   readonly failures: NcclTestsFailure[] = [];
@@ -147,8 +137,8 @@ export class NcclTestsReader {
 
   line(text: string, lineNo: number): void {
     if (text.indexOf(" nGpus ") >= 0) {
-      const t = intAfterWord(text, " nThread ");
-      const g = intAfterWord(text, " nGpus ");
+      const t = intAfter(text, " nThread ", 0, text.length);
+      const g = intAfter(text, " nGpus ", 0, text.length);
       if (t !== undefined && g !== undefined) this.perProcess = t * g;
       return;
     }

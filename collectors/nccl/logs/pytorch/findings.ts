@@ -51,8 +51,7 @@ export function pytorchFindings(t: Tracker): Finding[] {
   // XLA's words for a failed NCCL call repeat what NCCL's own lines of the process say, where the logs hold them (nccl-pasted 90).
   // A failure of NCCL's own lines: a failing return chain or a WARN of a failure (not `other`, not a missing libibverbs).
   const ncclSaid = [...t.processes.values()].some((p) => p.chains.some(isFailure) || p.warnings.some((w) => w.kind !== "other" && w.kind !== "ib_unavailable"));
-  const xlaOnly = (rank: string): boolean => t.pt.errors.every((e) => String(e.rank ?? "?") !== rank || e.by === "xla");
-  out.push(...pytorchErrorFindings(t.pt, timedOut).filter((f) => !ncclSaid || !xlaOnly(f.ranks.length === 1 ? String(f.ranks[0]) : "?")));
+  out.push(...pytorchErrorFindings(ncclSaid ? { errors: t.pt.errors.filter((e) => e.by !== "xla") } : t.pt, timedOut));
   if (timedOut) withAftermathRanks(out, aftermathOnly(t.pt));
   withAbortedRanks(out, abortedRanks(t), timedOut);
   return out;
