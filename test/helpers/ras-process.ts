@@ -44,6 +44,11 @@ export interface RasService {
   port: number;
   /** Commands received so far, in order, without line ends. */
   commands(): string[];
+  /**
+   * The commands once `enough` holds for them: the fake logs each command on stderr, a pipe that
+   * may reach this process after the answer on the socket did. Waits for stderr's data, up to `ms`.
+   */
+  commandsWhen(enough: (cmds: string[]) => boolean, ms?: number): Promise<string[]>;
   connections(): number;
   stop(): Promise<void>;
 }
@@ -133,7 +138,11 @@ async function spawnFake(
   let out = "";
   stderr.setEncoding("utf8");
   stdout.setEncoding("utf8");
-  stderr.on("data", (d: string) => (err += d));
+  const errWaiters: (() => void)[] = [];
+  stderr.on("data", (d: string) => {
+    err += d;
+    for (const w of errWaiters.splice(0)) w();
+  });
   const waiters: (() => void)[] = [];
   stdout.on("data", (d: string) => {
     out += d;
@@ -166,13 +175,27 @@ async function spawnFake(
     });
   });
   const lines = (): string[] => err.split("\n");
+  const commands = (): string[] =>
+    lines()
+      .filter((l) => l.startsWith("cmd "))
+      .map((l) => l.slice(4));
+  const commandsWhen = (enough: (cmds: string[]) => boolean, ms = 10_000): Promise<string[]> =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(commands()), ms);
+      const check = (): void => {
+        const cmds = commands();
+        if (enough(cmds) || child.exitCode !== null) {
+          clearTimeout(timer);
+          resolve(cmds);
+        } else errWaiters.push(check);
+      };
+      check();
+    });
   const service: RasService = {
     child,
     port,
-    commands: () =>
-      lines()
-        .filter((l) => l.startsWith("cmd "))
-        .map((l) => l.slice(4)),
+    commands,
+    commandsWhen,
     connections: () => lines().filter((l) => l === "conn").length,
     stop: () =>
       new Promise((resolve) => {

@@ -65,7 +65,7 @@ describe("RAS diagnostics, live", () => {
     expect(diagnostics(s.commands())).toBe(0);
     w.setHang(true);
     await tick(w, clock, 2000);
-    expect(diagnostics(s.commands())).toBe(1);
+    expect(diagnostics(await s.commandsWhen((c) => diagnostics(c) >= 1))).toBe(1);
     // Asked on a text connection with a 10 s wait per hop, never JSON.
     const cmds = s.commands();
     const at = cmds.lastIndexOf("DIAGNOSTICS");
@@ -92,7 +92,7 @@ describe("RAS diagnostics, live", () => {
     expect(w.snapshot().diagnostics).toBeUndefined();
     w.setHang(true);
     await tick(w, clock, 3000 + 5 * INTERVAL);
-    expect(diagnostics(s.commands())).toBe(2);
+    expect(diagnostics(await s.commandsWhen((c) => diagnostics(c) >= 2))).toBe(2);
   });
 
   it("NCCL 2.30.7 has no diagnostics: never asked", async () => {
@@ -116,15 +116,18 @@ describe("NCCL Inspector switched on for a hang (opt-in)", () => {
     w.setHang(true);
     await tick(w, clock, 1000); // on first, then (next look) the diagnostics
     await tick(w, clock, 1500);
-    const masks = (): string[] => s.commands().filter((c) => c.startsWith("CONTROL PROFILER_MASK"));
-    expect(masks()).toEqual(["CONTROL PROFILER_MASK 0x46"]);
+    const maskOf = (cmds: string[]): string[] => cmds.filter((c) => c.startsWith("CONTROL PROFILER_MASK"));
+    const masks = (): string[] => maskOf(s.commands());
+    // The fake logs a command on stderr, which may arrive after its answer: wait for the n-th mask.
+    const masksWhen = async (n: number): Promise<string[]> => maskOf(await s.commandsWhen((c) => maskOf(c).length >= n));
+    expect(await masksWhen(1)).toEqual(["CONTROL PROFILER_MASK 0x46"]);
     expect(w.snapshot().inspectorOn).toBe(true);
     expect(w.snapshot().inspectorSwitches.get("on|ok")).toBe(1);
-    expect(diagnostics(s.commands())).toBe(1);
+    expect(diagnostics(await s.commandsWhen((c) => diagnostics(c) >= 1))).toBe(1);
     await tick(w, clock, 60_999);
     expect(masks()).toHaveLength(1);
     await tick(w, clock, 61_000);
-    expect(masks()).toEqual(["CONTROL PROFILER_MASK 0x46", "CONTROL PROFILER_MASK none"]);
+    expect(await masksWhen(2)).toEqual(["CONTROL PROFILER_MASK 0x46", "CONTROL PROFILER_MASK none"]);
     expect(w.snapshot().inspectorOn).toBe(false);
     expect(w.snapshot().inspectorSwitches.get("off|ok")).toBe(1);
 
@@ -133,9 +136,14 @@ describe("NCCL Inspector switched on for a hang (opt-in)", () => {
     w.setHang(true);
     await tick(w, clock, 200_000); // the querier's periodic status first: one connection at a time
     await tick(w, clock, 200_500);
-    expect(masks()).toHaveLength(3);
+    expect(await masksWhen(3)).toHaveLength(3);
     await w.close();
-    expect(masks()).toEqual(["CONTROL PROFILER_MASK 0x46", "CONTROL PROFILER_MASK none", "CONTROL PROFILER_MASK 0x46", "CONTROL PROFILER_MASK none"]);
+    expect(await masksWhen(4)).toEqual([
+      "CONTROL PROFILER_MASK 0x46",
+      "CONTROL PROFILER_MASK none",
+      "CONTROL PROFILER_MASK 0x46",
+      "CONTROL PROFILER_MASK none",
+    ]);
   });
 
   it("the job ends while Inspector is on: nothing to switch off, no connection tried", async () => {
