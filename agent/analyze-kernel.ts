@@ -130,12 +130,12 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
       const n = ev.nic;
       if (n.kind === "link_up") return undefined;
       const k = NIC[n.kind];
-      const name = n.name !== undefined ? `${n.name} (PCI ${n.pci})` : n.pci;
+      const name = n.pci === undefined ? n.name : n.name !== undefined ? `${n.name} (PCI ${n.pci})` : n.pci;
       const out: HardwareEvent = {
         ...base,
         kind: "hca_error",
         severity: k.severity,
-        device: n.name ?? n.pci,
+        device: n.pci === undefined ? n.name : (n.name ?? n.pci),
         subject: `HCA ${name}${n.port !== undefined ? ` port ${n.port}` : ""}`,
         event: n.kind,
         title: `${k.what} (${n.driver}): ${quote(n.text)}`,
@@ -189,9 +189,19 @@ const PORT: Record<PortTrouble, { severity: Severity; what: string; advice: stri
   },
 };
 
-/** A port a pasted `ibstatus`, `ibstat` or `rdma link` shows not Active, as the analysis sees it. */
-export function portEvent(r: PortReading, where: string): HardwareEvent {
-  const k = PORT[r.trouble];
+/**
+ * A port with no link on an HCA whose earlier port in the same output is Active: the usual unused
+ * second port of a dual-port card, with no cable (nccl-pasted 510).
+ */
+const SPARE_PORT = {
+  what: "no link while another port of the same HCA is Active",
+  advice:
+    "Most likely an unused port with no cable, as on many dual-port cards; it matters only if NCCL_IB_HCA names it (e.g. mlx5_0:2) or it was meant to carry traffic.",
+};
+
+/** A port a pasted `ibstatus`, `ibstat` or `rdma link` shows not Active, as the analysis sees it; `spare`: another port of its HCA is Active. */
+export function portEvent(r: PortReading, where: string, spare = false): HardwareEvent {
+  const k = spare && r.trouble === "no_link" ? { ...PORT.no_link, ...SPARE_PORT, severity: "info" as const } : PORT[r.trouble];
   return {
     kind: "hca_error",
     severity: k.severity,
@@ -212,6 +222,8 @@ export class KernelLines implements HardwareLog {
     const ports = new PastedPortStates();
     // Ports seen not Active in this log: an Active reading of one of them after is news; of any other, none.
     const down = new Set<string>();
+    // HCAs with a port seen Active in their current output.
+    const up = new Set<string>();
     return {
       line(text: string, lineNo: number): HardwareEvent[] {
         const out: HardwareEvent[] = [];
@@ -222,11 +234,15 @@ export class KernelLines implements HardwareLog {
         const r = ports.line(text);
         // A new output of an HCA (another host's, or a later run): its ports' earlier states are another story.
         const fresh = ports.takeHeader();
-        if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
+        if (fresh !== undefined) {
+          for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
+          up.delete(fresh);
+        }
         if (r !== undefined) {
           const key = `${r.hca}/${r.port}`;
           if (r.trouble !== "active" && r.trouble !== "disabled" && down.size < 4096) down.add(key);
-          if (r.trouble !== "active" || down.delete(key)) out.push(portEvent(r, `${name}:${lineNo}`));
+          if (r.trouble !== "active" || down.delete(key)) out.push(portEvent(r, `${name}:${lineNo}`, up.has(r.hca)));
+          if (r.trouble === "active" && up.size < 4096) up.add(r.hca);
         }
         return out;
       },

@@ -56,7 +56,9 @@ export class EventPublisher {
         return;
       }
       case "nic": {
-        const dev = names.hcaName(ev.nic.pci) ?? (ev.nic.name?.startsWith("mlx") === true ? ev.nic.name : ev.nic.pci);
+        const n = ev.nic;
+        // EFA's RDMA-device lines name the device and no address.
+        const dev = n.pci === undefined ? n.name : (names.hcaName(n.pci) ?? (n.name?.startsWith("mlx") === true ? n.name : n.pci));
         if (!metrics.admit(`n|${dev}|${ev.nic.kind}`)) return;
         metrics.nic.inc({ device: dev, event: ev.nic.kind });
         return;

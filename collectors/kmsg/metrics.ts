@@ -65,7 +65,7 @@ export class KmsgMetrics {
     this.nic = counter(
       registry,
       "ringwatch_nic_driver_events_total",
-      "HCA driver (mlx5_core) events in the kernel log, by RDMA device (or PCI address) and event.",
+      "HCA driver (mlx5_core, efa) events in the kernel log, by RDMA device (or PCI address) and event.",
       ["device", "event"],
     );
     this.gpuPcie = counter(

@@ -17,6 +17,7 @@
  */
 import { parseDevicePrefix } from "./parse/device-prefix.js";
 import { KernelEvents, type KernelEvent } from "./parse/events.js";
+import { parseHealthAgentXid } from "./parse/xid.js";
 
 export interface PastedKernelEvent {
   event: KernelEvent;
@@ -57,7 +58,7 @@ const NOT_HOSTS = new Set([
 ]);
 
 /** Lines that can report an event hold one of these; any other line costs these scans only. */
-const MARKS = ["NVRM", "SXid", "mlx5_core", "PCIe Bus Error"] as const;
+const MARKS = ["NVRM", "SXid", "XID ", "mlx5_core", "PCIe Bus Error", "AER", "infiniband ", "efa "] as const;
 
 /** Hosts whose parser state is kept (a fleet's pdsh output); beyond, the state of the first ones is reused. */
 const MAX_HOSTS = 4096;
@@ -90,6 +91,10 @@ export class PastedKernelLog {
       if (event.kind === "nic") this.nameHca(host, event.nic);
       out.push(host !== undefined ? { event, host } : { event });
     }
+    if (out.length === 0) {
+      const agent = parseHealthAgentXid(text);
+      if (agent !== undefined) out.push(host !== undefined ? { event: { kind: "xid", xid: agent }, host } : { event: { kind: "xid", xid: agent } });
+    }
     if (out.length === 0 && text.indexOf("mlx5_core") >= 0) this.learnHcaName(host, text);
     return out;
   }
@@ -112,7 +117,8 @@ export class PastedKernelLog {
   }
 
   /** An HCA event names its RDMA device, which is kept; or names none, and gets the one kept for its address. */
-  private nameHca(host: string | undefined, nic: { pci: string; name?: string }): void {
+  private nameHca(host: string | undefined, nic: { pci?: string; name?: string }): void {
+    if (nic.pci === undefined) return;
     const key = `${host?.toLowerCase() ?? ""}|${nic.pci}`;
     if (nic.name !== undefined) {
       this.remember(key, nic.name);

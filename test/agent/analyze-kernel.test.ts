@@ -102,6 +102,55 @@ describe("analyze: kernel log captures as pasted", () => {
   });
 });
 
+describe("analyze: EFA lines, a GPU its root port's error left unrecovered, ports of pasted ibstat", () => {
+  it("EFA's refused commands (kmsg/42): one warning on the RDMA device, the verbs' echo not counted", () => {
+    expect(analyzeCapture("42-").map(brief)).toEqual(["warning hca_error efa_0 command_error x7"]);
+  });
+
+  it("a root port's fatal AER error the GPU's driver cannot recover from (kmsg/44): critical on that GPU", () => {
+    expect(analyzeCapture("44-").map(brief)).toEqual(["critical gpu_pcie_error 0000:03:00.0 uncorrected x2"]);
+  });
+
+  const ibstat = (ports: readonly [state: string, physical: string][]): string =>
+    [
+      "CA 'mlx5_0'",
+      "\tCA type: MT4123",
+      `\tNumber of ports: ${ports.length}`,
+      ...ports.flatMap(([st, ph], i) => [`\tPort ${i + 1}:`, `\t\tState: ${st}`, `\t\tPhysical state: ${ph}`, "\t\tRate: 200"]),
+    ].join("\n");
+  const ports = (text: string): string[] => analyzeLogs([{ name: "ibstat.txt", text }], new KernelLines()).findings.map(brief);
+
+  it("no link on a second port beside an Active one is the unused port of a dual-port card: a note; alone, or first, a warning", () => {
+    expect(
+      ports(
+        ibstat([
+          ["Active", "LinkUp"],
+          ["Down", "Polling"],
+        ]),
+      ),
+    ).toEqual(["info hca_error mlx5_0 port 2 port_no_link x1"]);
+    expect(ports(ibstat([["Down", "Polling"]]))).toEqual(["warning hca_error mlx5_0 port 1 port_no_link x1"]);
+    // Port 1 read before port 2 is known Active: a warning (the order NCCL_IB_HCA's first port comes in).
+    expect(
+      ports(
+        ibstat([
+          ["Down", "Polling"],
+          ["Active", "LinkUp"],
+        ]),
+      ),
+    ).toEqual(["warning hca_error mlx5_0 port 1 port_no_link x1"]);
+    // Another state than no link (the subnet manager has not activated it) stays a warning beside an Active port.
+    expect(
+      ports(
+        ibstat([
+          ["Active", "LinkUp"],
+          ["Initializing", "LinkUp"],
+        ]),
+      ),
+    ).toEqual(["warning hca_error mlx5_0 port 2 port_not_activated x1"]);
+  });
+});
+
 describe("analyze: kernel lines beside NCCL logs", () => {
   // Rank 0 is gpu34:34088 on busId 7000 (0000:07:00.0); rank 6 is gpu41:3928 on the same address.
 

@@ -34,3 +34,19 @@ export function parseDevicePrefix(line: string, driver: string): DevicePrefix | 
   }
   return p;
 }
+
+/**
+ * The prefix ibdev_printk() puts before an RDMA device's message: `infiniband <name>: `, e.g.
+ * `infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12` (no bus
+ * address; EFA devices may be named `rdmap16s27`). Found anywhere in the line.
+ */
+export function parseIbDevicePrefix(line: string): { name: string; text: string } | undefined {
+  const at = line.indexOf("infiniband ");
+  if (at < 0 || (at > 0 && line.charCodeAt(at - 1) !== 32 && line.charCodeAt(at - 1) !== 93)) return undefined;
+  const i = at + 11;
+  const colon = line.indexOf(": ", i);
+  if (colon <= i || colon - i > 64) return undefined;
+  const name = line.slice(i, colon);
+  if (name.indexOf(" ") >= 0) return undefined;
+  return { name, text: line.slice(colon + 2) };
+}

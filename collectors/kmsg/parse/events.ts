@@ -82,6 +82,12 @@ export class KernelEvents {
         return { kind: "gpu_pcie", pcie: { pci: p.pci, severity, text: p.text } };
       }
     }
+    // PCI error recovery after an uncorrected error above the GPU (its root port's AER): the kernel
+    // tells the GPU's driver, which has no AER callbacks (drivers/pci/pcie/err.c).
+    if (message.indexOf("can't recover (no error_detected callback)") >= 0 || message.indexOf("device has no AER-aware driver") >= 0) {
+      const p = parseDevicePrefix(message, "nvidia");
+      if (p !== undefined) return { kind: "gpu_pcie", pcie: { pci: p.pci, severity: "uncorrected", text: p.text } };
+    }
     return undefined;
   }
 }

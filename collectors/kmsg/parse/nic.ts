@@ -9,12 +9,16 @@
  *   mlx5_core 0000:ab:00.0: mlx5_pcie_event:...: Detected insufficient power on the PCIe slot (27W).
  *   mlx5_core 0000:ab:00.0: Port module event: module 0, Cable unplugged
  *   mlx5_core 0004:01:00.0: mlx5_pci_err_detected Device state = 1 ... Enter, pci channel state = 2
+ * and the EFA driver's (AWS Elastic Fabric Adapter), which names the RDMA device, not its address:
+ *   infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12
+ *   infiniband rdmap16s27: The device didn't send any completion for admin cmd ... (an admin queue timeout)
+ *   efa 0000:00:06.0: Device isn't ready, abort com init
  * Each kind is a fixed phrase looked up with indexOf, so a flood costs a few scans per line. One
  * incident counts once: the health dump's rows after `health compromised` / `Fatal error N detected`
  * (`assert_var[0]`, `synd`, ...) and the per-queue rows after `TX timeout detected` are not events
  * (real captures kmsg/27, 30).
  */
-import { parseDevicePrefix } from "./device-prefix.js";
+import { parseDevicePrefix, parseIbDevicePrefix, type DevicePrefix } from "./device-prefix.js";
 
 export type NicEventKind =
   | "link_down"
@@ -41,17 +45,16 @@ export const NIC_EVENT_KINDS: readonly NicEventKind[] = [
   "probe_failed",
 ];
 
-export interface NicEvent {
+/** An event, with the PCI address and the device name the driver printed (at least one of them). */
+export type NicEvent = {
   driver: string;
-  pci: string;
-  /** The RDMA or net device the driver named, if it did. */
-  name?: string;
   port?: number;
   kind: NicEventKind;
   text: string;
-}
-
-const DRIVERS = ["mlx5_core"] as const;
+} & (
+  | { pci: string; /** The RDMA or net device the driver named, if it did. */ name?: string }
+  | { /** EFA's RDMA-device lines print no address. */ pci?: undefined; name: string }
+);
 
 /**
  * Phrases, most specific first; the first that occurs names the kind, unless the line also holds
@@ -79,21 +82,57 @@ const PHRASES: readonly (readonly [phrase: string, kind: NicEventKind, not?: str
   ["insufficient power", "insufficient_power"],
 ];
 
+/**
+ * The EFA driver's words (drivers/infiniband/hw/efa, efa_com.c): an admin command that never
+ * completed closes the admin queue (the device is unusable until reset); a command the device
+ * refused (`comp_status 1 err -12`: no resources) fails that one registration or allocation. The
+ * verbs' own `Failed to register mr [-12]` after it is the same failure, not counted again.
+ */
+const EFA_PHRASES: readonly (readonly [phrase: string, kind: NicEventKind])[] = [
+  ["didn't send any completion for admin cmd", "firmware_error"],
+  ["didn't receive any MSI-X interrupt for admin cmd", "firmware_error"],
+  ["Wait for completion (polling) timeout", "firmware_error"],
+  ["Admin queue is closed", "firmware_error"],
+  ["Reset indication didn't turn", "firmware_error"],
+  ["Device isn't ready, can't reset device", "firmware_error"],
+  ["Device isn't ready, abort com init", "probe_failed"],
+  ["Failed to process command", "command_error"],
+  ["Failed to submit command", "command_error"],
+];
+
 export function parseNicEvent(line: string): NicEvent | undefined {
-  for (const driver of DRIVERS) {
-    if (line.indexOf(driver) < 0) continue;
-    const p = parseDevicePrefix(line, driver);
-    if (p === undefined) continue;
-    for (const [phrase, kind, not] of PHRASES) {
-      if (p.text.indexOf(phrase) < 0) continue;
-      if (not !== undefined && p.text.indexOf(not) >= 0) return undefined;
-      const ev: NicEvent = { driver, pci: p.pci, kind, text: p.text };
-      if (p.name !== undefined) ev.name = p.name;
-      const port = portNumber(p.text);
-      if (port !== undefined) ev.port = port;
-      return ev;
-    }
+  if (line.indexOf("mlx5_core") >= 0) {
+    const p = parseDevicePrefix(line, "mlx5_core");
+    if (p !== undefined) return mlx5Event(p);
   }
+  if (line.indexOf("infiniband ") >= 0) {
+    const p = parseIbDevicePrefix(line);
+    const kind = p !== undefined ? efaKind(p.text) : undefined;
+    if (p !== undefined && kind !== undefined) return { driver: "efa", name: p.name, kind, text: p.text };
+  }
+  if (line.indexOf("efa ") >= 0) {
+    const p = parseDevicePrefix(line, "efa");
+    const kind = p !== undefined ? efaKind(p.text) : undefined;
+    if (p !== undefined && kind !== undefined) return { driver: "efa", pci: p.pci, kind, text: p.text };
+  }
+  return undefined;
+}
+
+function mlx5Event(p: DevicePrefix): NicEvent | undefined {
+  for (const [phrase, kind, not] of PHRASES) {
+    if (p.text.indexOf(phrase) < 0) continue;
+    if (not !== undefined && p.text.indexOf(not) >= 0) return undefined;
+    const ev: NicEvent = { driver: "mlx5_core", pci: p.pci, kind, text: p.text };
+    if (p.name !== undefined) ev.name = p.name;
+    const port = portNumber(p.text);
+    if (port !== undefined) ev.port = port;
+    return ev;
+  }
+  return undefined;
+}
+
+function efaKind(text: string): NicEventKind | undefined {
+  for (const [phrase, kind] of EFA_PHRASES) if (text.indexOf(phrase) >= 0) return kind;
   return undefined;
 }
 

@@ -103,6 +103,34 @@ export class LostAtProbe {
 }
 
 /** `0000:3b:00`, `0000:3b:00.0`, `3b:00.0`: hex groups separated by ':' with an optional `.f`. */
+const HEALTH_XID = "XID ";
+const DETECTED_ON = " detected on PCI:";
+
+/**
+ * A health agent's words for an Xid it read from the kernel (gpud's reason:
+ * `XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`, also `XID 74 (NVLINK Error) ...`),
+ * pasted where the kernel's own line is not. Offline only: the kernel never prints these.
+ */
+export function parseHealthAgentXid(line: string): XidReport | undefined {
+  const at = line.indexOf(HEALTH_XID);
+  if (at < 0 || (at > 0 && line.charCodeAt(at - 1) !== 32 && line.charCodeAt(at - 1) !== 34)) return undefined;
+  let i = at + HEALTH_XID.length;
+  const start = i;
+  while (i < line.length && i - start < 4 && line.charCodeAt(i) >= 48 && line.charCodeAt(i) <= 57) i++;
+  if (i === start) return undefined;
+  const xid = Number(line.slice(start, i));
+  if (line.charCodeAt(i) === 32) i++;
+  if (line.charCodeAt(i) !== 40 /* ( */) return undefined;
+  const on = line.indexOf(DETECTED_ON, i);
+  if (on < 0 || on - i > 200 || line.charCodeAt(on - 1) !== 41 /* ) */) return undefined;
+  const p = on + DETECTED_ON.length;
+  let e = p;
+  while (e < line.length && e - p < 16 && (isHex(line.charCodeAt(e)) || line.charCodeAt(e) === 58 || line.charCodeAt(e) === 46)) e++;
+  const pci = line.slice(p, e);
+  if (!isPciAddress(pci)) return undefined;
+  return { pci: pci.toLowerCase(), xid, detail: line.slice(i + 1, on - 1) };
+}
+
 export function isPciAddress(s: string): boolean {
   if (s.length < 5 || s.length > 16) return false;
   let colons = 0;

@@ -16,7 +16,7 @@ function summary(e: KernelEvent): string {
     case "sxid":
       return `sxid ${e.sxid.sxid} ${e.sxid.fatal ? "fatal" : "non_fatal"} nvswitch${e.sxid.nvswitch ?? "?"} link${e.sxid.link ?? "?"}`;
     case "nic":
-      return `nic ${e.nic.kind} ${e.nic.pci}${e.nic.name !== undefined ? ` ${e.nic.name}` : ""}${e.nic.port !== undefined ? ` port${e.nic.port}` : ""}`;
+      return `nic ${e.nic.driver} ${e.nic.kind} ${e.nic.pci ?? "-"}${e.nic.name !== undefined ? ` ${e.nic.name}` : ""}${e.nic.port !== undefined ? ` port${e.nic.port}` : ""}`;
     case "gpu_pcie":
       return `pcie ${e.pcie.severity} ${e.pcie.pci}`;
   }
@@ -27,7 +27,7 @@ const times = (n: number, s: string): string[] => Array.from({ length: n }, () =
 /** What a careful reader finds in each capture, in order. */
 const EXPECTED: Record<string, string[]> = {
   "01-": ["xid 79 0000:b3:00.0"],
-  "02-": ["nic link_up 0000:ab:00.0 mlx5_5 port1"],
+  "02-": ["nic mlx5_core link_up 0000:ab:00.0 mlx5_5 port1"],
   "03-": [...times(3, "xid 13 0000:cb:00"), "xid 109 0000:cb:00"],
   "04-": [], // only SXid 12028's Data line was kept: the error line that counts is not in the excerpt
   "05-": ["sxid 22013 non_fatal nvswitch3 link44", "sxid 22013 non_fatal nvswitch3 link45", "sxid 22013 non_fatal nvswitch3 link46"],
@@ -71,10 +71,10 @@ const EXPECTED: Record<string, string[]> = {
     "xid 149 0019:01:00",
   ],
   "20-": ["xid 144 0000:01:00", "xid 149 0000:00:00", "xid 149 0000:00:00"],
-  "21-": ["nic command_error 0000:d2:00.0"],
+  "21-": ["nic mlx5_core command_error 0000:d2:00.0"],
   "22-": [], // a cable plugged in and sufficient slot power: news, not events
   "23-": [], // GSP heartbeat lines without an Xid
-  "24-": ["nic probe_failed 0000:03:00.0"],
+  "24-": ["nic mlx5_core probe_failed 0000:03:00.0"],
   // The Xid 79 and the driver's own line about the same fall count once; only SXid lines that say Fatal count.
   "25-": [
     "xid 79 0000:91:00",
@@ -86,28 +86,37 @@ const EXPECTED: Record<string, string[]> = {
   "26-": [...times(16, "xid 13 0000:38:00"), "xid 43 0000:38:00"],
   // One per `health compromised`, not per row of the health dump that follows it.
   "27-": [
-    "nic firmware_error 0000:0d:00.0",
-    "nic firmware_error 0000:0d:00.2",
-    "nic firmware_error 0000:0d:00.3",
-    "nic firmware_error 0000:0d:00.4",
-    "nic firmware_error 0000:0d:00.1",
-    "nic firmware_error 0000:0d:00.5",
+    "nic mlx5_core firmware_error 0000:0d:00.0",
+    "nic mlx5_core firmware_error 0000:0d:00.2",
+    "nic mlx5_core firmware_error 0000:0d:00.3",
+    "nic mlx5_core firmware_error 0000:0d:00.4",
+    "nic mlx5_core firmware_error 0000:0d:00.1",
+    "nic mlx5_core firmware_error 0000:0d:00.5",
   ],
   // The AER callback's Enter, not its Exit; the root port's own AER rows are not the HCA's.
-  "28-": ["nic pcie_error_uncorrected 0004:01:00.0", "nic firmware_error 0004:01:00.1", "nic pcie_error_uncorrected 0004:01:00.1"],
-  "29-": ["nic firmware_error 0000:bb:00.0"],
-  "30-": ["nic tx_timeout 0000:13:00.1 eth1"], // not again for `TX timeout on queue: 19, ...`
-  "31-": ["nic module_event 0000:08:00.0"],
-  "32-": ["nic insufficient_power 0000:5c:00.0"],
+  "28-": [
+    "nic mlx5_core pcie_error_uncorrected 0004:01:00.0",
+    "nic mlx5_core firmware_error 0004:01:00.1",
+    "nic mlx5_core pcie_error_uncorrected 0004:01:00.1",
+  ],
+  "29-": ["nic mlx5_core firmware_error 0000:bb:00.0"],
+  "30-": ["nic mlx5_core tx_timeout 0000:13:00.1 eth1"], // not again for `TX timeout on queue: 19, ...`
+  "31-": ["nic mlx5_core module_event 0000:08:00.0"],
+  "32-": ["nic mlx5_core insufficient_power 0000:5c:00.0"],
   "33-": ["xid 63 0000:10:1c", "xid 64 0000:90:1c"],
   "34-": ["xid 79 0000:06:00"],
   "35-": ["xid 120 0000:01:00"],
   "36-": ["xid 45 0000:48:00", "xid 45 0000:48:00", "xid 74 0000:48:00", "xid 154 0000:48:00"],
   "37-": ["xid 69 0000:01:00", "xid 62 0000:01:00"],
-  "38-": ["nic firmware_error 0000:01:00.0", "nic pcie_error_corrected 0000:01:00.0", "nic pcie_error_corrected 0000:01:00.1"],
-  "39-": times(3, "nic command_error 0000:01:00.2"),
+  "38-": ["nic mlx5_core firmware_error 0000:01:00.0", "nic mlx5_core pcie_error_corrected 0000:01:00.0", "nic mlx5_core pcie_error_corrected 0000:01:00.1"],
+  "39-": times(3, "nic mlx5_core command_error 0000:01:00.2"),
   "40-": [], // raw /dev/kmsg records of acpi and pci_bus
   "41-": [], // a pcieport record, no event of a GPU or HCA
+  // EFA names the RDMA device, not its address; `Failed to register mr [-12]` after each refusal is the same failure.
+  "42-": times(7, "nic efa command_error - efa_0"),
+  "43-": ["nic efa command_error - efa_0"],
+  // The root port's fatal AER error reaches the GPU's driver, which cannot recover: the GPU's, twice (two errors).
+  "44-": ["pcie uncorrected 0000:03:00.0", "pcie uncorrected 0000:03:00.0"],
 };
 
 const files = listFixtures("kmsg", ".txt");
@@ -119,7 +128,7 @@ function eventsOf(lines: readonly string[]): KernelEvent[] {
 
 describe("kernel log captures", () => {
   it("every capture has an expectation", () => {
-    expect(files.length).toBe(41);
+    expect(files.length).toBe(44);
     for (const f of files)
       expect(
         Object.keys(EXPECTED).some((p) => f.startsWith(p)),

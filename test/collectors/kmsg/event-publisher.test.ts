@@ -111,6 +111,18 @@ describe("EventPublisher", () => {
     ]);
   });
 
+  it("names an EFA device by the RDMA device its lines print (they print no address)", async () => {
+    const { publish, registry } = await rig();
+    publish("infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12"); // nccl issue 563
+    publish(
+      "infiniband rdmap16s27: The device didn't send any completion for admin cmd REG_MR(7) status 2 (id: 9, sq producer: 12, sq consumer: 11, cq consumer: 11)",
+    );
+    expect(await series(registry, "ringwatch_nic_driver_events_total")).toEqual([
+      { labels: { device: "efa_0", event: "command_error" }, value: 1 },
+      { labels: { device: "rdmap16s27", event: "firmware_error" }, value: 1 },
+    ]);
+  });
+
   it("counts PCIe bus errors of a GPU by AER severity", async () => {
     const { publish, registry } = await rig();
     publish("nvidia 0009:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)");

@@ -67,9 +67,11 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
   const chains = new Chains();
   const fallout = new Map<Finding, Fallout>();
   const network = networkFindings(state, all, chains, fallout);
-  // A proxy's failed operation in a process with a network error is part of that error.
+  // A proxy's failed operation, or the failed call to it (`Proxy Call to rank 14 failed (Connect)`),
+  // in a process with a network error is part of that error.
   const withNetworkError = new Set(network.flatMap((f) => f.processes));
-  const proxyOfNetworkError = (x: Item): boolean => x.p !== undefined && withNetworkError.has(x.p.key) && proxyFailure(x.w.message) !== undefined;
+  const proxyOfNetworkError = (x: Item): boolean =>
+    x.p !== undefined && withNetworkError.has(x.p.key) && (proxyFailure(x.w.message) !== undefined || proxyCallFailed(x.w.message));
   return withFallout(
     [
       ...network,
@@ -172,6 +174,11 @@ function proxyFailure(message: string): number | undefined {
     n = n * 10 + (c - 48);
   }
   return j > r + 11 ? n : undefined;
+}
+
+/** `Proxy Call to rank 14 failed (Connect)` (proxy.cc): this process's call to a proxy thread failed. */
+function proxyCallFailed(message: string): boolean {
+  return message.startsWith("Proxy Call to rank ") && message.indexOf(" failed", 19) > 0;
 }
 
 /**

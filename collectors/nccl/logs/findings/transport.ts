@@ -55,7 +55,7 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
     firstLabel(job.host) === firstLabel(h0) &&
     keys.every((k) => job.processes.includes(k)) &&
     ![...state.comms.values()].some((c) => (c.nranks ?? 0) > job.ranks);
-  const singleHost = (keys.length > 1 || listed) && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
+  const singleHost = (keys.length > 1 || listed || allRanksShown(state, procs)) && hosts.length === 1 && !h0.startsWith("<") && h0 !== "" && h0 !== ":";
   // A quiet host: on one host NCCL's network carries nothing between its ranks (P2P and SHM do), so
   // sockets selected there (NET/IB : No device found, NCCL_NET=Socket, NCCL_IB_DISABLE=1) move
   // nothing unless a channel goes through one. The job reaches other nodes, over sockets, where a
@@ -137,6 +137,27 @@ function quietNoVerbs(state: TrackedState, picked: readonly ProcessState[], host
  */
 function ofNetwork(w: WarningRecord): boolean {
   return w.kind === "net_plugin_error";
+}
+
+/**
+ * Every communicator the logs show, initialised or still in its Init START, has all its ranks in
+ * them (one process whose only communicator has `nranks 1`: nccl-pasted 512). False where none is shown.
+ */
+function allRanksShown(state: TrackedState, procs: readonly ProcessState[]): boolean {
+  const starting = new Map<string, { nranks?: number; ranks: Set<number | undefined> }>();
+  for (const p of procs)
+    for (const [ptr, st] of p.initStarts) {
+      const key = st.commId ?? `${p.key}/${ptr}`;
+      const c = starting.get(key) ?? { ranks: new Set() };
+      if (st.nranks !== undefined) c.nranks = st.nranks;
+      c.ranks.add(st.rank);
+      starting.set(key, c);
+    }
+  const sizes = [
+    ...[...state.comms.values()].map((c) => ({ nranks: c.nranks, shown: c.ranks.size })),
+    ...[...starting.values()].map((c) => ({ nranks: c.nranks, shown: c.ranks.size })),
+  ];
+  return sizes.length > 0 && sizes.every((c) => c.nranks !== undefined && c.nranks <= c.shown);
 }
 
 /** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */

@@ -359,15 +359,19 @@ function dumpOrError(s: string, m: number, end: number, b: PtBase): NcclEvent | 
   const xla = xlaNcclError(s, m, end, b);
   if (xla !== undefined) return xla;
   let what: PtErrorEvent["what"] | undefined;
+  const aborted = b.pgRank !== undefined && find(s, "NCCL " + ABORTED_ON, m, end) >= 0;
   if (find(s, "Some NCCL operations have failed", m, end) >= 0) what = "ops_failed";
   else if (find(s, "taking the entire process down", m, end) >= 0) what = "taking_down";
   else if (find(s, "DistBackendError", m, end) >= 0) what = "dist_backend_error";
+  // PyTorch 1.x raised NCCLComm's abort check as a RuntimeError: `RuntimeError: NCCL communicator was aborted on rank 19.`
+  else if (aborted) what = "nccl_error";
   else if (find(s, "NCCL error", m, end) >= 0 || ncclErrorNumbered(s, m, end) >= 0 || ncclErrorName(s, m, Math.min(end, m + 40)) !== undefined) {
     what = "nccl_error";
   }
   if (what === undefined) return undefined;
   const ev: PtErrorEvent = { ...b, kind: "pt_error", what };
   ncclErrorReason(s, m, end, ev);
+  if (aborted && ev.reason === undefined) ev.reason = "NCCL communicator was aborted (after an earlier failure or timeout of this rank)";
   errorExtras(s, m, end, ev);
   // `Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised the following async exception: NCCL error: ...`
   const wk = find(s, "WorkNCCL(", m, end);

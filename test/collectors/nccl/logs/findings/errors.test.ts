@@ -236,6 +236,17 @@ describe("network errors", () => {
     ]);
   });
 
+  it("`Proxy Call to rank 14 failed (Connect)` after the peer closed the connection is that network error, not a second failure (pasted 504); alone, an nccl_error", () => {
+    const name = listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("504-")) ?? "";
+    const r = analyzeLogs([{ name, text: readCapture(`nccl-pasted/${name}`) }]);
+    expect(r.findings.filter((f) => f.severity !== "info").map((f) => [f.kind, f.processes, f.ranks])).toEqual([["network_error", ["host:22337"], [14]]]);
+    const alone = run(
+      "gpu7:4105:4372 [0] proxy.cc:862 NCCL WARN Proxy Call to rank 3 failed (Connect)",
+      "gpu7:4105:4372 [0] NCCL INFO transport/net.cc:269 -> 6",
+    );
+    expect(alone.findings.map((f) => [f.kind, f.processes])).toEqual([["nccl_error", ["gpu7:4105"]]]);
+  });
+
   it("a net plugin's failed request quoted by PyTorch names the rank and the provider's words", () => {
     const f = of(
       run("[rank3]: NET/OFI Request 0x7f14cc5b60c0 completed with error. RC: 113. Error: 2 (UNDELIVERABLE). Completed length: 0"),
@@ -284,6 +295,24 @@ describe("GPUDirect RDMA off and sockets", () => {
     );
     expect(r.findings.map((f) => f.kind)).toEqual(["socket_transport", "gdr_disabled"]);
     expect(r.findings[1]?.summary).toContain("On the NET/Socket transport GDR cannot work at all");
+  });
+
+  it("sockets of one process whose communicators have all their ranks in the logs (nranks 1, pasted 512) are one host's; one rank of two is not", () => {
+    const lines = (nranks: number, end: string): string[] => [
+      "hostA:2129:2129 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+      "hostA:2129:2129 [0] NCCL INFO Using network Socket",
+      `hostA:2129:2129 [0] NCCL INFO ncclCommInitRank comm 0x641a32ed9550 rank 0 nranks ${nranks} cudaDev 0 nvmlDev 0 busId 1000 commId 0x7d30723e5510cf36 - ${end}`,
+    ];
+    for (const end of ["Init START", "Init COMPLETE"]) {
+      expect(
+        of(run(...lines(1, end)), "socket_transport").filter((f) => f.severity !== "info"),
+        end,
+      ).toEqual([]);
+      expect(
+        of(run(...lines(2, end)), "socket_transport").map((f) => f.severity),
+        end,
+      ).toEqual(["warning"]);
+    }
   });
 
   it("a healthy IB process that prints GDR Enabled and GDRDMA links: nothing", () => {

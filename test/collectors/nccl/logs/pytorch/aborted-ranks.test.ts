@@ -81,6 +81,15 @@ describe("NCCL communicator was aborted on rank N", () => {
     expect(fs.map((f) => [f.kind, f.ranks, f.seq])).toEqual([["watchdog_timeout", [3], 12]]);
   });
 
+  it("PyTorch 1.x raised it as a RuntimeError: an NCCL failure of that rank, also behind Open MPI's tags glued twice (nccl-pasted 506)", () => {
+    const fs = run(["RuntimeError: NCCL communicator was aborted on rank 19."]);
+    expect(top(fs)).toEqual([["nccl_error", [19]]]);
+    expect(fs[0]?.summary).toContain("NCCL communicator was aborted");
+    expect(top(run(["[1,19]<stderr>:RuntimeError[1,19]<stderr>:: NCCL communicator was aborted on rank 19."]))).toEqual([["nccl_error", [19]]]);
+    // No rank it was aborted on: no finding from these words alone.
+    expect(run(["RuntimeError: NCCL communicator was aborted on rank 1x"])).toEqual([]);
+  });
+
   it("a launcher's prefix still wins; words that only look alike name nothing", () => {
     expect(top(run(["[rank5]: torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1."]))).toEqual([["nccl_error", [5]]]);
     expect(top(run(["torch.distributed.DistBackendError: NCCL communicator was aborted on rank 1x"]))).toEqual([["nccl_error", []]]);
