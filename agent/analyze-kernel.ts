@@ -73,6 +73,25 @@ const NIC: Record<Exclude<NicEventKind, "link_up">, { severity: Severity; what: 
   },
 };
 
+/** The EFA driver's events, in AWS's terms (an instance's device: no firmware tool, no reseat); severities as NIC's. */
+const EFA_NIC: Partial<Record<NicEventKind, { what: string; advice: string }>> = {
+  firmware_error: {
+    what: "an admin queue that stopped answering",
+    advice:
+      "The EFA device stopped completing the driver's commands: traffic through it fails until the device is reset (stop and start the instance, which moves it to other hardware); drain the node if it repeats.",
+  },
+  command_error: {
+    what: "a command the device refused",
+    advice:
+      "The EFA device refused a command of the driver (a memory registration, a protection domain, a queue): the call over it fails. `err -12` is a refusal for want of resources: too many or too large memory registrations (NCCL's buffers, many communicators); check the limits (ulimit -l) and the memory the job registers.",
+  },
+  probe_failed: {
+    what: "a device that was not ready at probe",
+    advice:
+      "The EFA driver could not bring the device up: NCCL cannot use it (aws-ofi-nccl finds no provider, or falls back to sockets). Stop and start the instance.",
+  },
+};
+
 function quote(s: string): string {
   const t = s.trim();
   return t.length > MAX_QUOTE ? `"${t.slice(0, MAX_QUOTE)}..."` : `"${t}"`;
@@ -129,7 +148,8 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
     case "nic": {
       const n = ev.nic;
       if (n.kind === "link_up") return undefined;
-      const k = NIC[n.kind];
+      const efa = n.driver === "efa" ? EFA_NIC[n.kind] : undefined;
+      const k = efa !== undefined ? { ...NIC[n.kind], ...efa } : NIC[n.kind];
       const name = n.pci === undefined ? n.name : n.name !== undefined ? `${n.name} (PCI ${n.pci})` : n.pci;
       const out: HardwareEvent = {
         ...base,
@@ -196,17 +216,24 @@ const PORT: Record<PortTrouble, { severity: Severity; what: string; advice: stri
 const SPARE_PORT = {
   what: "no link while another port of the same HCA is Active",
   advice:
-    "Most likely an unused port with no cable, as on many dual-port cards; it matters only if NCCL_IB_HCA names it (e.g. mlx5_0:2) or it was meant to carry traffic.",
+    "Most likely an unused port with no cable, as on many dual-port cards. Where NCCL uses this port (its NET/IB list names it, or NCCL_IB_HCA does), it is a link down like any other: check the cable, the transceiver and the switch port.",
 };
 
-/** A port a pasted `ibstatus`, `ibstat` or `rdma link` shows not Active, as the analysis sees it; `spare`: another port of its HCA is Active. */
+/**
+ * A port a pasted `ibstatus`, `ibstat` or `rdma link` shows not Active, as the analysis sees it;
+ * `spare`: another port of its HCA is Active and this one never was: a note, a warning where a
+ * process of the logs uses that very port for NET/IB.
+ */
 export function portEvent(r: PortReading, where: string, spare = false): HardwareEvent {
-  const k = spare && r.trouble === "no_link" ? { ...PORT.no_link, ...SPARE_PORT, severity: "info" as const } : PORT[r.trouble];
+  const asSpare = spare && r.trouble === "no_link";
+  const k = asSpare ? { ...PORT.no_link, ...SPARE_PORT, severity: "info" as const } : PORT[r.trouble];
   return {
     kind: "hca_error",
     severity: k.severity,
+    ...(asSpare ? { severityOnRank: PORT.no_link.severity } : {}),
     device: `${r.hca} port ${r.port}`,
     hca: r.hca,
+    hcaPort: r.port,
     subject: `HCA ${r.hca} port ${r.port}`,
     event: `port_${r.trouble}`,
     title: `${k.what} (${r.tool}: state ${r.state}, physical state ${r.physical})`,
@@ -222,8 +249,8 @@ export class KernelLines implements HardwareLog {
     const ports = new PastedPortStates();
     // Ports seen not Active in this log: an Active reading of one of them after is news; of any other, none.
     const down = new Set<string>();
-    // HCAs with a port seen Active in their current output.
-    const up = new Set<string>();
+    // The ports of each HCA seen Active anywhere in this log (ibstatus prints a header per port, rdma link none).
+    const up = new Map<string, Set<number>>();
     return {
       line(text: string, lineNo: number): HardwareEvent[] {
         const out: HardwareEvent[] = [];
@@ -234,15 +261,18 @@ export class KernelLines implements HardwareLog {
         const r = ports.line(text);
         // A new output of an HCA (another host's, or a later run): its ports' earlier states are another story.
         const fresh = ports.takeHeader();
-        if (fresh !== undefined) {
-          for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
-          up.delete(fresh);
-        }
+        if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
         if (r !== undefined) {
           const key = `${r.hca}/${r.port}`;
           if (r.trouble !== "active" && r.trouble !== "disabled" && down.size < 4096) down.add(key);
-          if (r.trouble !== "active" || down.delete(key)) out.push(portEvent(r, `${name}:${lineNo}`, up.has(r.hca)));
-          if (r.trouble === "active" && up.size < 4096) up.add(r.hca);
+          // A spare: another port of the HCA is Active, and this one never was (a port that went down is no spare).
+          const active = up.get(r.hca);
+          const spare = active !== undefined && !active.has(r.port);
+          if (r.trouble !== "active" || down.delete(key)) out.push(portEvent(r, `${name}:${lineNo}`, spare));
+          if (r.trouble === "active") {
+            if (active !== undefined) active.add(r.port);
+            else if (up.size < 4096) up.set(r.hca, new Set([r.port]));
+          }
         }
         return out;
       },

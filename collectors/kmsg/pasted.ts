@@ -16,8 +16,9 @@
  * names no RDMA device gets the name an earlier line of the same host gave its PCI address.
  */
 import { parseDevicePrefix } from "./parse/device-prefix.js";
-import { KernelEvents, type KernelEvent } from "./parse/events.js";
-import { parseHealthAgentXid } from "./parse/xid.js";
+import { KernelEvents, RECOVERY_NO_CALLBACK, RECOVERY_NO_DRIVER, type KernelEvent } from "./parse/events.js";
+import { parseHealthAgentXid, type XidReport } from "./parse/xid.js";
+import { pciSlotKey } from "../pci.js";
 
 export interface PastedKernelEvent {
   event: KernelEvent;
@@ -58,7 +59,7 @@ const NOT_HOSTS = new Set([
 ]);
 
 /** Lines that can report an event hold one of these; any other line costs these scans only. */
-const MARKS = ["NVRM", "SXid", "XID ", "mlx5_core", "PCIe Bus Error", "AER", "infiniband ", "efa "] as const;
+const MARKS = ["NVRM", "SXid", "XID ", "mlx5_core", "PCIe Bus Error", RECOVERY_NO_CALLBACK, RECOVERY_NO_DRIVER, "infiniband ", "efa "] as const;
 
 /** Hosts whose parser state is kept (a fleet's pdsh output); beyond, the state of the first ones is reused. */
 const MAX_HOSTS = 4096;
@@ -72,6 +73,8 @@ export class PastedKernelLog {
   /** `host|pci` → the RDMA device (`mlx5_0`) a line named at that address. */
   private readonly hcaNames = new Map<string, string>();
   private lastHost: string | undefined;
+  /** `host|xid|slot` → who reported it first: the kernel's line or a health agent's words. */
+  private readonly xids = new Map<string, "kernel" | "agent">();
 
   line(text: string): PastedKernelEvent[] {
     let marked = false;
@@ -89,14 +92,26 @@ export class PastedKernelLog {
     const out: PastedKernelEvent[] = [];
     for (const event of this.parserOf(host).read(text)) {
       if (event.kind === "nic") this.nameHca(host, event.nic);
+      if (event.kind === "xid") this.seenXid(host, event.xid, "kernel");
       out.push(host !== undefined ? { event, host } : { event });
     }
     if (out.length === 0) {
+      // A health agent's words for an Xid: once per host, code and GPU, and not where the kernel's own line was read.
       const agent = parseHealthAgentXid(text);
-      if (agent !== undefined) out.push(host !== undefined ? { event: { kind: "xid", xid: agent }, host } : { event: { kind: "xid", xid: agent } });
+      if (agent !== undefined && this.seenXid(host, agent, "agent"))
+        out.push(host !== undefined ? { event: { kind: "xid", xid: agent }, host } : { event: { kind: "xid", xid: agent } });
     }
     if (out.length === 0 && text.indexOf("mlx5_core") >= 0) this.learnHcaName(host, text);
     return out;
+  }
+
+  /** Notes an Xid of the kernel or an agent; true for an agent's first word of an Xid the kernel's lines did not give. */
+  private seenXid(host: string | undefined, x: XidReport, by: "kernel" | "agent"): boolean {
+    const key = `${host?.toLowerCase() ?? ""}|${x.xid}|${pciSlotKey(x.pci)}`;
+    const had = this.xids.get(key);
+    if (had === undefined && this.xids.size < MAX_NAMES) this.xids.set(key, by);
+    else if (had === "agent" && by === "kernel") this.xids.set(key, by);
+    return by === "agent" && had === undefined;
   }
 
   private parserOf(host: string | undefined): KernelEvents {

@@ -38,15 +38,19 @@ export function parseDevicePrefix(line: string, driver: string): DevicePrefix | 
 /**
  * The prefix ibdev_printk() puts before an RDMA device's message: `infiniband <name>: `, e.g.
  * `infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12` (no bus
- * address; EFA devices may be named `rdmap16s27`). Found anywhere in the line.
+ * address; EFA devices may be named `rdmap16s27`). Found anywhere in the line: the first whose name
+ * `accept` takes.
  */
-export function parseIbDevicePrefix(line: string): { name: string; text: string } | undefined {
-  const at = line.indexOf("infiniband ");
-  if (at < 0 || (at > 0 && line.charCodeAt(at - 1) !== 32 && line.charCodeAt(at - 1) !== 93)) return undefined;
-  const i = at + 11;
-  const colon = line.indexOf(": ", i);
-  if (colon <= i || colon - i > 64) return undefined;
-  const name = line.slice(i, colon);
-  if (name.indexOf(" ") >= 0) return undefined;
-  return { name, text: line.slice(colon + 2) };
+export function parseIbDevicePrefix(line: string, accept: (name: string) => boolean = () => true): { name: string; text: string } | undefined {
+  // The first `infiniband ` that opens a prefix (after a blank, a tab or a dmesg stamp's `]`, or at the start).
+  for (let at = line.indexOf("infiniband "), tries = 0; at >= 0 && tries < 4; at = line.indexOf("infiniband ", at + 11), tries++) {
+    const before = at > 0 ? line.charCodeAt(at - 1) : 32;
+    if (before !== 32 && before !== 9 && before !== 93) continue;
+    const i = at + 11;
+    const colon = line.indexOf(": ", i);
+    if (colon <= i || colon - i > 64) continue;
+    const name = line.slice(i, colon);
+    if (name.indexOf(" ") < 0 && accept(name)) return { name, text: line.slice(colon + 2) };
+  }
+  return undefined;
 }

@@ -20,11 +20,17 @@ export type KernelEvent =
 
 /** An Xid 79 line and the driver's own "GPU has fallen off the bus" line about it come this close. */
 const SAME_FALL_MS = 60_000;
+/** A GPU's own uncorrected AER error and the recovery's words about it come this close. */
+const SAME_AER_MS = 10_000;
+export const RECOVERY_NO_CALLBACK = "can't recover (no error_detected callback)";
+export const RECOVERY_NO_DRIVER = "device has no AER-aware driver";
 
 export class KernelEvents {
   private readonly lost = new LostAtProbe();
   /** When an Xid 79 was last read, per PCI slot (domain:bus:device). */
   private readonly fell = new Map<string, number>();
+  /** When the GPU's own uncorrected AER error was last read, per PCI address. */
+  private readonly uncorrected = new Map<string, number>();
 
   /**
    * The events a message reports (none for most). A record with embedded newlines (dmesg shows
@@ -58,6 +64,15 @@ export class KernelEvents {
       )
         return;
     }
+    if (ev.kind === "gpu_pcie" && ev.pcie.severity === "uncorrected") {
+      const last = this.uncorrected.get(ev.pcie.pci);
+      // The recovery's words after the GPU's own uncorrected error report that error again.
+      if (isRecoveryLine(ev.pcie.text) && last !== undefined && atMs - last <= SAME_AER_MS) return;
+      if (!isRecoveryLine(ev.pcie.text)) {
+        this.uncorrected.set(ev.pcie.pci, atMs);
+        if (this.uncorrected.size > 256) this.uncorrected.delete(this.uncorrected.keys().next().value as string);
+      }
+    }
     out.push(ev);
   }
 
@@ -82,14 +97,19 @@ export class KernelEvents {
         return { kind: "gpu_pcie", pcie: { pci: p.pci, severity, text: p.text } };
       }
     }
-    // PCI error recovery after an uncorrected error above the GPU (its root port's AER): the kernel
+    // PCI error recovery after an uncorrected error (the GPU's own, or its root port's): the kernel
     // tells the GPU's driver, which has no AER callbacks (drivers/pci/pcie/err.c).
-    if (message.indexOf("can't recover (no error_detected callback)") >= 0 || message.indexOf("device has no AER-aware driver") >= 0) {
+    if (message.indexOf("nvidia ") >= 0 && isRecoveryLine(message)) {
       const p = parseDevicePrefix(message, "nvidia");
       if (p !== undefined) return { kind: "gpu_pcie", pcie: { pci: p.pci, severity: "uncorrected", text: p.text } };
     }
     return undefined;
   }
+}
+
+/** The AER recovery's words to a driver without AER callbacks. */
+function isRecoveryLine(text: string): boolean {
+  return text.indexOf(RECOVERY_NO_CALLBACK) >= 0 || text.indexOf(RECOVERY_NO_DRIVER) >= 0;
 }
 
 /** `NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.` (no Xid in it). */

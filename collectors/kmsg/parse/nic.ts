@@ -106,7 +106,7 @@ export function parseNicEvent(line: string): NicEvent | undefined {
     if (p !== undefined) return mlx5Event(p);
   }
   if (line.indexOf("infiniband ") >= 0) {
-    const p = parseIbDevicePrefix(line);
+    const p = parseIbDevicePrefix(line, isEfaName);
     const kind = p !== undefined ? efaKind(p.text) : undefined;
     if (p !== undefined && kind !== undefined) return { driver: "efa", name: p.name, kind, text: p.text };
   }
@@ -129,6 +129,14 @@ function mlx5Event(p: DevicePrefix): NicEvent | undefined {
     return ev;
   }
   return undefined;
+}
+
+/**
+ * EFA's RDMA device names: the driver's `efa_0`, or udev's predictable `rdmap16s27` (other fabrics'
+ * predictable names start with `ib`, `roce` or `iw`; other drivers' own, `mlx5_0`, `bnxt_re0`).
+ */
+function isEfaName(name: string): boolean {
+  return name.startsWith("efa") || name.startsWith("rdmap");
 }
 
 function efaKind(text: string): NicEventKind | undefined {

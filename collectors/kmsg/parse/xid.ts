@@ -102,7 +102,6 @@ export class LostAtProbe {
   }
 }
 
-/** `0000:3b:00`, `0000:3b:00.0`, `3b:00.0`: hex groups separated by ':' with an optional `.f`. */
 const HEALTH_XID = "XID ";
 const DETECTED_ON = " detected on PCI:";
 
@@ -131,6 +130,7 @@ export function parseHealthAgentXid(line: string): XidReport | undefined {
   return { pci: pci.toLowerCase(), xid, detail: line.slice(i + 1, on - 1) };
 }
 
+/** `0000:3b:00`, `0000:3b:00.0`, `3b:00.0`: hex groups separated by ':' with an optional `.f`. */
 export function isPciAddress(s: string): boolean {
   if (s.length < 5 || s.length > 16) return false;
   let colons = 0;

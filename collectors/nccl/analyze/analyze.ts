@@ -25,6 +25,7 @@ import { transportFindings, type OrphanLines } from "../logs/findings/transport.
 import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
+import { GdbBacktraceReader, gdbWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { GlooTimeoutReader, glooTimeoutFindings } from "../logs/pytorch/gloo-timeout.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
@@ -114,13 +115,14 @@ export class LogAnalysis {
     const stall = new StallReader();
     const horovodMismatch = new HorovodMismatchReader();
     const caught = new CaughtSignalReader(name);
+    const gdb = new GdbBacktraceReader(name);
     const gloo = new GlooTimeoutReader(name);
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, horovodMismatch, caught, gloo, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({ source: name, stall, horovodMismatch, caught, gdb, gloo, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -166,6 +168,7 @@ export class LogAnalysis {
         stall.line(text, lineNo);
         horovodMismatch.line(text, lineNo);
         caught.line(text, lineNo);
+        gdb.line(text, lineNo);
         gloo.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
@@ -323,6 +326,7 @@ interface TextReaders {
   stall: StallReader;
   horovodMismatch: HorovodMismatchReader;
   caught: CaughtSignalReader;
+  gdb: GdbBacktraceReader;
   gloo: GlooTimeoutReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
@@ -394,6 +398,7 @@ function reportOf(
       ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
       ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
       ...caughtSignalFindings(x.caught.crashes),
+      ...gdbWaitFindings(x.gdb.waits()),
       ...storeBarrierFindings(x.barrier.timeouts),
       ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
     ]),

@@ -39,5 +39,13 @@ describe("EFA kernel lines", () => {
     // A word that merely ends in "efa", and a process named like the prefix.
     expect(parseNicEvent("chefa 0000:00:1d.0: Failed to process command")).toBeUndefined();
     expect(parseNicEvent("myinfiniband efa_0: Failed to process command REG_MR")).toBeUndefined();
+    // Other RDMA drivers' devices use the same ib core prefix: their words are not EFA's.
+    expect(parseNicEvent("infiniband bnxt_re0: Admin queue is closed")).toBeUndefined();
+    expect(parseNicEvent("infiniband mlx5_0: Failed to process command")).toBeUndefined();
+  });
+
+  it("finds the prefix after a tab, and past an earlier 'infiniband ' that opens none", () => {
+    expect(kindOf("\tinfiniband efa_0: Admin queue is closed")).toEqual(["firmware_error", undefined, "efa_0"]);
+    expect(kindOf("the infiniband stack: infiniband efa_0: Admin queue is closed")).toEqual(["firmware_error", undefined, "efa_0"]);
   });
 });

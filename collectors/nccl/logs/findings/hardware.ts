@@ -34,6 +34,8 @@ export interface HardwareEvent {
   gpuPci?: string;
   /** An RDMA device name, to find the ranks whose NET/IB uses it. */
   hca?: string;
+  /** The HCA's port, when the event is a port's: only the ranks whose NET/IB uses that port. */
+  hcaPort?: number;
   /** The process the driver named (Xid `pid=`, `name=`). */
   pid?: number;
   processName?: string;
@@ -220,7 +222,7 @@ function deviceUsers(ctx: Context, procs: readonly ProcessState[], e: HardwareEv
     const users = ctx.slotUsers.get(pciSlotKey(e.gpuPci));
     return users === undefined ? [] : procs.filter((p) => users.has(p.key));
   }
-  if (e.hca !== undefined) return procs.filter((p) => p.ibDevices.some((d) => d.device === e.hca));
+  if (e.hca !== undefined) return procs.filter((p) => p.ibDevices.some((d) => d.device === e.hca && (e.hcaPort === undefined || d.port === e.hcaPort)));
   // An NVSwitch joins every GPU of its node (its tray, on NVL72 racks).
   if (e.kind === "nvswitch_sxid") return [...procs];
   return [];

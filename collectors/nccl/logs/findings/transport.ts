@@ -144,20 +144,23 @@ function ofNetwork(w: WarningRecord): boolean {
  * them (one process whose only communicator has `nranks 1`: nccl-pasted 512). False where none is shown.
  */
 function allRanksShown(state: TrackedState, procs: readonly ProcessState[]): boolean {
-  const starting = new Map<string, { nranks?: number; ranks: Set<number | undefined> }>();
+  const starting = new Map<string, { nranks?: number; ranks: Set<number> }>();
   for (const p of procs)
     for (const [ptr, st] of p.initStarts) {
       const key = st.commId ?? `${p.key}/${ptr}`;
       const c = starting.get(key) ?? { ranks: new Set() };
       if (st.nranks !== undefined) c.nranks = st.nranks;
-      c.ranks.add(st.rank);
+      if (st.rank !== undefined) c.ranks.add(st.rank);
       starting.set(key, c);
     }
   const sizes = [
     ...[...state.comms.values()].map((c) => ({ nranks: c.nranks, shown: c.ranks.size })),
     ...[...starting.values()].map((c) => ({ nranks: c.nranks, shown: c.ranks.size })),
   ];
-  return sizes.length > 0 && sizes.every((c) => c.nranks !== undefined && c.nranks <= c.shown);
+  if (sizes.length === 0 || !sizes.every((c) => c.nranks !== undefined && c.nranks <= c.shown)) return false;
+  // A launcher's rank beyond every communicator's size (`[rank12]:` beside a 1-rank subgroup) belongs to a larger job.
+  const largest = Math.max(...sizes.map((c) => c.nranks ?? 0));
+  return procs.every((p) => p.launcherRank === undefined || p.launcherRank < largest);
 }
 
 /** A communicator whose size NCCL printed is larger than the ranks of it the logs show. */

@@ -1,0 +1,199 @@
+/**
+ * gdb's (and cuda-gdb's) backtraces of a process stopped while it waited: `(gdb) bt` after
+ * `Thread 1 "python" received signal SIGINT, Interrupt.`, or `thread apply all bt` of a process gdb
+ * attached to, one row per frame:
+ *   #6  0x00007f67471be402 in pncclCommInitRankConfig () from /lib/x86_64-linux-gnu/libnccl.so.2
+ *   #0  ncclGroupEnd () at src/group.cc:123
+ * (a long row wraps onto an indented next one). A thread stopped inside one of NCCL's calls
+ * (ncclCommInitRankConfig, ncclGroupEnd, ncclAllReduce, ncclCommDestroy, ...; `pnccl` is the same
+ * call under its profiling name) was waiting in NCCL when the user stopped it, which is why they
+ * took the backtrace (nccl-pasted 443). A backtrace after a crash signal (SIGSEGV, SIGABRT, ...) is
+ * a crash, not a wait, and is left to the crash readers. Rows are cut at fixed words with indexOf;
+ * no regular expression. Bounded: MAX_TRACES backtraces of MAX_FRAMES frames.
+ */
+import { isDigit } from "../parse/scan.js";
+import { hangSuspected } from "../../verdict/finding.js";
+import type { Finding } from "../../verdict/report.js";
+import { hangSuspectedWords } from "../../verdict/words.js";
+
+const MAX_TRACES = 256;
+const MAX_FRAMES = 64;
+
+/** NCCL's calls a thread can wait in, by what it waits for. */
+const INIT_CALLS = new Set(["ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitAll", "ncclCommInitRankScalable", "ncclCommSplit", "ncclCommShrink"]);
+const TEARDOWN_CALLS = new Set(["ncclCommFinalize", "ncclCommDestroy", "ncclCommAbort"]);
+const COLLECTIVE_CALLS = new Set([
+  "ncclGroupEnd",
+  "ncclAllReduce",
+  "ncclBroadcast",
+  "ncclBcast",
+  "ncclReduce",
+  "ncclAllGather",
+  "ncclReduceScatter",
+  "ncclSend",
+  "ncclRecv",
+  "ncclAlltoAll",
+  "ncclGather",
+  "ncclScatter",
+]);
+
+/** Signals gdb reports for a crash: the backtrace is where it crashed, not where it waited. */
+const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP"];
+
+export type NcclWait = "init" | "teardown" | "collective";
+
+export interface NativeWait {
+  /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name. */
+  call: string;
+  wait: NcclWait;
+  /** The frame that called it (`c10d::NCCLComm::create`), when the backtrace has one. */
+  caller?: string;
+  /** The thread as gdb's header named it (`Thread 1 "python"`), when there was one. */
+  thread?: string;
+  where: string;
+}
+
+interface Trace {
+  frames: string[];
+  thread?: string;
+  where: string;
+  /** A crash signal came before it: no wait. */
+  crash: boolean;
+}
+
+/**
+ * A frame row → its function: `#3  0x00007f... in ?? () from /lib/libnccl.so.2` gives `??`,
+ * `#0  ncclGroupEnd () at src/group.cc:123` gives `ncclGroupEnd`; with its number. Undefined for
+ * any other row.
+ */
+export function gdbFrame(s: string): { n: number; fn: string } | undefined {
+  let i = 0;
+  while (i < s.length && (s.charCodeAt(i) === 32 || s.charCodeAt(i) === 9)) i++;
+  if (s.charCodeAt(i) !== 35 /* # */ || !isDigit(s.charCodeAt(i + 1))) return undefined;
+  let n = 0;
+  i++;
+  while (i < s.length && isDigit(s.charCodeAt(i))) n = n * 10 + (s.charCodeAt(i++) - 48);
+  if (s.charCodeAt(i) !== 32) return undefined;
+  while (i < s.length && s.charCodeAt(i) === 32) i++;
+  if (s.startsWith("0x", i)) {
+    const inAt = s.indexOf(" in ", i);
+    if (inAt < 0 || inAt - i > 20) return undefined;
+    i = inAt + 4;
+  }
+  // The name runs to ` (` (its arguments) or the row's end; a C++ name's own signature has no blank before its `(`.
+  const args = s.indexOf(" (", i);
+  const fn = s.slice(i, args < 0 ? s.length : args).trim();
+  return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
+}
+
+/** `c10d::NCCLComm::create(int, int, ncclUniqueId)` → `c10d::NCCLComm::create`. */
+function signatureless(fn: string): string {
+  const p = fn.indexOf("(");
+  return p > 0 ? fn.slice(0, p) : fn;
+}
+
+/** NCCL's call a frame's function is, and what it waits for; undefined for any other function. */
+export function ncclCall(fn: string): { call: string; wait: NcclWait } | undefined {
+  const name = fn.startsWith("pnccl") ? fn.slice(1) : fn;
+  if (!name.startsWith("nccl")) return undefined;
+  if (INIT_CALLS.has(name)) return { call: name, wait: "init" };
+  if (TEARDOWN_CALLS.has(name)) return { call: name, wait: "teardown" };
+  if (COLLECTIVE_CALLS.has(name)) return { call: name, wait: "collective" };
+  return undefined;
+}
+
+export class GdbBacktraceReader {
+  private readonly traces: Trace[] = [];
+  private open: Trace | undefined;
+  private thread: string | undefined;
+  private crash = false;
+  private last = -1;
+
+  constructor(private readonly source: string) {}
+
+  line(text: string, lineNo: number): void {
+    let i = 0;
+    while (i < text.length && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
+    if (text.charCodeAt(i) === 35 /* # */) {
+      const f = gdbFrame(text);
+      if (f !== undefined) {
+        if (f.n === 0 || this.open === undefined || f.n <= this.last) {
+          if (this.traces.length >= MAX_TRACES) return;
+          this.open = { frames: [], where: `${this.source}:${lineNo}`, crash: this.crash };
+          if (this.thread !== undefined) this.open.thread = this.thread;
+          this.traces.push(this.open);
+          this.thread = undefined;
+        }
+        if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(f.fn);
+        this.last = f.n;
+        return;
+      }
+    }
+    // A wrapped frame row's rest (`    () from /usr/lib/libtorch_cuda.so`), or a blank row, keeps the backtrace open.
+    if (this.open !== undefined && i > 0) return;
+    this.open = undefined;
+    this.last = -1;
+    if (text.indexOf("received signal ") >= 0) {
+      this.crash = CRASH_SIGNALS.some((sig) => text.indexOf(sig) >= 0);
+      const t = text.indexOf("Thread ");
+      const r = text.indexOf(" received signal ");
+      if (t >= 0 && r > t) this.thread = text.slice(t, r);
+      return;
+    }
+    if (text.indexOf("Attaching to process ") >= 0) {
+      this.crash = false;
+      return;
+    }
+    // `thread apply all bt`'s header: `Thread 3 (Thread 0x7f1e... (LWP 4242) "python"):`.
+    const t = text.indexOf("Thread ");
+    if (t < 0) return;
+    const open = text.indexOf(" (", t);
+    if (open > t && text.indexOf("(LWP ", open) > open) this.thread = text.slice(t, open);
+  }
+
+  /** The backtraces stopped inside one of NCCL's calls, not after a crash. */
+  waits(): NativeWait[] {
+    const out: NativeWait[] = [];
+    for (const t of this.traces) {
+      if (t.crash) continue;
+      // The outermost NCCL call: the one the application made.
+      for (let k = t.frames.length - 1; k >= 0; k--) {
+        const c = ncclCall(t.frames[k] as string);
+        if (c === undefined) continue;
+        const w: NativeWait = { ...c, where: t.where };
+        const caller = t.frames[k + 1];
+        if (caller !== undefined && caller !== "??") w.caller = caller;
+        if (t.thread !== undefined) w.thread = t.thread;
+        out.push(w);
+        break;
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * One hang_suspected per kind of wait (init, a collective, teardown) that the backtraces show:
+ * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
+ * they have them.
+ */
+export function gdbWaitFindings(waits: readonly NativeWait[]): Finding[] {
+  const byWait = new Map<NcclWait, NativeWait[]>();
+  for (const w of waits) byWait.set(w.wait, [...(byWait.get(w.wait) ?? []), w]);
+  return [...byWait.values()].map((ws) => {
+    const w = ws[0] as NativeWait;
+    return hangSuspected({
+      severity: "warning",
+      summary: hangSuspectedWords.nativeWait({
+        threads: ws.length,
+        calls: [...new Set(ws.map((x) => x.call))],
+        wait: w.wait,
+        ...(w.caller !== undefined ? { caller: w.caller } : {}),
+      }),
+      ranks: [],
+      processes: [],
+      comm_id: null,
+      evidence: ws.slice(0, 5).map((x) => x.where),
+    });
+  });
+}
