@@ -27,6 +27,8 @@ import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
 import { GdbBacktraceReader, gdbWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { GlooTimeoutReader, glooTimeoutFindings } from "../logs/pytorch/gloo-timeout.js";
+import { GlooConnectReader, glooConnectFindings } from "../logs/pytorch/gloo-connect.js";
+import { ConnectRetryReader, connectRetryFindings } from "../logs/socket/connect-retry.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
@@ -117,12 +119,14 @@ export class LogAnalysis {
     const caught = new CaughtSignalReader(name);
     const gdb = new GdbBacktraceReader(name);
     const gloo = new GlooTimeoutReader(name);
+    const glooConnect = new GlooConnectReader(name);
+    const connectRetries = new ConnectRetryReader(name);
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, horovodMismatch, caught, gdb, gloo, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({ source: name, stall, horovodMismatch, caught, gdb, gloo, glooConnect, connectRetries, frText, barrier, failedStack, stacks, ncclTests });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -170,6 +174,8 @@ export class LogAnalysis {
         caught.line(text, lineNo);
         gdb.line(text, lineNo);
         gloo.line(text, lineNo);
+        glooConnect.line(text, lineNo);
+        connectRetries.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
@@ -328,6 +334,8 @@ interface TextReaders {
   caught: CaughtSignalReader;
   gdb: GdbBacktraceReader;
   gloo: GlooTimeoutReader;
+  glooConnect: GlooConnectReader;
+  connectRetries: ConnectRetryReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
@@ -419,8 +427,17 @@ function reportOf(
       reportedResults(t.pt),
     ),
   ];
+  // NCCL's connect retries where no finding tells of that process's connections (the WARN after them is cut off).
+  const told = new Set(base.filter((f) => f.kind === "network_error" || f.kind === "nccl_error").flatMap((f) => f.processes));
+  base.push(
+    ...connectRetryFindings(
+      texts.flatMap((x) => x.connectRetries.retries()),
+      told,
+    ),
+  );
   // Gloo's timeout waits for a rank; where the logs hold a failure already, that failure is why.
   base.push(
+    ...glooConnectFindings(texts.flatMap((x) => x.glooConnect.failures)),
     ...glooTimeoutFindings(
       texts.flatMap((x) => x.gloo.timeouts),
       base.some(isFailureFinding),

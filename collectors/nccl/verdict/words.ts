@@ -359,6 +359,11 @@ function use(kind: FindingKind, one: boolean, sure: boolean): string {
 }
 
 export const hardwareWords = {
+  /** HCAs NCCL's NET/IB could not open (`Unable to open device mlx5_58`) and went on without. */
+  unopenedHca: (f: { devices: readonly string[]; host?: string; processes: readonly string[]; ranks: readonly number[]; count: number }): string =>
+    `NCCL could not open ${f.devices.length > 0 ? `HCA ${f.devices.join(", ")}` : "an HCA"}${f.host !== undefined ? ` on ${f.host}` : ""} (ibv_open_device failed${f.count > 1 ? `, ${f.count} times` : ""})` +
+    `${f.processes.length > 0 ? ` in ${f.processes.join(", ")}${f.ranks.length > 0 ? ` (${theRanks(f.ranks)})` : ""}` : ""} and goes on without ${f.devices.length > 1 ? "them" : "it"}. ` +
+    "The job runs on the HCAs that opened, with less network bandwidth. In a container the device's /dev/infiniband/uverbs* node is most often not mounted (the RDMA device plugin gave the pod fewer HCAs than sysfs shows): list the pod's HCAs in NCCL_IB_HCA, or give it the devices.",
   /**
    * One device's events: what the kernel said and what to do (`title`, `advice`: the reader of
    * kernel lines gives them), the pids the driver named, and the ranks of these logs on it:
@@ -851,6 +856,14 @@ export function pytorchErrorText(what: string, text: string | undefined): string
 const SOCKET_WARN_KINDS: ReadonlySet<string> = new Set(["connection_reset", "connection_closed", "connect_failed"]);
 
 export const networkErrorWords = {
+  /** NCCL's connect retries that these lines end in, with no WARN after them. */
+  connectRetries: (f: { processes: readonly string[]; errors: readonly string[]; count: number }): string =>
+    `NCCL on ${f.processes.join(", ")} kept retrying a connection (${f.errors.join(", ")}; ${f.count} retries in these lines) and the lines end before it connected: ` +
+    "the peer it dials does not listen (not started yet, exited, or the address NCCL picked is wrong: the bootstrap interface, NCCL_SOCKET_IFNAME, a pod's address). NCCL gives up after about 20 s with `Connect to ... failed`; the peer's own log says whether it ever came up.",
+  /** Gloo could not connect its full mesh at process-group init (`words`: Gloo's, `no error`, `Connect timeout [none]`). */
+  glooConnect: (f: { ranks: readonly number[]; words: readonly string[] }): string =>
+    `Gloo could not connect its process group's full mesh${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""} (${f.words.map((w) => `"${w}"`).join(", ")}): ` +
+    "init_process_group failed because a rank could not reach a peer over TCP. Check the interface Gloo picked (GLOO_SOCKET_IFNAME; the address the host name resolves to), firewalls between the hosts, and whether every rank was started (a peer that exited or never came up refuses or times out).",
   /** A process's return chain carried ncclRemoteError with no network WARN of its own. */
   chain: (f: { process: string; chain: string; warn?: string }): string =>
     `NCCL on ${f.process} failed because a remote process exited or the network failed: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : ""}. ` +
@@ -1027,7 +1040,7 @@ export const ncclErrorWords = {
 
   /** PyTorch's error lines of one rank, no peer named. */
   pytorch: (f: { rank?: string; group?: string; texts: readonly string[]; seq?: number; op?: string; by?: string }): string =>
-    `${f.by ?? "PyTorch"} reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}: ${f.texts.join("; ")}.${interfaceHint(f.texts)}`,
+    `${f.by ?? "PyTorch"} reported an NCCL failure${onRank(f.rank, f.group)}${f.seq !== undefined ? ` in work SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : ""}${f.texts.length > 0 ? `: ${f.texts.join("; ")}.` : ": its `Last error:` row is the last of the excerpt, so the error's own words are not in it."}${interfaceHint(f.texts)}`,
 
   /** NCCL RAS: the ranks of a communicator are in different states; `odd`: those not in the largest group. */
   rasStates: (f: { comm: string; states: readonly { count: number; status?: string }[]; odd: readonly RankAt[] }): string =>

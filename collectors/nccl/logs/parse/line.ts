@@ -22,7 +22,7 @@ import type { ChannelEvent, GdrEvent, NcclEvent, WarnEvent } from "./types.js";
 import { anomaly, parseColl } from "./coll.js";
 import { parseHeaderless } from "./desync.js";
 import { parseCommLine, parseDestroyed, parseVersion } from "./init.js";
-import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseUsingNetwork } from "./net.js";
+import { parseBootstrap, parseGdr, parseLibibverbs, parseNetMsg, parseNicDistance, parseUsingNetwork } from "./net.js";
 import { type NcclHeader, parseHeaderAt } from "./header.js";
 import { parsePrefix } from "./prefix.js";
 import { PG_DESTROYED, parsePyTorch } from "../pytorch/parse.js";
@@ -146,7 +146,7 @@ function info(s: string, m: number, end: number): NcclEvent | undefined {
     case 67: // C
       if (s.startsWith("Channel ", m) || s.startsWith("CollNet ", m)) return parseChannelMsg(s, m, end);
       if (s.startsWith("Connected all ", m)) return parseConnected(s, m, end);
-      return undefined;
+      return s.startsWith("CUDA Dev ", m) ? parseNicDistance(s, m, end) : undefined;
     case 82: // R
       return s.startsWith("Ring ", m) ? parseChannelMsg(s, m, end) : undefined;
     case 84: // T

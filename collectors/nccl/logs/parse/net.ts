@@ -5,6 +5,7 @@
  *   NET/IB : No device found.                 NET/IB: [0] mlx5_3:1/IB   (2.3, one line per HCA)
  *   NET/Socket : Using [0]eth0:10.2.3.32<0> [1]veth0:fe80::1%veth0<0>
  *   Using network IB | Socket | IBext_v8      Using internal Network IB (2.3)
+ *   CUDA Dev 0[3], Socket NIC distance :  SYS (2.4-2.6: the network selected, and the GPU's distance to its NIC)
  *   Bootstrap : Using ib0:10.159.0.34<0>      NET : Using interface enp1s0f0:100.97.16.164<0> (2.3)
  *   Failed to open libibverbs.so[.1]          (INFO from 2.19; WARN before)
  *   NET/IB : GPU Direct RDMA Enabled|Disabled for HCA 0 'mlx5_0' [(no module)]
@@ -151,6 +152,20 @@ export function parseUsingNetwork(s: string, m: number, end: number): NetEvent |
   else if (s.startsWith("Using internal Network ", m)) i = m + 23;
   else return undefined;
   const plugin = s.slice(i, tokenEnd(s, i, end));
+  const net = plugin.startsWith("IB") ? "IB" : plugin.startsWith("Socket") ? "Socket" : plugin;
+  return { kind: "net", net, what: "selected", plugin };
+}
+
+/**
+ * NCCL 2.4-2.6's `CUDA Dev 0[3], Socket NIC distance :  SYS` (`IB`, `AWS Libfabric`): the network it
+ * selected, named as `Using network` names it in later releases.
+ */
+export function parseNicDistance(s: string, m: number, end: number): NetEvent | undefined {
+  const c = find(s, ", ", m + 9, end);
+  const d = c < 0 ? -1 : find(s, " NIC distance", c + 2, end);
+  if (d < 0 || d - c > 40) return undefined;
+  const plugin = s.slice(c + 2, d);
+  if (plugin.length === 0) return undefined;
   const net = plugin.startsWith("IB") ? "IB" : plugin.startsWith("Socket") ? "Socket" : plugin;
   return { kind: "net", net, what: "selected", plugin };
 }

@@ -142,8 +142,8 @@ function rayPrefix(s: string, i: number, end: number, p: PrefixInfo): number {
 /**
  * Decodes launcher prefixes and the NCCL timestamp in [start, end); never looks at or past end
  * (the returned end is at most `end`). Never throws.
- * `strict`: accept a pdsh/srun `word: ` prefix only when a `[` or `(` follows it (used on lines
- * without a NCCL header, where `socketProgressOpt: ...` or `torch.distributed.X: ...` are text).
+ * `strict`: accept a pdsh/srun `word: ` prefix only when a `[`, a `(` or `Last error:` follows it
+ * (used on lines without a NCCL header, where `socketProgressOpt: ...` or `torch.distributed.X: ...` are text).
  */
 export function parsePrefix(s: string, start: number, end: number, strict = false): PrefixInfo {
   const p: PrefixInfo = { end: start };
@@ -223,8 +223,10 @@ function wordColon(s: string, i: number, end: number, p: PrefixInfo, strict: boo
   }
   if (k === i || k + 1 >= end || s.charCodeAt(k) !== 58 || !isSpace(s.charCodeAt(k + 1))) return -1;
   if (strict) {
-    const c = s.charCodeAt(skipSpaces(s, k + 1, end));
-    if (c !== 91 && c !== 40) return -1;
+    // A launcher's tag before a bracket, or before PyTorch's `Last error:` row (pdsh `node2: Last error:`).
+    const t = skipSpaces(s, k + 1, end);
+    const c = s.charCodeAt(t);
+    if (c !== 91 && c !== 40 && !s.startsWith("Last error:", t)) return -1;
   }
   const v = natAt(s, i, k);
   if (v !== undefined && pos === k) launcherRank(p, { kind: "srun", rank: v });

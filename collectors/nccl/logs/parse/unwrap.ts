@@ -209,8 +209,16 @@ export class LineUnwrapper {
     if (this.rows >= MAX_ROWS || p.length + text.length > MAX_JOINED) return false;
     let row: string;
     if (this.lastErrorPrefix !== undefined) {
-      const { prefix, body } = splitPrefix(text);
-      if (prefix !== this.lastErrorPrefix || body >= text.length) return false;
+      const lp = this.lastErrorPrefix;
+      const split = splitPrefix(text);
+      // The same prefix, as the strict reading gives it or literally (pdsh's `node2: ` before `Net : Call to recv ...`).
+      const body =
+        split.prefix === lp
+          ? split.body
+          : lp !== "" && text.startsWith(lp) && text.charCodeAt(lp.length) === 32
+            ? skipSpaces(text, lp.length, text.length)
+            : -1;
+      if (body < 0 || body >= text.length) return false;
       row = text.slice(body);
       this.lastErrorPrefix = undefined;
     } else {

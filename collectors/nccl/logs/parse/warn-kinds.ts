@@ -366,6 +366,13 @@ export const WARN_KINDS = [
         fields: "sharedGpu",
         captures: [{ file: "nccl-pasted/340-horovod-mpirun-tags-duplicate-gpu-detected-invalid-usage-all-ranks-device-1000.log", line: 5 }],
       },
+      {
+        // init.cc: `Invalid rank requested : 2/2`: ncclCommInitRank with a rank outside [0, nranks) (a world size or rank
+        // the launcher set wrong); the call returns ncclInvalidArgument.
+        any: ["Invalid rank requested"],
+        fields: "requestedRank",
+        captures: [{ file: "nccl-pasted/561-aml-k8s-worker-net-socket-invalid-rank-requested-2-of-2.log", line: 8 }],
+      },
     ],
   },
   {

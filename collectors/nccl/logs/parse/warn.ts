@@ -273,6 +273,14 @@ const FIELDS: Record<WarnFields, Reader> = {
     if (r !== undefined) d.sharedGpuRank = r;
     return undefined;
   },
+  // `Invalid rank requested : 2/2`: the rank this process asked for, out of the communicator's size.
+  requestedRank: (s, _i, end, d, after) => {
+    let k = skipSpaces(s, after, end);
+    if (s.charCodeAt(k) === 58 /* : */) k = skipSpaces(s, k + 1, end);
+    const r = readInt(s, k, end);
+    if (r !== undefined && s.charCodeAt(pos) === 47 /* / */) d.selfRank = r;
+    return undefined;
+  },
   mismatchRank: (s, _i, end, d, after) => {
     const rk = find(s, "around rank ", after, end);
     const r = rk >= 0 ? readInt(s, rk + 12, end) : undefined;

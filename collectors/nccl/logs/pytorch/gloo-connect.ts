@@ -1,0 +1,66 @@
+/**
+ * Gloo's failed connection setup at process-group init (`init_process_group(backend="gloo")`, or the
+ * Gloo group PyTorch makes beside NCCL's): ProcessGroupGloo logs, and raises, `Gloo connectFullMesh
+ * failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error` or `... pair.h:301]
+ * Connect timeout [none]` (nccl-pasted 559, 560). A rank could not reach a peer over TCP: a network
+ * error of the ranks that logged it. Each rank's first line is kept (bounded); cut at fixed words,
+ * no regular expression.
+ */
+import { parsePrefix } from "../parse/prefix.js";
+import { networkError } from "../../verdict/finding.js";
+import type { Finding } from "../../verdict/report.js";
+import { networkErrorWords } from "../../verdict/words.js";
+
+const MARK = "Gloo connectFullMesh failed with ";
+const MAX_FAILURES = 4096;
+
+export interface GlooConnectFailure {
+  /** The launcher prefix's rank (`[rank4]:`), where the line has one. */
+  rank?: number;
+  /** Gloo's words after its source location: `no error`, `Connect timeout [none]`. */
+  words: string;
+  where: string;
+}
+
+/** `... Gloo connectFullMesh failed with [.../pair.cc:144] no error` → the failure; undefined otherwise. */
+export function glooConnectFailure(s: string, where: string): GlooConnectFailure | undefined {
+  const k = s.indexOf(MARK);
+  if (k < 0) return undefined;
+  let i = k + MARK.length;
+  if (s.charCodeAt(i) === 91 /* [ */) {
+    const close = s.indexOf("] ", i);
+    if (close > i && close - i < 200) i = close + 2;
+  }
+  const out: GlooConnectFailure = { words: s.slice(i).trim().slice(0, 120), where };
+  const rank = parsePrefix(s, 0, k, true).launcher?.rank;
+  if (rank !== undefined) out.rank = rank;
+  return out;
+}
+
+export class GlooConnectReader {
+  readonly failures: GlooConnectFailure[] = [];
+
+  constructor(private readonly source: string) {}
+
+  line(text: string, lineNo: number): void {
+    if (text.indexOf(MARK) < 0 || this.failures.length >= MAX_FAILURES) return;
+    const f = glooConnectFailure(text, `${this.source}:${lineNo}`);
+    // The logged line and the raised RuntimeError of one rank are one failure.
+    if (f !== undefined && !this.failures.some((x) => x.rank === f.rank)) this.failures.push(f);
+  }
+}
+
+/** One critical network_error for all of them: the ranks that could not connect, and Gloo's words. */
+export function glooConnectFindings(all: readonly GlooConnectFailure[]): Finding[] {
+  if (all.length === 0) return [];
+  const ranks = [...new Set(all.map((f) => f.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  return [
+    networkError({
+      summary: networkErrorWords.glooConnect({ ranks, words: [...new Set(all.map((f) => f.words))] }),
+      ranks,
+      processes: [],
+      comm_id: null,
+      evidence: all.slice(0, 5).map((f) => f.where),
+    }),
+  ];
+}

@@ -1,0 +1,92 @@
+/**
+ * Forms the sixteenth to nineteenth blind sets brought, from their real captures (test/fixtures/
+ * nccl-pasted 553-564): pdsh's prefix before PyTorch's `Last error:` row and the error after it, NCCL's
+ * connect retries the excerpt ends in, Gloo's failed connection setup, `Invalid rank requested`,
+ * NCCL 2.4's `Socket NIC distance` naming the network, and HCAs NCCL could not open.
+ */
+import { describe, expect, it } from "vitest";
+import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
+import { parseLine } from "../../../../collectors/nccl/logs/parse/line.js";
+import type { Finding } from "../../../../collectors/nccl/verdict/report.js";
+import { listFixtures, readCapture } from "../../../helpers/fixtures.js";
+
+const text = (prefix: string): string => readCapture(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix)) ?? ""}`);
+const all = (t: string): Finding[] => analyzeLogs([{ name: "x.log", text: t }]).findings;
+const serious = (t: string): Finding[] => all(t).filter((f) => f.severity !== "info");
+const brief = (fs: readonly Finding[]): [string, string, number[]][] => fs.map((f) => [f.kind, f.severity, f.ranks]);
+
+describe("pdsh's prefix on PyTorch's `Last error:` rows (553)", () => {
+  it("`node2: Last error:` and `node2: Net : Call to recv ... failed : Connection refused` are one network error at that peer", () => {
+    const fs = serious(text("553-"));
+    expect(brief(fs)).toEqual([["network_error", "critical", []]]);
+    expect(fs[0]?.summary).toContain("Net : Call to recv from NODE2_IP<56843> failed : Connection refused");
+  });
+
+  it("a `Last error:` row that ends the excerpt says its words are cut off, not an empty text", () => {
+    expect(serious("[rank3]: Last error:")[0]?.summary).toBe(
+      "PyTorch reported an NCCL failure on rank 3: its `Last error:` row is the last of the excerpt, so the error's own words are not in it.",
+    );
+  });
+
+  it("prose after a word and a colon is still no prefix: `socketProgressOpt: Call to recv ...` keeps its words", () => {
+    expect(serious("node2: socketProgressOpt: Call to recv from 10.0.0.2<5000> failed : Connection reset by peer").map((f) => f.kind)).toEqual([
+      "network_error",
+    ]);
+  });
+});
+
+describe("NCCL's connect retries (556)", () => {
+  it("retries the excerpt ends in: a network_error warning naming the processes and what connect returned", () => {
+    const fs = serious(text("556-"));
+    expect(brief(fs)).toEqual([["network_error", "warning", []]]);
+    expect(fs[0]?.processes).toEqual(["pytorch-fairseq-worker-0:16", "pytorch-fairseq-worker-0:18"]);
+    expect(fs[0]?.summary).toMatch(/kept retrying a connection \(Connection refused; 12 retries in these lines\)/);
+  });
+
+  it("retries the process got past, or that its WARN tells: nothing of their own", () => {
+    const retry = "n1:16:63 [0] NCCL INFO Call to connect returned Connection refused, retrying";
+    expect(serious([retry, retry, "n1:16:63 [0] NCCL INFO Connected all rings"].join("\n"))).toEqual([]);
+    const warned = [retry, retry, "n1:16:63 [0] misc/socket.cc:456 NCCL WARN Net : Connect to 10.0.0.9<41234> failed : Connection refused"].join("\n");
+    expect(brief(serious(warned))).toEqual([["network_error", "critical", []]]);
+    expect(serious(warned)[0]?.summary).not.toContain("kept retrying");
+  });
+});
+
+describe("Gloo's failed connection setup (559, 560)", () => {
+  it("`Gloo connectFullMesh failed with [...pair.cc:144] no error` on two ranks: one network_error naming them", () => {
+    const fs = serious(text("559-"));
+    expect(brief(fs)).toEqual([["network_error", "critical", [4, 6]]]);
+    expect(fs[0]?.summary).toMatch(/^Gloo could not connect its process group's full mesh on ranks 4,6 \("no error"\)/);
+  });
+
+  it("the logged line and the raised RuntimeError of one process are one failure, with Gloo's words", () => {
+    const fs = serious(text("560-"));
+    expect(brief(fs)).toEqual([["network_error", "critical", []]]);
+    expect(fs[0]?.summary).toContain('("Connect timeout [none]")');
+    expect(fs[0]?.evidence).toHaveLength(1);
+  });
+});
+
+describe("NCCL's own words on its rank and network", () => {
+  it("`Invalid rank requested : 2/2` is an invalid-usage nccl_error of rank 2 (561)", () => {
+    const fs = serious(text("561-")).filter((f) => f.kind === "nccl_error");
+    expect(brief(fs)).toEqual([["nccl_error", "critical", [2]]]);
+  });
+
+  it("NCCL 2.4's `CUDA Dev 0[0], Socket NIC distance :  SYS` is the network it selected (562: four pods on sockets)", () => {
+    expect(parseLine("host1:22:30 [0] NCCL INFO CUDA Dev 0[3], Socket NIC distance :  SYS")).toMatchObject({ kind: "net", net: "Socket", what: "selected" });
+    expect(parseLine("host1:22:30 [0] NCCL INFO CUDA Dev 1[1], AWS Libfabric NIC distance :  SYS")).toMatchObject({ net: "AWS Libfabric", what: "selected" });
+    expect(parseLine("host1:22:30 [0] NCCL INFO CUDA Dev 0[0], IB NIC distance :  PHB")).toMatchObject({ net: "IB", what: "selected" });
+    const fs = serious(text("562-"));
+    expect(brief(fs)).toEqual([["socket_transport", "warning", []]]);
+    // The fourth pod's lines in the excerpt name no network.
+    expect(fs[0]?.processes).toEqual(["plx-somenumberid-master-0:22", "plx-somenumberid-worker-0:28", "plx-somenumberid-worker-1:25"]);
+  });
+
+  it("HCAs NCCL could not open while others served (564): one hca_error warning, no critical nccl_error; none opened (391): nothing of its own", () => {
+    const fs = serious(text("564-"));
+    expect(brief(fs)).toEqual([["hca_error", "warning", []]]);
+    expect(fs[0]?.summary).toMatch(/^NCCL could not open HCA mlx5_58, mlx5_59 on 65826-86bd789679-2dxbs \(ibv_open_device failed, 3 times\)/);
+    expect(serious(text("391-"))).toEqual([]);
+  });
+});
