@@ -92,7 +92,8 @@ export class PastedKernelLog {
     const out: PastedKernelEvent[] = [];
     for (const event of this.parserOf(host).read(text)) {
       if (event.kind === "nic") this.nameHca(host, event.nic);
-      if (event.kind === "xid") this.seenXid(host, event.xid, "kernel");
+      // The kernel's own line of an Xid a health agent's words gave first: counted once, already.
+      if (event.kind === "xid" && this.seenXid(host, event.xid, "kernel")) continue;
       out.push(host !== undefined ? { event, host } : { event });
     }
     if (out.length === 0) {
@@ -105,13 +106,21 @@ export class PastedKernelLog {
     return out;
   }
 
-  /** Notes an Xid of the kernel or an agent; true for an agent's first word of an Xid the kernel's lines did not give. */
+  /**
+   * Notes an Xid of the kernel or of a health agent. For an agent's words: true when they are the
+   * first of that Xid (count them). For the kernel's line: true when an agent's words counted that
+   * Xid first (it is counted already), and from then on the kernel's lines count.
+   */
   private seenXid(host: string | undefined, x: XidReport, by: "kernel" | "agent"): boolean {
     const key = `${host?.toLowerCase() ?? ""}|${x.xid}|${pciSlotKey(x.pci)}`;
     const had = this.xids.get(key);
     if (had === undefined && this.xids.size < MAX_NAMES) this.xids.set(key, by);
-    else if (had === "agent" && by === "kernel") this.xids.set(key, by);
-    return by === "agent" && had === undefined;
+    if (by === "agent") return had === undefined;
+    if (had === "agent") {
+      this.xids.set(key, "kernel");
+      return true;
+    }
+    return false;
   }
 
   private parserOf(host: string | undefined): KernelEvents {

@@ -149,6 +149,55 @@ describe("analyze: EFA lines, a GPU its root port's error left unrecovered, port
       ),
     ).toEqual(["warning hca_error mlx5_0 port 2 port_not_activated x1"]);
   });
+
+  it("ibstatus, a header per port: the second port with no link beside an Active first is a note too", () => {
+    const port = (n: number, state: string, phys: string): string[] => [
+      `Infiniband device 'mlx5_0' port ${n} status:`,
+      `\tstate:\t\t ${state}`,
+      `\tphys state:\t ${phys}`,
+      "\trate:\t\t 100 Gb/sec (4X EDR)",
+    ];
+    expect(ports([...port(1, "4: ACTIVE", "5: LinkUp"), ...port(2, "1: DOWN", "2: Polling")].join("\n"))).toEqual([
+      "info hca_error mlx5_0 port 2 port_no_link x1",
+    ]);
+  });
+
+  it("a port that was Active and is down later in the log is no spare: a warning (rdma link, two listings)", () => {
+    const text = [
+      "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0",
+      "link mlx5_0/2 state ACTIVE physical_state LINK_UP netdev ib1",
+      "link mlx5_0/1 state DOWN physical_state POLLING netdev ib0",
+    ].join("\n");
+    expect(ports(text)).toEqual(["warning hca_error mlx5_0 port 1 port_no_link x1"]);
+  });
+
+  it("a second port NCCL's NET/IB uses is no spare: a warning that names the process; where it uses only port 1, a note", () => {
+    const text = [
+      "node1:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_0:2/IB ; OOB ib0:10.0.0.1<0>",
+      ibstat([
+        ["Active", "LinkUp"],
+        ["Down", "Polling"],
+      ]),
+    ].join("\n");
+    const hca = (t: string): Finding[] => analyzeLogs([{ name: "node1.txt", text: t }], new KernelLines()).findings.filter((f) => f.kind === "hca_error");
+    expect(hca(text).map((f) => [f.severity, f.processes])).toEqual([["warning", ["node1:100"]]]);
+    expect(hca(text.replace(" [1]mlx5_0:2/IB", "")).map((f) => f.severity)).toEqual(["info"]);
+  });
+
+  it("EFA's words get EFA's advice, not Mellanox's (kmsg/42)", () => {
+    const f = analyzeCapture("42-")[0];
+    expect(f?.summary).toContain("The EFA device refused a command");
+    expect(f?.summary).not.toContain("mlxfwreset");
+  });
+
+  it("gpud's words for an Xid the kernel's own line gave are not counted again, in either order", () => {
+    const kernel = "NVRM: Xid (PCI:0000:ae:00): 79, pid=1122, name=python, GPU has fallen off the bus.";
+    const agent = "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00";
+    const of = (lines: string[]): string[] => analyzeLogs([{ name: "k.txt", text: lines.join("\n") }], new KernelLines()).findings.map(brief);
+    expect(of([kernel, agent])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
+    expect(of([agent, kernel])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
+    expect(of([agent, agent])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
+  });
 });
 
 describe("analyze: kernel lines beside NCCL logs", () => {

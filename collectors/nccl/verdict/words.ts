@@ -360,10 +360,20 @@ function use(kind: FindingKind, one: boolean, sure: boolean): string {
 
 export const hardwareWords = {
   /** HCAs NCCL's NET/IB could not open (`Unable to open device mlx5_58`) and went on without. */
-  unopenedHca: (f: { devices: readonly string[]; host?: string; processes: readonly string[]; ranks: readonly number[]; count: number }): string =>
+  unopenedHca: (f: {
+    devices: readonly string[];
+    host?: string;
+    processes: readonly string[];
+    ranks: readonly number[];
+    count: number;
+    served: boolean;
+  }): string =>
     `NCCL could not open ${f.devices.length > 0 ? `HCA ${f.devices.join(", ")}` : "an HCA"}${f.host !== undefined ? ` on ${f.host}` : ""} (ibv_open_device failed${f.count > 1 ? `, ${f.count} times` : ""})` +
-    `${f.processes.length > 0 ? ` in ${f.processes.join(", ")}${f.ranks.length > 0 ? ` (${theRanks(f.ranks)})` : ""}` : ""} and goes on without ${f.devices.length > 1 ? "them" : "it"}. ` +
-    "The job runs on the HCAs that opened, with less network bandwidth. In a container the device's /dev/infiniband/uverbs* node is most often not mounted (the RDMA device plugin gave the pod fewer HCAs than sysfs shows): list the pod's HCAs in NCCL_IB_HCA, or give it the devices.",
+    `${f.processes.length > 0 ? ` in ${f.processes.join(", ")}${f.ranks.length > 0 ? ` (${theRanks(f.ranks)})` : ""}` : ""}` +
+    (f.served
+      ? ` and goes on without ${f.devices.length > 1 ? "them" : "it"}. The job runs on the HCAs that opened, with less network bandwidth.`
+      : ". No line shows NET/IB going on with another HCA: if none opened, NCCL falls back to sockets (or fails, with NCCL_NET=IB).") +
+    " In a container the device's /dev/infiniband/uverbs* node is most often not mounted (the RDMA device plugin gave the pod fewer HCAs than sysfs shows): list the pod's HCAs in NCCL_IB_HCA, or give it the devices.",
   /**
    * One device's events: what the kernel said and what to do (`title`, `advice`: the reader of
    * kernel lines gives them), the pids the driver named, and the ranks of these logs on it:

@@ -16,7 +16,7 @@ import { collectiveMismatch, ncclError, networkError } from "../../verdict/findi
 import { collectiveMismatchWords, ncclErrorWords, ncclReturned, networkErrorWords, peerAddress, type SizeMismatchFacts } from "../../verdict/words.js";
 import { chainText, isFailure } from "./retcode.js";
 import { ncclAsyncEventFindings } from "./hardware.js";
-import { unopenedDevice, unopenedHcaFindings } from "./unopened-hca.js";
+import { skippedDevice, unopenedHcaFindings } from "./unopened-hca.js";
 import { ibQpDevice } from "../parse/warn.js";
 
 const NETWORK_KINDS = new Set(["connection_reset", "connection_closed", "connect_failed", "ib_completion_error", "net_completion_error", "ib_qp_error"]);
@@ -82,7 +82,7 @@ export function errorFindings(state: TrackedState, orphans: readonly WarningReco
       ),
       ...sizeMismatchFindings(state, all, chains),
       ...unopenedHcaFindings(state, all),
-      ...warnErrorFindings(state, all, chains, (x) => proxyOfNetworkError(x) || unopenedDevice(x.w.message) !== undefined),
+      ...warnErrorFindings(state, all, chains, (x) => proxyOfNetworkError(x) || skippedDevice(x)),
       ...chainFindings(state, procs, chains, socketFailures(all), reported),
     ],
     fallout,

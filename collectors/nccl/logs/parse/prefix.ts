@@ -226,12 +226,17 @@ function wordColon(s: string, i: number, end: number, p: PrefixInfo, strict: boo
     // A launcher's tag before a bracket, or before PyTorch's `Last error:` row (pdsh `node2: Last error:`).
     const t = skipSpaces(s, k + 1, end);
     const c = s.charCodeAt(t);
-    if (c !== 91 && c !== 40 && !s.startsWith("Last error:", t)) return -1;
+    if (c !== 91 && c !== 40 && !(s.startsWith("Last error:", t) && isHostWord(s.slice(i, k)))) return -1;
   }
   const v = natAt(s, i, k);
   if (v !== undefined && pos === k) launcherRank(p, { kind: "srun", rank: v });
   else launcherRank(p, { kind: "pdsh", host: s.slice(i, k) });
   return k + 2;
+}
+
+/** A pdsh host, not an exception's or a logger's name before `Last error:` (`ncclSystemError:`, `RuntimeError:`, `WARNING:`, `torch.x:`). */
+function isHostWord(w: string): boolean {
+  return w.indexOf(".") < 0 && !w.endsWith("Error") && !w.endsWith("Exception") && w !== "WARNING" && w !== "ERROR" && w !== "INFO";
 }
 
 /** [A-Za-z0-9._-] */

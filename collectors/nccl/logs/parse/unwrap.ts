@@ -101,6 +101,23 @@ function isBareRow(s: string): boolean {
   return s.indexOf(" NCCL INFO ") < 0 && s.indexOf(" NCCL WARN ") < 0;
 }
 
+/** A body (after a prefix) that starts a line of its own: a bracket or a date, a traceback, a NCCL line. */
+function opensOwnLine(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  if (c === 91 /* [ */ || (c >= 48 && c <= 57)) return true;
+  for (const start of OWN_STARTS) if (s.startsWith(start, i)) return true;
+  return s.indexOf(" NCCL ", i) >= 0;
+}
+
+/** A row that opens with a lowercase `word: ` and no other start of its own (no NCCL header, no launcher tag in brackets). */
+function isWordColonRow(s: string): boolean {
+  const c = s.charCodeAt(0);
+  if (c < 97 || c > 122) return false;
+  for (const start of OWN_STARTS) if (s.startsWith(start)) return false;
+  const p = parsePrefix(s, 0, s.length, true);
+  return p.launcher?.kind === "pdsh" && s.indexOf(" NCCL INFO ") < 0 && s.indexOf(" NCCL WARN ") < 0;
+}
+
 /**
  * A PyTorch c10 log line whose message may go on in the next rows, or a NCCL WARN line that breaks
  * off after a colon (`... message truncated :` / `receiving 1048576 bytes instead of 65536`).
@@ -192,7 +209,7 @@ export class LineUnwrapper {
 
   private hold(text: string, lineNo: number): void {
     const le = lastErrorPrefixOf(text);
-    if (le === undefined && !mayContinue(text)) {
+    if (le === undefined && !mayContinue(text) && !this.wrappedWhat(text, text.length)) {
       this.emit(text, lineNo);
       return;
     }
@@ -201,6 +218,14 @@ export class LineUnwrapper {
     this.rows = 1;
     this.lastRowLen = text.length;
     this.lastErrorPrefix = le;
+  }
+
+  /**
+   * The exception text of `terminate called ...` (`  what():  [Rank 1] NCCL watchdog ...`), whose
+   * last row filled the terminal's width (nccl-pasted 582): the next bare row goes on with it.
+   */
+  private wrappedWhat(text: string, lastRowLen: number): boolean {
+    return this.width !== undefined && lastRowLen === this.width && text.indexOf("what():") >= 0;
   }
 
   /** Joins text to the pending line when it continues it; false when it does not. */
@@ -212,17 +237,15 @@ export class LineUnwrapper {
       const lp = this.lastErrorPrefix;
       const split = splitPrefix(text);
       // The same prefix, as the strict reading gives it or literally (pdsh's `node2: ` before `Net : Call to recv ...`).
-      const body =
-        split.prefix === lp
-          ? split.body
-          : lp !== "" && text.startsWith(lp) && text.charCodeAt(lp.length) === 32
-            ? skipSpaces(text, lp.length, text.length)
-            : -1;
+      const literal = lp !== "" && text.startsWith(lp) && text.charCodeAt(lp.length) === 32 ? skipSpaces(text, lp.length, text.length) : -1;
+      const body = split.prefix === lp ? split.body : literal >= 0 && !opensOwnLine(text, literal) ? literal : -1;
       if (body < 0 || body >= text.length) return false;
       row = text.slice(body);
       this.lastErrorPrefix = undefined;
     } else {
-      if (!isBareRow(text)) return false;
+      // After a row that filled the terminal's width, a row whose `word: [` only looks like a pdsh tag
+      // (`exception: [Rank 1] Watchdog caught ...`, nccl-pasted 582) goes on with it all the same.
+      if (!isBareRow(text) && !(this.width !== undefined && this.lastRowLen === this.width && isWordColonRow(text))) return false;
       row = text;
     }
     const glue = this.lastRowLen === this.width || /\s$/.test(p) || /^\s/.test(row) ? "" : " ";
@@ -230,7 +253,7 @@ export class LineUnwrapper {
     this.rows++;
     this.lastRowLen = text.length;
     // Go on while the message has no end yet.
-    if (!mayContinue(this.pending)) this.flush();
+    if (!mayContinue(this.pending) && !this.wrappedWhat(this.pending, this.lastRowLen)) this.flush();
     return true;
   }
 }

@@ -14,8 +14,6 @@ import { networkErrorWords } from "../../verdict/words.js";
 
 const MARK = " NCCL INFO Call to connect returned ";
 const MAX_PROCESSES = 1024;
-/** Retrying processes whose next lines are looked for; beyond, their retries count as they are. */
-const MAX_WATCHED = 16;
 
 interface Retries {
   /** `host:pid` as NCCL's header names the process. */
@@ -26,7 +24,7 @@ interface Retries {
   where: string[];
 }
 
-/** `host:pid` of the NCCL header whose ` NCCL INFO` starts at k; undefined if it is none. */
+/** `host:pid` of the NCCL header whose ` NCCL ` marker starts at k; undefined if it is none. */
 function headerProcess(s: string, k: number): string | undefined {
   const h = parseHeaderAt(s, k, 0, s.length);
   return h !== undefined && h.host !== "" ? `${h.host}:${h.pid}` : undefined;
@@ -41,9 +39,12 @@ export class ConnectRetryReader {
   line(text: string, lineNo: number): void {
     const k = text.indexOf(MARK);
     if (k < 0) {
-      // Another line of a retrying process: it went on (connected, or failed in words a finding tells).
-      if (this.byProcess.size > 0 && this.byProcess.size <= MAX_WATCHED)
-        for (const p of this.byProcess.keys()) if (text.indexOf(`${p}:`) >= 0) this.byProcess.delete(p);
+      // Another NCCL line of a retrying process: it went on (connected, or failed in words a finding tells).
+      if (this.byProcess.size > 0) {
+        const n = text.indexOf(" NCCL ");
+        const p = n > 0 ? headerProcess(text, n) : undefined;
+        if (p !== undefined) this.byProcess.delete(p);
+      }
       return;
     }
     const process = headerProcess(text, k);

@@ -29,9 +29,22 @@ describe("pdsh's prefix on PyTorch's `Last error:` rows (553)", () => {
   });
 
   it("prose after a word and a colon is still no prefix: `socketProgressOpt: Call to recv ...` keeps its words", () => {
-    expect(serious("node2: socketProgressOpt: Call to recv from 10.0.0.2<5000> failed : Connection reset by peer").map((f) => f.kind)).toEqual([
-      "network_error",
-    ]);
+    const fs = serious("node2: socketProgressOpt: Call to recv from 10.0.0.2<5000> failed : Connection reset by peer");
+    expect(fs.map((f) => f.kind)).toEqual(["network_error"]);
+    expect(fs[0]?.summary).toContain("Connection reset by peer");
+  });
+
+  it("an exception's name before `Last error:` is no pdsh host: the error row after it still joins", () => {
+    const fs = serious(["ncclSystemError: Last error:", "socketStartConnect: Connect to 10.0.0.2<41234> failed : Connection refused"].join("\n"));
+    expect(brief(fs)).toEqual([["network_error", "critical", []]]);
+    expect(fs[0]?.summary).toContain("10.0.0.2");
+  });
+
+  it("a row of the same host that starts a line of its own (a bracket, a date, a NCCL line) is not the error of `Last error:`", () => {
+    const fs = serious(
+      ["node2: Last error:", "node2: [2024-01-02 03:04:05,678] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1)"].join("\n"),
+    );
+    expect(fs.map((f) => f.summary).join(" ")).not.toContain("exitcode");
   });
 });
 
@@ -41,6 +54,14 @@ describe("NCCL's connect retries (556)", () => {
     expect(brief(fs)).toEqual([["network_error", "warning", []]]);
     expect(fs[0]?.processes).toEqual(["pytorch-fairseq-worker-0:16", "pytorch-fairseq-worker-0:18"]);
     expect(fs[0]?.summary).toMatch(/kept retrying a connection \(Connection refused; 12 retries in these lines\)/);
+  });
+
+  it("a healthy start of 24 ranks that each retried once and went on: nothing", () => {
+    const lines = Array.from({ length: 24 }, (_, r) => [
+      `n${r}:${100 + r}:${200 + r} [0] NCCL INFO Call to connect returned Connection refused, retrying`,
+      `n${r}:${100 + r}:${200 + r} [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.${r}<0>`,
+    ]).flat();
+    expect(serious(lines.join("\n"))).toEqual([]);
   });
 
   it("retries the process got past, or that its WARN tells: nothing of their own", () => {
@@ -81,6 +102,17 @@ describe("NCCL's own words on its rank and network", () => {
     expect(brief(fs)).toEqual([["socket_transport", "warning", []]]);
     // The fourth pod's lines in the excerpt name no network.
     expect(fs[0]?.processes).toEqual(["plx-somenumberid-master-0:22", "plx-somenumberid-worker-0:28", "plx-somenumberid-worker-1:25"]);
+  });
+
+  it("an HCA that could not open, with no other HCA shown opened: an hca_error that does not claim others served", () => {
+    const t = [
+      "n1:5:5 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+      "n1:5:5 [1] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_0",
+    ].join("\n");
+    const fs = serious(t);
+    expect(fs.map((f) => [f.kind, f.severity])).toEqual([["hca_error", "warning"]]);
+    expect(fs[0]?.summary).toContain("No line shows NET/IB going on with another HCA");
+    expect(fs[0]?.summary).not.toContain("goes on without");
   });
 
   it("HCAs NCCL could not open while others served (564): one hca_error warning, no critical nccl_error; none opened (391): nothing of its own", () => {
