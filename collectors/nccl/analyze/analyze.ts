@@ -29,6 +29,7 @@ import { GdbBacktraceReader, gdbWaitFindings } from "../logs/native/gdb-backtrac
 import { GlooTimeoutReader, glooTimeoutFindings } from "../logs/pytorch/gloo-timeout.js";
 import { GlooConnectReader, glooConnectFindings } from "../logs/pytorch/gloo-connect.js";
 import { ConnectRetryReader, connectRetryFindings } from "../logs/socket/connect-retry.js";
+import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
@@ -121,12 +122,28 @@ export class LogAnalysis {
     const gloo = new GlooTimeoutReader(name);
     const glooConnect = new GlooConnectReader(name);
     const connectRetries = new ConnectRetryReader(name);
+    const mlx5Cqe = new Mlx5CompletionErrorReader(name);
     const frText = new FrTextReader();
     const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
-    this.texts.push({ source: name, stall, horovodMismatch, caught, gdb, gloo, glooConnect, connectRetries, frText, barrier, failedStack, stacks, ncclTests });
+    this.texts.push({
+      source: name,
+      stall,
+      horovodMismatch,
+      caught,
+      gdb,
+      gloo,
+      glooConnect,
+      connectRetries,
+      mlx5Cqe,
+      frText,
+      barrier,
+      failedStack,
+      stacks,
+      ncclTests,
+    });
     const t = this.tracker;
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
@@ -176,6 +193,7 @@ export class LogAnalysis {
         gloo.line(text, lineNo);
         glooConnect.line(text, lineNo);
         connectRetries.line(text, lineNo);
+        mlx5Cqe.line(text, lineNo);
         frText.line(text, lineNo);
         barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
@@ -336,6 +354,7 @@ interface TextReaders {
   gloo: GlooTimeoutReader;
   glooConnect: GlooConnectReader;
   connectRetries: ConnectRetryReader;
+  mlx5Cqe: Mlx5CompletionErrorReader;
   frText: FrTextReader;
   barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
@@ -428,6 +447,8 @@ function reportOf(
     ),
   ];
   // NCCL's connect retries where no finding tells of that process's connections (the WARN after them is cut off).
+  // libmlx5's print of a failed completion, where no network error of NCCL's own lines tells the failure already.
+  if (!base.some((f) => f.kind === "network_error")) base.push(...mlx5CompletionErrorFindings(texts.flatMap((x) => x.mlx5Cqe.errors())));
   const told = new Set(base.filter((f) => f.kind === "network_error" || f.kind === "nccl_error").flatMap((f) => f.processes));
   base.push(
     ...connectRetryFindings(

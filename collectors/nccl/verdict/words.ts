@@ -866,6 +866,10 @@ export function pytorchErrorText(what: string, text: string | undefined): string
 const SOCKET_WARN_KINDS: ReadonlySet<string> = new Set(["connection_reset", "connection_closed", "connect_failed"]);
 
 export const networkErrorWords = {
+  /** libmlx5's `mlx5: <host>: got completion with error:` (`host_unknown` where the provider knew no name). */
+  mlx5Completion: (f: { host: string; count: number }): string =>
+    `An RDMA operation failed on ${f.host === "host_unknown" ? "a host libmlx5 did not name" : f.host}: the ConnectX provider (libmlx5) printed a work completion with an error${f.count > 1 ? ` (${f.count} times)` : ""}, ` +
+    "which it does for every error but a flush and a retry timeout: a remote access or protection error, a receiver not ready, or a peer that exited or deregistered its buffer. Its queue pair is in the error state; the peer's log, and the NCCL WARN that follows in this process, say which.",
   /** NCCL's connect retries that these lines end in, with no WARN after them. */
   connectRetries: (f: { processes: readonly string[]; errors: readonly string[]; count: number }): string =>
     `NCCL on ${f.processes.join(", ")} kept retrying a connection (${f.errors.join(", ")}; ${f.count} retries in these lines) and the lines end before it connected: ` +

@@ -122,3 +122,28 @@ describe("NCCL's own words on its rank and network", () => {
     expect(serious(text("391-"))).toEqual([]);
   });
 });
+
+describe("libmlx5's own print of a failed completion (577)", () => {
+  it("behind a Ray actor's prefix, with no host name known: a critical network_error", () => {
+    const fs = serious(text("577-"));
+    expect(brief(fs)).toEqual([["network_error", "critical", []]]);
+    expect(fs[0]?.summary).toMatch(/^An RDMA operation failed on a host libmlx5 did not name: the ConnectX provider \(libmlx5\)/);
+  });
+
+  it("with its host and CQE rows (JBlaschke/diffBragg-Reproducer's README, NERSC Perlmutter); not beside NCCL's own completion error", () => {
+    const cqe = [
+      "mlx5: nid003244: got completion with error:",
+      "00000000 00000000 00000000 00000000",
+      "00000000 00000000 00000000 00000000",
+      "00000000 20009232 00000000 00000300",
+      "00003c40 92083204 000180b8 0085a0e0",
+    ];
+    const fs = serious(cqe.join("\n"));
+    expect(brief(fs)).toEqual([["network_error", "critical", []]]);
+    expect(fs[0]?.summary).toContain("An RDMA operation failed on nid003244");
+    const nccl =
+      "nid003244:1:2 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<5000> with error 10, opcode 0, len 0, vendor err 136 (Recv)";
+    const both = serious([nccl, ...cqe].join("\n"));
+    expect(both.map((f) => f.summary).filter((s) => s.includes("libmlx5"))).toEqual([]);
+  });
+});
