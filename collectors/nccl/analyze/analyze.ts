@@ -22,18 +22,9 @@ import { rasFindings, type RasSource } from "../ras/findings.js";
 import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings, type OrphanLines } from "../logs/findings/transport.js";
-import { StallReader } from "../logs/horovod/stall.js";
-import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
-import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
-import { GdbBacktraceReader, gdbWaitFindings } from "../logs/native/gdb-backtrace.js";
-import { GlooTimeoutReader, glooTimeoutFindings } from "../logs/pytorch/gloo-timeout.js";
-import { GlooConnectReader, glooConnectFindings } from "../logs/pytorch/gloo-connect.js";
-import { ConnectRetryReader, connectRetryFindings } from "../logs/socket/connect-retry.js";
-import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
-import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
+import { isConnectRetry } from "../logs/socket/connect-retry.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
-import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { NcclTestsReader, ncclTestsFindings, ncclTestsOneHost, type NcclTestsDevice } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
@@ -46,6 +37,7 @@ import { headlineOf, incidentsOf } from "../verdict/incidents.js";
 import { StackReader } from "../stacks/reader.js";
 import { FrameBudget } from "../stacks/types.js";
 import { placeStacks, stackPrefix, withPythonStacks } from "./stacks.js";
+import { evidenceSources, type EvidenceSources, type LineReader } from "./evidence.js";
 import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
 /** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
@@ -78,9 +70,9 @@ export interface HardwareLog {
 /**
  * A set of logs, read one after the other into the same state and verdicts as the live collector:
  * NCCL and PyTorch lines, NCCL RAS reports as text or as a JSON document, NCCL RAS diagnostics
- * (`NCCL DIAG` lines), Horovod's stall reports, the Flight Recorder analyzer's text and Python
- * stack dumps (py-spy, faulthandler: analyze/stacks.ts) pasted among the lines, and Flight
- * Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
+ * (`NCCL DIAG` lines), the Flight Recorder analyzer's text, Python stack dumps (py-spy,
+ * faulthandler: analyze/stacks.ts) and the other evidence pasted among the lines (analyze/evidence.ts),
+ * and Flight Recorder dumps. The CLI (agent/analyze.ts) reads the bytes and hands over lines or whole dumps; report()
  * says what they mean.
  */
 export class LogAnalysis {
@@ -89,8 +81,10 @@ export class LogAnalysis {
   /** The NCCL RAS diagnostics lines of each log (ras/parse-diag.ts), wherever they stand in it. */
   private readonly diag: { source: string; report: DiagReport }[] = [];
   private readonly dumps: FrRead[] = [];
-  /** Horovod's stall reports (logs/horovod/stall.ts) and torchfrtrace's text (flight-recorder/text-report.ts) of each log. */
+  /** The readers of each log whose output shapes other findings (torchfrtrace's text, stacks, nccl-tests). */
   private readonly texts: TextReaders[] = [];
+  /** The other evidence of pasted text (evidence.ts), each source reading every log. */
+  private readonly evidence: EvidenceSources = evidenceSources();
   private readonly unwrappers: LineUnwrapper[] = [];
   private readonly kernel = new HardwareTally();
   /** Frames all the logs' stack dumps may hold together. */
@@ -115,31 +109,15 @@ export class LogAnalysis {
     this.ras.push({ source: name, reports: reader.reports() });
     const diag: DiagReport = { results: [], busy: false, errors: [] };
     this.diag.push({ source: name, report: diag });
-    const stall = new StallReader();
-    const horovodMismatch = new HorovodMismatchReader();
-    const caught = new CaughtSignalReader(name);
-    const gdb = new GdbBacktraceReader(name);
-    const gloo = new GlooTimeoutReader(name);
-    const glooConnect = new GlooConnectReader(name);
-    const connectRetries = new ConnectRetryReader(name);
-    const mlx5Cqe = new Mlx5CompletionErrorReader(name);
+    const pasted: LineReader[] = this.evidence.pasted.map((s) => s.reader(name));
+    const connectRetries = this.evidence.connectRetries.forLog(name);
     const frText = new FrTextReader();
-    const barrier = new StoreBarrierReader(name);
     const ncclTests = new NcclTestsReader(name);
     const failedStack = new FailedStackReader(name);
     const stacks = new StackReader(name, stackPrefix, this.stackFrames);
     this.texts.push({
       source: name,
-      stall,
-      horovodMismatch,
-      caught,
-      gdb,
-      gloo,
-      glooConnect,
-      connectRetries,
-      mlx5Cqe,
       frText,
-      barrier,
       failedStack,
       stacks,
       ncclTests,
@@ -158,14 +136,18 @@ export class LogAnalysis {
           if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}:${retry.tid}`, { ev: retry, ctx: { source: name, lineNo } });
           return;
         }
-        const h = seen.size < MAX_SEEN || retries.size > 0 ? headerProcess(text) : undefined;
+        const h = seen.size < MAX_SEEN || retries.size > 0 || connectRetries.open || isConnectRetry(text) ? headerProcess(text) : undefined;
         if (h !== undefined) {
           if (seen.size < MAX_SEEN) seen.add(h.process);
           retries.delete(h.thread);
+          connectRetries.line(text, h.process, lineNo);
         } else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
         return;
       }
-      if (retries.size > 0 && ev.host !== undefined && ev.pid !== undefined) retries.delete(`${ev.host}:${ev.pid}:${ev.tid}`);
+      if (ev.host !== undefined && ev.pid !== undefined) {
+        if (retries.size > 0) retries.delete(`${ev.host}:${ev.pid}:${ev.tid}`);
+        if (connectRetries.open) connectRetries.line("", `${ev.host}:${ev.pid}`, lineNo);
+      }
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
       if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {
@@ -186,16 +168,8 @@ export class LogAnalysis {
         unwrapper.push(text, lineNo);
         reader.line(text, lineNo);
         diagLine(diag, text, lineNo);
-        stall.line(text, lineNo);
-        horovodMismatch.line(text, lineNo);
-        caught.line(text, lineNo);
-        gdb.line(text, lineNo);
-        gloo.line(text, lineNo);
-        glooConnect.line(text, lineNo);
-        connectRetries.line(text, lineNo);
-        mlx5Cqe.line(text, lineNo);
+        for (const r of pasted) r.line(text, lineNo);
         frText.line(text, lineNo);
-        barrier.line(text, lineNo);
         ncclTests.line(text, lineNo);
         failedStack.line(text, lineNo);
         stacks.line(text, lineNo);
@@ -252,7 +226,7 @@ export class LogAnalysis {
       if (key !== undefined) this.seenProcesses.add(key);
     }
     withActorRanks(this.tracker, this.pidRanks);
-    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.torchrun, this.seenProcesses);
+    return reportOf(this.tracker, this.ras, this.diag, this.dumps, this.kernel, this.texts, this.evidence, this.torchrun, this.seenProcesses);
   }
 }
 
@@ -344,19 +318,14 @@ function oneHostOf(devices: readonly NcclTestsDevice[], perProcess: number | und
 /** The most processes kept from lines that gave no event. */
 const MAX_SEEN = 65_536;
 
-/** The readers of one log's lines that are not NCCL's or PyTorch's own: Horovod's stall reports, torchfrtrace's text. */
+/**
+ * The readers of one log's lines whose output shapes other findings, not findings of its own alone:
+ * torchfrtrace's text (its blocks claim the desync reader's lines), PyTorch's failed stacks and Python
+ * stack dumps (placed on the findings of their ranks), nccl-tests' table (one host's job).
+ */
 interface TextReaders {
   source: string;
-  stall: StallReader;
-  horovodMismatch: HorovodMismatchReader;
-  caught: CaughtSignalReader;
-  gdb: GdbBacktraceReader;
-  gloo: GlooTimeoutReader;
-  glooConnect: GlooConnectReader;
-  connectRetries: ConnectRetryReader;
-  mlx5Cqe: Mlx5CompletionErrorReader;
   frText: FrTextReader;
-  barrier: StoreBarrierReader;
   ncclTests: NcclTestsReader;
   failedStack: FailedStackReader;
   stacks: StackReader;
@@ -375,11 +344,6 @@ function withoutFrTextDuplicates(findings: Finding[], texts: readonly TextReader
   for (const x of texts) for (const b of x.frText.blocks) if (b.what === "not_joined") for (const n of b.lines) claimed.add(`${x.source}:${n}`);
   if (claimed.size === 0) return findings;
   return findings.filter((f) => !(f.kind === "rank_behind" && f.evidence.length > 0 && f.evidence.every((e) => claimed.has(e))));
-}
-
-/** A critical finding of a failure (an error, a timeout, a rank behind, a mismatch), not a sign of one. */
-function isFailureFinding(f: Finding): boolean {
-  return f.severity === "critical" && f.kind !== "hang_suspected" && f.kind !== "socket_transport" && f.kind !== "gdr_disabled";
 }
 
 /** The hosts of the processes that failure findings name (`host:pid`, or a host alone); a note at info is none. */
@@ -402,6 +366,7 @@ function reportOf(
   dumps: readonly FrRead[],
   hardware: HardwareTally,
   texts: readonly TextReaders[],
+  evidence: EvidenceSources,
   torchrun: ReadonlyMap<string, ReadonlyMap<number, string>>,
   seen: ReadonlySet<string>,
 ): Report {
@@ -421,15 +386,7 @@ function reportOf(
       withoutFrTextDuplicates(pytorchFindings(t), texts),
       texts.flatMap((x) => x.failedStack.stacks),
     ),
-    ...texts.flatMap((x) => [
-      ...frTextFindings(x.source, x.frText.blocks, x.frText.noDumps),
-      ...horovodStallFindings(x.source, x.stall.reports, x.stall.count),
-      ...caughtSignalFindings(x.caught.crashes),
-      ...gdbWaitFindings(x.gdb.waits()),
-      ...storeBarrierFindings(x.barrier.timeouts),
-      ...storeBarrierWaitFindings(x.barrier.waits, x.barrier.timeouts),
-    ]),
-    ...horovodMismatchFindings(texts.map((x) => ({ source: x.source, mismatches: x.horovodMismatch.mismatches }))),
+    ...texts.flatMap((x) => frTextFindings(x.source, x.frText.blocks, x.frText.noDumps)),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,
@@ -446,24 +403,7 @@ function reportOf(
       reportedResults(t.pt),
     ),
   ];
-  // NCCL's connect retries where no finding tells of that process's connections (the WARN after them is cut off).
-  // libmlx5's print of a failed completion, where no network error of NCCL's own lines tells the failure already.
-  if (!base.some((f) => f.kind === "network_error")) base.push(...mlx5CompletionErrorFindings(texts.flatMap((x) => x.mlx5Cqe.errors())));
-  const told = new Set(base.filter((f) => f.kind === "network_error" || f.kind === "nccl_error").flatMap((f) => f.processes));
-  base.push(
-    ...connectRetryFindings(
-      texts.flatMap((x) => x.connectRetries.retries()),
-      told,
-    ),
-  );
-  // Gloo's timeout waits for a rank; where the logs hold a failure already, that failure is why.
-  base.push(
-    ...glooConnectFindings(texts.flatMap((x) => x.glooConnect.failures)),
-    ...glooTimeoutFindings(
-      texts.flatMap((x) => x.gloo.timeouts),
-      base.some(isFailureFinding),
-    ),
-  );
+  for (const source of evidence.inOrder) base.push(...source.findings(base));
   const findings = sortFindings(
     withPythonStacks(
       withProcessRanks(t, [

@@ -3,16 +3,16 @@
  * Gloo group PyTorch makes beside NCCL's): ProcessGroupGloo logs, and raises, `Gloo connectFullMesh
  * failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error` or `... pair.h:301]
  * Connect timeout [none]` (nccl-pasted 559, 560). A rank could not reach a peer over TCP: a network
- * error of the ranks that logged it. Each rank's first line is kept (bounded); cut at fixed words,
- * no regular expression.
+ * error of the ranks that logged it. Each rank's first line is kept (first-per-rank.ts); cut at
+ * fixed words, no regular expression.
  */
 import { parsePrefix } from "../parse/prefix.js";
+import { FirstPerRank } from "./first-per-rank.js";
 import { networkError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
 
 const MARK = "Gloo connectFullMesh failed with ";
-const MAX_FAILURES = 4096;
 
 export interface GlooConnectFailure {
   /** The launcher prefix's rank (`[rank4]:`), where the line has one. */
@@ -37,17 +37,9 @@ export function glooConnectFailure(s: string, where: string): GlooConnectFailure
   return out;
 }
 
-export class GlooConnectReader {
-  readonly failures: GlooConnectFailure[] = [];
-
-  constructor(private readonly source: string) {}
-
-  line(text: string, lineNo: number): void {
-    if (text.indexOf(MARK) < 0 || this.failures.length >= MAX_FAILURES) return;
-    const f = glooConnectFailure(text, `${this.source}:${lineNo}`);
-    // The logged line and the raised RuntimeError of one rank are one failure.
-    if (f !== undefined && !this.failures.some((x) => x.rank === f.rank)) this.failures.push(f);
-  }
+/** Each rank's first connect failure, in a log named `source`. */
+export function glooConnectReader(source: string): FirstPerRank<GlooConnectFailure> {
+  return new FirstPerRank(source, MARK, glooConnectFailure);
 }
 
 /** One critical network_error for all of them: the ranks that could not connect, and Gloo's words. */

@@ -4,16 +4,16 @@
  * unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete` (nccl-pasted
  * 495: `torch.distributed.barrier()` at a checkpoint save). The rank waited that long for a peer that
  * never came to the same collective: a hang, which NCCL's lines and PyTorch's NCCL watchdog never
- * show. The reader keeps each rank's first such line (bounded); cut at fixed words, no regular expression.
+ * show. Each rank's first such line is kept (first-per-rank.ts); cut at fixed words, no regular expression.
  */
 import { parsePrefix } from "../parse/prefix.js";
+import { FirstPerRank } from "./first-per-rank.js";
 import { hangSuspected } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
 
 const MARK = "Timed out waiting ";
 const GLOO = "gloo/transport/";
-const MAX_TIMEOUTS = 4096;
 
 export interface GlooTimeout {
   /** The launcher prefix's rank (`[rank2]:`), where the line has one. */
@@ -52,16 +52,9 @@ export function glooTimeout(s: string, where: string): GlooTimeout | undefined {
   return out;
 }
 
-export class GlooTimeoutReader {
-  readonly timeouts: GlooTimeout[] = [];
-
-  constructor(private readonly source: string) {}
-
-  line(text: string, lineNo: number): void {
-    if (text.indexOf(MARK) < 0 || this.timeouts.length >= MAX_TIMEOUTS) return;
-    const t = glooTimeout(text, `${this.source}:${lineNo}`);
-    if (t !== undefined && !this.timeouts.some((x) => x.rank === t.rank)) this.timeouts.push(t);
-  }
+/** Each rank's first Gloo timeout, in a log named `source`. */
+export function glooTimeoutReader(source: string): FirstPerRank<GlooTimeout> {
+  return new FirstPerRank(source, MARK, glooTimeout);
 }
 
 /**

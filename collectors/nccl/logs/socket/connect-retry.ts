@@ -7,7 +7,6 @@
  * logs (the WARN that follows) already names that process. A process with any line after its
  * retries went on, and is left out. Analyze only; cut at fixed words.
  */
-import { parseHeaderAt } from "../parse/header.js";
 import { networkError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
@@ -15,7 +14,7 @@ import { networkErrorWords } from "../../verdict/words.js";
 const MARK = " NCCL INFO Call to connect returned ";
 const MAX_PROCESSES = 1024;
 
-interface Retries {
+export interface Retries {
   /** `host:pid` as NCCL's header names the process. */
   process: string;
   /** What connect returned: `Connection refused`. */
@@ -24,31 +23,35 @@ interface Retries {
   where: string[];
 }
 
-/** `host:pid` of the NCCL header whose ` NCCL ` marker starts at k; undefined if it is none. */
-function headerProcess(s: string, k: number): string | undefined {
-  const h = parseHeaderAt(s, k, 0, s.length);
-  return h !== undefined && h.host !== "" ? `${h.host}:${h.pid}` : undefined;
+/** The old retry's words are on the line: a line without them is no retry. */
+export function isConnectRetry(text: string): boolean {
+  return text.indexOf(MARK) >= 0;
 }
 
+/**
+ * The retries of one log, read from its NCCL lines as the line parser reads them: each line's
+ * process comes from the header that parser read already (analyze.ts), so no header is read twice.
+ */
 export class ConnectRetryReader {
   /** Processes whose last line so far is a retry. */
   private readonly byProcess = new Map<string, Retries>();
 
   constructor(private readonly source: string) {}
 
-  line(text: string, lineNo: number): void {
+  /** Some process's last line so far is a retry: the lines of every process matter. */
+  get open(): boolean {
+    return this.byProcess.size > 0;
+  }
+
+  /** An NCCL line of `process` (`host:pid`, as its header names it): a retry, or a line it went on with. */
+  line(text: string, process: string, lineNo: number): void {
     const k = text.indexOf(MARK);
     if (k < 0) {
       // Another NCCL line of a retrying process: it went on (connected, or failed in words a finding tells).
-      if (this.byProcess.size > 0) {
-        const n = text.indexOf(" NCCL ");
-        const p = n > 0 ? headerProcess(text, n) : undefined;
-        if (p !== undefined) this.byProcess.delete(p);
-      }
+      if (this.byProcess.size > 0) this.byProcess.delete(process);
       return;
     }
-    const process = headerProcess(text, k);
-    if (process === undefined) return;
+    if (process.charCodeAt(0) === 58 /* : no host */) return;
     const from = k + MARK.length;
     const comma = text.indexOf(", retrying", from);
     const error = text.slice(from, comma > from ? comma : text.length).trim();

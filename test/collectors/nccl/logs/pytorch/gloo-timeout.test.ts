@@ -65,4 +65,19 @@ describe("Gloo's timeout", () => {
       "If the save takes longer you may see `RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete`.";
     expect(glooTimeout(prose, "l:1")).toBeUndefined();
   });
+
+  it("a rank whose Gloo mesh could not connect is the failure the others' timeouts wait for (evidence.ts's order)", () => {
+    const lines = [
+      "[rank2]:[E421 02:05:38.764490322 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+      "[rank0]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
+    ];
+    const fs = analyzeLogs([{ name: "m.log", text: lines.join("\n") }]).findings;
+    expect(fs.map((f) => [f.kind, f.severity, f.ranks])).toEqual([
+      ["network_error", "critical", [2]],
+      ["hang_suspected", "warning", [0]],
+    ]);
+    // Alone, the same timeout is the verdict.
+    const alone = analyzeLogs([{ name: "m.log", text: lines[1] ?? "" }]).findings;
+    expect(alone.map((f) => [f.kind, f.severity, f.ranks])).toEqual([["hang_suspected", "critical", [0]]]);
+  });
 });
