@@ -29,6 +29,7 @@ import { NcclTestsReader, ncclTestsFindings, ncclTestsOneHost, type NcclTestsDev
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
 import { lastConnectRetry } from "../logs/parse/connect-retry.js";
+import { nccl1Warn } from "../logs/parse/nccl1-warn.js";
 import { parsePrefix } from "../logs/parse/prefix.js";
 import type { WarnEvent } from "../logs/parse/types.js";
 import type { ProcessState } from "../logs/state/model.js";
@@ -136,6 +137,9 @@ export class LogAnalysis {
           if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}:${retry.tid}`, { ev: retry, ctx: { source: name, lineNo } });
           return;
         }
+        // NCCL 1.x's WARN, with no header.
+        const old = text.charCodeAt(0) === 87 /* W */ ? nccl1Warn(text) : undefined;
+        if (old !== undefined) return void t.ingest(old, { source: name, lineNo });
         const h = seen.size < MAX_SEEN || retries.size > 0 || connectRetries.open || isConnectRetry(text) ? headerProcess(text) : undefined;
         if (h !== undefined) {
           if (seen.size < MAX_SEEN) seen.add(h.process);

@@ -713,14 +713,16 @@ export const collectiveMismatchWords = {
 
 export const hangSuspectedWords = {
   /** gdb's backtraces of threads stopped inside NCCL's calls (`threads` of them, in `calls`). */
-  nativeWait: (f: { threads: number; calls: readonly string[]; wait: "init" | "collective" | "teardown"; caller?: string }): string =>
-    `A native backtrace (gdb) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside NCCL's ${f.calls.join(", ")}` +
+  nativeWait: (f: { threads: number; calls: readonly string[]; wait: "init" | "collective" | "teardown" | "cuda"; caller?: string }): string =>
+    `A native backtrace (gdb) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : "NCCL"}'s ${f.calls.join(", ")}` +
     `${f.caller !== undefined ? ` (called from ${f.caller})` : ""}: ${f.threads === 1 ? "it was" : "they were"} waiting there when stopped. ` +
     (f.wait === "init"
       ? "A communicator's init returns only when every rank has joined it: a rank that never called it, or one that cannot reach the others (the bootstrap's interface, NCCL_SOCKET_IFNAME, a firewall), holds every rank there. The other ranks' backtraces, or their NCCL INFO lines (Init START without Init COMPLETE), say which."
       : f.wait === "collective"
         ? "A collective returns only when its peers take part: a rank that is behind (in another collective, a data loader, a save) or a dead peer holds it. The other ranks' backtraces or logs say which rank is elsewhere."
-        : "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait)."),
+        : f.wait === "cuda"
+          ? "A kernel launch waits while the GPU's queue is full, a synchronize until the GPU's work before it finishes: work that does not finish (often an NCCL kernel waiting for a peer) holds it. One backtrace of a busy GPU can look the same: a second one a minute later in the same place, and the GPU at 100 % utilization with no progress, tell a hang."
+          : "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait)."),
 
   /** Gloo's own timeout (a CPU barrier, a `gloo:` group): the ranks that waited for a peer. */
   glooTimeout: (f: { ranks: readonly number[]; ms: number; ops: readonly string[]; behind?: boolean }): string =>

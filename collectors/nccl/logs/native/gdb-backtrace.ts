@@ -7,7 +7,10 @@
  * (a long row wraps onto an indented next one). A thread stopped inside one of NCCL's calls
  * (ncclCommInitRankConfig, ncclGroupEnd, ncclAllReduce, ncclCommDestroy, ...; `pnccl` is the same
  * call under its profiling name) was waiting in NCCL when the user stopped it, which is why they
- * took the backtrace (nccl-pasted 443). A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
+ * took the backtrace (nccl-pasted 443). A thread with no NCCL call, stopped in a CUDA launch or
+ * synchronize (`cudaLaunchKernel`, spinning in libcuda's sched_yield; `cudaStreamSynchronize`), waited
+ * for the GPU: work before it does not finish, often an NCCL kernel waiting for a peer (nccl-pasted
+ * 601). A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
  * cuda-gdb's CUDA_EXCEPTION_N), or of a core file (`Program terminated with signal`), is a crash, not
  * a wait, and is left to the crash readers. Rows are cut at fixed words with indexOf;
  * no regular expression. Bounded: MAX_TRACES backtraces of MAX_FRAMES frames.
@@ -38,13 +41,25 @@ const COLLECTIVE_CALLS = new Set([
   "ncclScatter",
 ]);
 
+/** CUDA's calls that wait for the GPU: a launch whose queue is full, a synchronize. */
+const CUDA_CALLS = new Set([
+  "cudaLaunchKernel",
+  "cuLaunchKernel",
+  "cudaStreamSynchronize",
+  "cuStreamSynchronize",
+  "cudaDeviceSynchronize",
+  "cuCtxSynchronize",
+  "cudaEventSynchronize",
+  "cuEventSynchronize",
+]);
+
 /** Signals gdb reports for a crash: the backtrace is where it crashed, not where it waited. */
 const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "CUDA_EXCEPTION"];
 
-export type NcclWait = "init" | "teardown" | "collective";
+export type NcclWait = "init" | "teardown" | "collective" | "cuda";
 
 export interface NativeWait {
-  /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name. */
+  /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name; else CUDA's. */
   call: string;
   wait: NcclWait;
   /** The frame that called it (`c10d::NCCLComm::create`), when the backtrace has one. */
@@ -163,29 +178,40 @@ export class GdbBacktraceReader {
     if (open > t && text.indexOf("(LWP ", open) > open) this.thread = text.slice(t, open);
   }
 
-  /** The backtraces stopped inside one of NCCL's calls, not after a crash. */
+  /** The backtraces stopped inside one of NCCL's calls, or else in a CUDA launch or synchronize; not after a crash. */
   waits(): NativeWait[] {
     const out: NativeWait[] = [];
     for (const t of this.traces) {
       if (t.crash) continue;
-      // The outermost NCCL call: the one the application made.
-      for (let k = t.frames.length - 1; k >= 0; k--) {
-        const c = ncclCall(t.frames[k] as string);
-        if (c === undefined) continue;
-        const w: NativeWait = { ...c, where: t.where };
-        const caller = t.frames[k + 1];
-        if (caller !== undefined && caller !== "??") w.caller = caller;
-        if (t.thread !== undefined) w.thread = t.thread;
-        out.push(w);
-        break;
-      }
+      // The outermost NCCL call: the one the application made; else the outermost CUDA wait.
+      const w = outermost(t, ncclCall) ?? outermost(t, cudaCall);
+      if (w !== undefined) out.push(w);
     }
     return out;
   }
 }
 
+/** CUDA's launch or synchronize a frame's function is; undefined for any other function. */
+function cudaCall(fn: string): { call: string; wait: NcclWait } | undefined {
+  return CUDA_CALLS.has(fn) ? { call: fn, wait: "cuda" } : undefined;
+}
+
+/** The outermost frame of the trace that `call` names, with the frame that called it. */
+function outermost(t: Trace, call: (fn: string) => { call: string; wait: NcclWait } | undefined): NativeWait | undefined {
+  for (let k = t.frames.length - 1; k >= 0; k--) {
+    const c = call(t.frames[k] as string);
+    if (c === undefined) continue;
+    const w: NativeWait = { ...c, where: t.where };
+    const caller = t.frames[k + 1];
+    if (caller !== undefined && caller !== "??") w.caller = caller;
+    if (t.thread !== undefined) w.thread = t.thread;
+    return w;
+  }
+  return undefined;
+}
+
 /**
- * One hang_suspected per kind of wait (init, a collective, teardown) that the backtraces show:
+ * One hang_suspected per kind of wait (init, a collective, teardown, the GPU) that the backtraces show:
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
  * they have them.
  */
