@@ -37,7 +37,8 @@ import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
 import { StackReader } from "../stacks/reader.js";
 import { FrameBudget } from "../stacks/types.js";
-import { placeStacks, stackPrefix, withPythonStacks } from "./stacks.js";
+import { placeStacks, pySpyNativeWaits, stackPrefix, withPythonStacks } from "./stacks.js";
+import { nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { evidenceSources, type EvidenceSources, type LineReader } from "./evidence.js";
 import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
@@ -375,12 +376,10 @@ function reportOf(
   seen: ReadonlySet<string>,
 ): Report {
   const fr = analyzeFrDumps(dumps);
-  const stacks = placeStacks(
-    t,
-    texts.flatMap((x) => x.stacks.end()),
-    torchrun,
-  );
+  const stackDumps = texts.flatMap((x) => x.stacks.end());
+  const stacks = placeStacks(t, stackDumps, torchrun);
   const base = [
+    ...nativeWaitFindings(pySpyNativeWaits(stackDumps, stacks)),
     ...hardwareFindings(t, hardware),
     ...flightRecorderFindings(fr),
     ...rasFindings(ras),

@@ -10,7 +10,7 @@ import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
-import { GdbBacktraceReader, gdbWaitFindings } from "../logs/native/gdb-backtrace.js";
+import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
 import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
@@ -105,7 +105,7 @@ export function evidenceSources(): EvidenceSources {
     ),
     perLog(
       (source) => new GdbBacktraceReader(source),
-      (logs) => gdbWaitFindings(logs.flatMap(({ reader }) => reader.waits())),
+      (logs) => nativeWaitFindings(logs.flatMap(({ reader }) => reader.waits())),
     ),
     perLog(
       (source) => new StoreBarrierReader(source),

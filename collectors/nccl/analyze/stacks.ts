@@ -16,6 +16,7 @@ import { frameText, isAddressFrame, isCollectiveFrame, isLibraryFrame } from "..
 import { groupStacks, type RankStack, type StackGroup } from "../stacks/group.js";
 import type { LinePrefix, StackDump, StackFrame, StackThread } from "../stacks/types.js";
 import { stackOutlier } from "../verdict/finding.js";
+import { nativeWait, type NativeWait } from "../logs/native/gdb-backtrace.js";
 import type { Finding, FindingPythonStack } from "../verdict/report.js";
 import { pythonStackWords, type StackChain } from "../verdict/words.js";
 
@@ -206,4 +207,29 @@ function outlierFinding(placed: readonly RankStack[], told: ReadonlySet<number>)
     waiting_ranks: dominant.ranks,
     python_stacks: [...outliers.slice(0, MAX_FINDING_STACKS - 1).map((o) => toJson(o.ranks, o.g)), toJson(dominant.ranks, dominant)],
   });
+}
+
+/**
+ * The threads of `py-spy dump --native` dumps stopped inside one of NCCL's calls (or a CUDA launch or
+ * synchronize), as gdb's backtraces are read (logs/native/gdb-backtrace.ts: nccl-pasted 618, the main
+ * thread in ncclGroupEnd under ProcessGroupNCCL::getNCCLComm). The rank is the dump's own, or the one
+ * its placement among the logs gave it.
+ */
+export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly RankStack[]): NativeWait[] {
+  const rankOf = new Map<StackDump, number>();
+  for (const p of placed) rankOf.set(p.dump, p.rank);
+  const out: NativeWait[] = [];
+  for (const d of dumps) {
+    if (d.tool !== "py-spy") continue;
+    for (const t of d.threads) {
+      const w = nativeWait(t.frames.map((f) => f.function));
+      if (w === undefined) continue;
+      const x: NativeWait = { tool: "py-spy", ...w, where: d.where };
+      if (t.name !== undefined) x.thread = t.name;
+      const rank = d.rank ?? rankOf.get(d);
+      if (rank !== undefined) x.rank = rank;
+      out.push(x);
+    }
+  }
+  return out;
 }

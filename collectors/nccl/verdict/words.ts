@@ -713,8 +713,14 @@ export const collectiveMismatchWords = {
 
 export const hangSuspectedWords = {
   /** gdb's backtraces of threads stopped inside NCCL's calls (`threads` of them, in `calls`). */
-  nativeWait: (f: { threads: number; calls: readonly string[]; wait: "init" | "collective" | "teardown" | "cuda"; caller?: string }): string =>
-    `A native backtrace (gdb) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : "NCCL"}'s ${f.calls.join(", ")}` +
+  nativeWait: (f: {
+    tool: "gdb" | "py-spy";
+    threads: number;
+    calls: readonly string[];
+    wait: "init" | "collective" | "teardown" | "cuda";
+    caller?: string;
+  }): string =>
+    `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : "NCCL"}'s ${f.calls.join(", ")}` +
     `${f.caller !== undefined ? ` (called from ${f.caller})` : ""}: ${f.threads === 1 ? "it was" : "they were"} waiting there when stopped. ` +
     (f.wait === "init"
       ? "A communicator's init returns only when every rank has joined it: a rank that never called it, or one that cannot reach the others (the bootstrap's interface, NCCL_SOCKET_IFNAME, a firewall), holds every rank there. The other ranks' backtraces, or their NCCL INFO lines (Init START without Init COMPLETE), say which."

@@ -19,15 +19,17 @@ const MAX_EVIDENCE = 8;
 const sorted = (xs: Iterable<number>): number[] => [...new Set(xs)].sort((a, b) => a - b);
 
 /** The ranks a report names missing (rank lines, or `[missing ranks: ...]`), with the tensors of each. */
-function missingOf(r: StallReport): { ranks: number[]; names: { ranks: number[]; tensors: string[] }[]; shutdown: number[] } {
+function missingOf(r: StallReport): { ranks: number[]; names: { ranks: number[]; tensors: string[]; partial?: boolean }[]; shutdown: number[] } {
   if (r.ranks.size > 0) {
     // Ranks with the same tensors are told together.
-    const by = new Map<string, { ranks: number[]; tensors: string[] }>();
+    const by = new Map<string, { ranks: number[]; tensors: string[]; partial: boolean }>();
     for (const [rank, v] of [...r.ranks].sort((a, b) => a[0] - b[0])) {
       const key = v.tensors.join("\n");
       const g = by.get(key);
-      if (g) g.ranks.push(rank);
-      else by.set(key, { ranks: [rank], tensors: v.tensors });
+      if (g) {
+        g.ranks.push(rank);
+        g.partial ||= v.partial;
+      } else by.set(key, { ranks: [rank], tensors: v.tensors, partial: v.partial });
     }
     const shutdown = [...r.ranks].filter(([, v]) => v.shutdown).map(([rank]) => rank);
     return { ranks: sorted(r.ranks.keys()), names: [...by.values()], shutdown: sorted(shutdown) };
@@ -83,6 +85,18 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
   const evidence = last.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`);
   const seconds = last.seconds ?? reports.find((r) => r.seconds !== undefined)?.seconds;
   const m = missingOf(last);
+  const crossing = crossedMissing(m.names);
+  if (crossing !== undefined)
+    return [
+      collectiveMismatch({
+        severity: "critical",
+        summary: horovodStallWords.crossed({ sets: crossing, ...(seconds !== undefined ? { seconds } : {}) }),
+        ranks: m.ranks,
+        processes: [],
+        comm_id: null,
+        evidence,
+      }),
+    ];
   if (m.ranks.length > 0) {
     // How many reports in a row, up to the last, named the same ranks (those dropped by the reader not counted).
     let reportsSame = 0;
@@ -144,6 +158,31 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
     waiting_ranks: ready,
   };
   return [absent.length > 0 ? rankBehind(facts) : hangSuspected(facts)];
+}
+
+/**
+ * Two ranks (or groups of ranks with the same list) each missing tensors the other is not (Lightning
+ * pull request 5155's `Missing ranks:` with `0: [broadcast.bool.sz]` and `1: [allreduce.c_d1.bias,
+ * ...]`, nccl-pasted 614): each has submitted what the other waits for, so they run different
+ * collectives, not one late rank. A tensor missing from a list proves the rank submitted it only
+ * where that list is whole: at least one of the two must not be cut (`...`). Undefined where no two
+ * lists are disjoint. As `submitted` sets for the words: each group submitted the other's missing ones.
+ */
+function crossedMissing(names: readonly { ranks: number[]; tensors: string[]; partial?: boolean }[]): { ranks: number[]; tensors: string[] }[] | undefined {
+  for (let i = 0; i < names.length; i++)
+    for (let j = i + 1; j < names.length; j++) {
+      const a = names[i];
+      const b = names[j];
+      if (a === undefined || b === undefined || a.tensors.length === 0 || b.tensors.length === 0) continue;
+      if (a.partial === true && b.partial === true) continue;
+      const inA = new Set(a.tensors);
+      if (b.tensors.some((t) => inA.has(t))) continue;
+      return [
+        { ranks: a.ranks, tensors: b.tensors },
+        { ranks: b.ranks, tensors: a.tensors },
+      ];
+    }
+  return undefined;
 }
 
 /**

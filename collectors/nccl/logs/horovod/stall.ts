@@ -66,7 +66,7 @@ export type StallFact =
   /** `<tensor> [missing ranks: 1]` or `<tensor> [ready ranks: 0, 2], ...`: one or more tensors on a line. */
   | { kind: "tensors"; tensors: StallTensor[] }
   /** `4: [a, b, c ...]` or `4!: [...]` (past the shutdown time): a rank line, only meaningful after a `ranks` section. */
-  | { kind: "rank"; rank: number; shutdown: boolean; tensors: string[]; closed: boolean }
+  | { kind: "rank"; rank: number; shutdown: boolean; tensors: string[]; closed: boolean; more: boolean }
   /** The rest of a header that a terminal or a paste wrapped: `...ranks for more than 60 seconds. This may indicate ...`. */
   | { kind: "header_rest"; seconds: number }
   /** `One or more rank (marked by "!") is stalled for longer than 180 seconds. Will shutdown.` */
@@ -150,31 +150,40 @@ function rankLine(s: string, at: number, end: number): StallFact | undefined {
   const shutdown = s.charCodeAt(i) === 33; /* ! */
   if (shutdown) i++;
   if (!s.startsWith(": [", i)) return undefined;
-  const { names, closed } = tensorNames(s, i + 3, end);
-  return { kind: "rank", rank, shutdown, tensors: names, closed };
+  const { names, closed, more } = tensorNames(s, i + 3, end);
+  return { kind: "rank", rank, shutdown, tensors: names, closed, more };
 }
 
-/** The names of a `[a, b, c ...]` list from `i`: up to `]` (closed) or the end of the line. */
-export function tensorNames(s: string, i: number, end: number): { names: string[]; closed: boolean } {
+/** The names of a `[a, b, c ...]` list from `i`: up to `]` (closed) or the end of the line; `more`: the writer's `...` (or MAX_TENSORS) cut it. */
+export function tensorNames(s: string, i: number, end: number): { names: string[]; closed: boolean; more: boolean } {
   const close = s.indexOf("]", i);
   const closed = close >= 0 && close < end;
   const stop = closed ? close : end;
   const names: string[] = [];
+  let more = false;
   let a = i;
-  while (a < stop && names.length < MAX_TENSORS) {
+  while (a < stop) {
+    if (names.length >= MAX_TENSORS) {
+      more = true;
+      break;
+    }
     let b = s.indexOf(",", a);
     if (b < 0 || b > stop) b = stop;
     let x = a;
     let y = b;
     while (x < y && isSpace(s.charCodeAt(x))) x++;
     while (y > x && isSpace(s.charCodeAt(y - 1))) y--;
-    if (s.startsWith(" ...", y - 4) && y - 4 >= x)
+    if (s.startsWith(" ...", y - 4) && y - 4 >= x) {
       y -= 4; // the writer's "more than six" mark
-    else if (y - x === 3 && s.startsWith("...", x)) y = x;
+      more = true;
+    } else if (y - x === 3 && s.startsWith("...", x)) {
+      y = x;
+      more = true;
+    }
     if (y > x) names.push(s.slice(x, y));
     a = b + 1;
   }
-  return { names, closed };
+  return { names, closed, more };
 }
 
 /** One line → what it says of a stall report, or undefined for any other line. */
@@ -236,8 +245,8 @@ export interface StallReport {
   /** Line of the header; undefined for tensor lines seen before any header (a window that starts mid-report). */
   headerLine?: number;
   seconds?: number;
-  /** The ranks' lines (`Stalled ranks:` / `Missing ranks:`): rank → tensors it has not submitted. */
-  ranks: Map<number, { tensors: string[]; shutdown: boolean }>;
+  /** The ranks' lines (`Stalled ranks:` / `Missing ranks:`): rank → tensors it has not submitted; `partial`: the list was cut (`...`, or not closed). */
+  ranks: Map<number, { tensors: string[]; shutdown: boolean; partial: boolean }>;
   /** The tensor lines (`Stalled ops:`). */
   tensors: StallTensor[];
   shutdown?: { seconds?: number; line: number };
@@ -268,10 +277,13 @@ export class StallReader {
     if (f === undefined) {
       if (this.openRank !== undefined && this.cur !== undefined) {
         const end = trimEnd(text, 0, text.length);
-        const { names, closed } = tensorNames(text, contentStart(text), end);
+        const { names, closed, more } = tensorNames(text, contentStart(text), end);
         if (names.length > 0) {
-          const t = this.cur.ranks.get(this.openRank)?.tensors;
-          if (t) add(t, names, MAX_TENSORS);
+          const r = this.cur.ranks.get(this.openRank);
+          if (r) {
+            add(r.tensors, names, MAX_TENSORS);
+            r.partial = more || !closed;
+          }
           add(this.cur.lines, [lineNo], MAX_LINES);
           if (closed) this.openRank = undefined;
           return;
@@ -312,8 +324,11 @@ export class StallReader {
       case "rank": {
         if (!this.inRanks || this.cur === undefined) return;
         const prev = this.cur.ranks.get(f.rank);
-        if (prev) add(prev.tensors, f.tensors, MAX_TENSORS);
-        else if (this.cur.ranks.size < MAX_RANKS) this.cur.ranks.set(f.rank, { tensors: f.tensors.slice(0, MAX_TENSORS), shutdown: f.shutdown });
+        if (prev) {
+          add(prev.tensors, f.tensors, MAX_TENSORS);
+          prev.partial ||= f.more || !f.closed;
+        } else if (this.cur.ranks.size < MAX_RANKS)
+          this.cur.ranks.set(f.rank, { tensors: f.tensors.slice(0, MAX_TENSORS), shutdown: f.shutdown, partial: f.more || !f.closed });
         add(this.cur.lines, [lineNo], MAX_LINES);
         if (!f.closed) this.openRank = f.rank;
         return;

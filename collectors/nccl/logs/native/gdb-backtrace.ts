@@ -59,6 +59,8 @@ const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGT
 export type NcclWait = "init" | "teardown" | "collective" | "cuda";
 
 export interface NativeWait {
+  /** The tool that printed the backtrace. */
+  tool: "gdb" | "py-spy";
   /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name; else CUDA's. */
   call: string;
   wait: NcclWait;
@@ -66,6 +68,8 @@ export interface NativeWait {
   caller?: string;
   /** The thread as gdb's header named it (`Thread 1 "python"`), when there was one. */
   thread?: string;
+  /** The rank the dump is tied to (py-spy's, by a prefix or its file name), where known. */
+  rank?: number;
   where: string;
 }
 
@@ -183,9 +187,11 @@ export class GdbBacktraceReader {
     const out: NativeWait[] = [];
     for (const t of this.traces) {
       if (t.crash) continue;
-      // The outermost NCCL call: the one the application made; else the outermost CUDA wait.
-      const w = outermost(t, ncclCall) ?? outermost(t, cudaCall);
-      if (w !== undefined) out.push(w);
+      const w = nativeWait(t.frames);
+      if (w === undefined) continue;
+      const x: NativeWait = { tool: "gdb", ...w, where: t.where };
+      if (t.thread !== undefined) x.thread = t.thread;
+      out.push(x);
     }
     return out;
   }
@@ -196,15 +202,31 @@ function cudaCall(fn: string): { call: string; wait: NcclWait } | undefined {
   return CUDA_CALLS.has(fn) ? { call: fn, wait: "cuda" } : undefined;
 }
 
-/** The outermost frame of the trace that `call` names, with the frame that called it. */
-function outermost(t: Trace, call: (fn: string) => { call: string; wait: NcclWait } | undefined): NativeWait | undefined {
-  for (let k = t.frames.length - 1; k >= 0; k--) {
-    const c = call(t.frames[k] as string);
+/** PyTorch's functions that create a communicator: an NCCL call under them (a group around the init) waits in init. */
+const COMM_CREATORS = ["c10d::ProcessGroupNCCL::getNCCLComm", "c10d::NCCLComm::create"];
+
+/**
+ * What a thread whose frames (innermost first, function names) are these waits in: the outermost
+ * NCCL call, the one the application made; else the outermost CUDA launch or synchronize. With the
+ * frame that called it.
+ */
+export function nativeWait(frames: readonly string[]): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
+  return outermost(frames, ncclCall) ?? outermost(frames, cudaCall);
+}
+
+function outermost(
+  frames: readonly string[],
+  call: (fn: string) => { call: string; wait: NcclWait } | undefined,
+): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
+  for (let k = frames.length - 1; k >= 0; k--) {
+    const c = call(frames[k] as string);
     if (c === undefined) continue;
-    const w: NativeWait = { ...c, where: t.where };
-    const caller = t.frames[k + 1];
-    if (caller !== undefined && caller !== "??") w.caller = caller;
-    if (t.thread !== undefined) w.thread = t.thread;
+    const caller = frames[k + 1];
+    const w: Pick<NativeWait, "call" | "wait" | "caller"> = { ...c };
+    if (caller !== undefined && caller !== "??") {
+      w.caller = caller;
+      if (c.wait === "collective" && COMM_CREATORS.some((f) => caller.startsWith(f))) w.wait = "init";
+    }
     return w;
   }
   return undefined;
@@ -215,20 +237,21 @@ function outermost(t: Trace, call: (fn: string) => { call: string; wait: NcclWai
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
  * they have them.
  */
-export function gdbWaitFindings(waits: readonly NativeWait[]): Finding[] {
-  const byWait = new Map<NcclWait, NativeWait[]>();
-  for (const w of waits) byWait.set(w.wait, [...(byWait.get(w.wait) ?? []), w]);
+export function nativeWaitFindings(waits: readonly NativeWait[]): Finding[] {
+  const byWait = new Map<string, NativeWait[]>();
+  for (const w of waits) byWait.set(`${w.tool} ${w.wait}`, [...(byWait.get(`${w.tool} ${w.wait}`) ?? []), w]);
   return [...byWait.values()].map((ws) => {
     const w = ws[0] as NativeWait;
     return hangSuspected({
       severity: "warning",
       summary: hangSuspectedWords.nativeWait({
+        tool: w.tool,
         threads: ws.length,
         calls: [...new Set(ws.map((x) => x.call))],
         wait: w.wait,
         ...(w.caller !== undefined ? { caller: w.caller } : {}),
       }),
-      ranks: [],
+      ranks: [...new Set(ws.flatMap((x) => (x.rank !== undefined ? [x.rank] : [])))].sort((a, b) => a - b),
       processes: [],
       comm_id: null,
       evidence: ws.slice(0, 5).map((x) => x.where),

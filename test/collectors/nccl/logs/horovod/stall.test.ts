@@ -44,8 +44,16 @@ describe("parseStallLine", () => {
   });
 
   it("rank lines (`4: [...]`, `4!: [...]`), the writer's ` ...` mark, and a list cut by the line's end", () => {
-    expect(parseStallLine("[1,0]<stderr>:4!: [a.0, a.1 ...]")).toEqual({ kind: "rank", rank: 4, shutdown: true, tensors: ["a.0", "a.1"], closed: true });
-    expect(parseStallLine("0: [x, ")).toEqual({ kind: "rank", rank: 0, shutdown: false, tensors: ["x"], closed: false });
+    expect(parseStallLine("[1,0]<stderr>:4!: [a.0, a.1 ...]")).toEqual({
+      kind: "rank",
+      rank: 4,
+      shutdown: true,
+      tensors: ["a.0", "a.1"],
+      closed: true,
+      more: true,
+    });
+    expect(parseStallLine("0: [x, ")).toEqual({ kind: "rank", rank: 0, shutdown: false, tensors: ["x"], closed: false, more: false });
+    expect(parseStallLine("2: [x, y]")).toEqual({ kind: "rank", rank: 2, shutdown: false, tensors: ["x", "y"], closed: true, more: false });
     expect(parseStallLine("12: not a list")).toBeUndefined();
   });
 

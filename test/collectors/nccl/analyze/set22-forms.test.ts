@@ -1,0 +1,67 @@
+/**
+ * Forms the twenty-second blind set brought, from its real captures (test/fixtures/nccl-pasted 614,
+ * 618): Horovod's `Missing ranks:` lists that cross (each rank missing what the other submitted), and
+ * a `py-spy dump --native` thread stopped inside NCCL's calls.
+ */
+import { describe, expect, it } from "vitest";
+import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
+import type { Finding } from "../../../../collectors/nccl/verdict/report.js";
+import { listFixtures, readCapture } from "../../../helpers/fixtures.js";
+
+const text = (prefix: string): string => readCapture(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix)) ?? ""}`);
+const serious = (t: string): Finding[] => analyzeLogs([{ name: "x.log", text: t }]).findings.filter((f) => f.severity !== "info");
+const brief = (fs: readonly Finding[]): [string, string, number[]][] => fs.map((f) => [f.kind, f.severity, f.ranks]);
+
+const header =
+  "[2020-12-29 16:51:57.726092: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.";
+const stall = (...rows: string[]): string => [header, "Missing ranks:", ...rows].join("\n");
+
+describe("Horovod's `Missing ranks:` lists that cross (614)", () => {
+  it("rank 0 misses a broadcast rank 1 submitted, rank 1 misses allreduces rank 0 submitted: a collective_mismatch of both", () => {
+    const fs = serious(text("614-"));
+    expect(brief(fs)).toEqual([["collective_mismatch", "critical", [0, 1]]]);
+    expect(fs[0]?.summary).toContain("rank 1 submitted broadcast.bool.sz");
+    expect(fs[0]?.summary).toContain("rank 0 submitted allreduce.c_d1.bias, allreduce.c_d1.weight, ...");
+  });
+
+  it("one list whole is enough; two lists both cut by Horovod's `...` prove nothing crossed: the ranks named behind", () => {
+    expect(brief(serious(stall("0: [broadcast.x]", "1: [allreduce.a, allreduce.b ...]")))).toEqual([["collective_mismatch", "critical", [0, 1]]]);
+    expect(brief(serious(stall("0: [broadcast.x ...]", "1: [allreduce.a, allreduce.b ...]")))).toEqual([["rank_behind", "warning", [0, 1]]]);
+  });
+
+  it("lists that share a tensor (one rank further behind than the other) are ranks behind, not a mismatch", () => {
+    expect(brief(serious(stall("0: [allreduce.a, allreduce.b]", "1: [allreduce.b]")))).toEqual([["rank_behind", "warning", [0, 1]]]);
+    expect(brief(serious(stall("2: [allreduce.a]")))).toEqual([["rank_behind", "warning", [2]]]);
+  });
+});
+
+describe("py-spy dump --native: a thread stopped inside NCCL's calls (618)", () => {
+  it("the main thread in ncclGroupEnd under ProcessGroupNCCL::getNCCLComm: a hang_suspected warning, a wait in communicator init", () => {
+    const fs = serious(text("618-"));
+    expect(brief(fs)).toEqual([["hang_suspected", "warning", []]]);
+    expect(fs[0]?.summary).toMatch(
+      /^A native backtrace \(py-spy --native\) shows a thread stopped inside NCCL's ncclGroupEnd \(called from c10d::ProcessGroupNCCL::getNCCLComm\): /,
+    );
+    expect(fs[0]?.summary).toContain("A communicator's init returns only when every rank has joined it");
+  });
+
+  it("a dump behind `[rankN]:` names that rank; a dump of Python frames alone is no native wait", () => {
+    const dump = (rank: number, native: boolean): string[] => [
+      `[rank${rank}]:Process ${4000 + rank}: python train.py`,
+      `[rank${rank}]:Python v3.10.12 (/usr/bin/python3.10)`,
+      `[rank${rank}]:`,
+      `[rank${rank}]:Thread ${4000 + rank} (idle): "MainThread"`,
+      ...(native ? [`[rank${rank}]:    ncclAllReduce (enqueue.cc:2109)`, `[rank${rank}]:    c10d::ProcessGroupNCCL::allreduce_impl (libtorch_cuda.so)`] : []),
+      `[rank${rank}]:    all_reduce (torch/distributed/distributed_c10d.py:2050)`,
+      `[rank${rank}]:    train_step (train.py:88)`,
+    ];
+    const fs = serious([...dump(3, true), ...dump(5, false)].join("\n"));
+    // Rank 5's Python-only stack differs from rank 3's: the stacks' own outlier finding, beside rank 3's wait.
+    expect(brief(fs)).toEqual([
+      ["stack_outlier", "warning", [5]],
+      ["hang_suspected", "warning", [3]],
+    ]);
+    expect(fs[1]?.summary).toContain("inside NCCL's ncclAllReduce (called from c10d::ProcessGroupNCCL::allreduce_impl)");
+    expect(serious(dump(5, false).join("\n"))).toEqual([]);
+  });
+});
