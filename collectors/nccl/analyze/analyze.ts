@@ -28,7 +28,7 @@ import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stac
 import { NcclTestsReader, ncclTestsFindings, ncclTestsOneHost, type NcclTestsDevice } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
-import { lastConnectRetry } from "../logs/parse/connect-retry.js";
+import { connectRetryLine } from "../logs/parse/connect-retry.js";
 import { nccl1Warn } from "../logs/parse/nccl1-warn.js";
 import { parsePrefix } from "../logs/parse/prefix.js";
 import type { WarnEvent } from "../logs/parse/types.js";
@@ -133,9 +133,12 @@ export class LogAnalysis {
       const ev = parseLine(text);
       if (ev === undefined) {
         // A connect's last retry: the failed connect it announces, unless a later line of its thread follows.
-        const retry = lastConnectRetry(text);
+        const retry = connectRetryLine(text);
         if (retry !== undefined) {
-          if (retries.size < MAX_SEEN) retries.set(`${retry.host}:${retry.pid}:${retry.tid}`, { ev: retry, ctx: { source: name, lineNo } });
+          const { ev: r, tries, of } = retry;
+          if (tries < of) {
+            if (r.host !== undefined && r.host !== "") connectRetries.retried(`${r.host}:${r.pid}`, r.error ?? "", lineNo);
+          } else if (retries.size < MAX_SEEN) retries.set(`${r.host}:${r.pid}:${r.tid}`, { ev: r, ctx: { source: name, lineNo } });
           return;
         }
         // NCCL 1.x's WARN, with no header.
@@ -151,7 +154,7 @@ export class LogAnalysis {
       }
       if (ev.host !== undefined && ev.pid !== undefined) {
         if (retries.size > 0) retries.delete(`${ev.host}:${ev.pid}:${ev.tid}`);
-        if (connectRetries.open) connectRetries.line("", `${ev.host}:${ev.pid}`, lineNo);
+        if (connectRetries.open) connectRetries.wentOn(`${ev.host}:${ev.pid}`);
       }
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
@@ -379,7 +382,6 @@ function reportOf(
   const stackDumps = texts.flatMap((x) => x.stacks.end());
   const stacks = placeStacks(t, stackDumps, torchrun);
   const base = [
-    ...nativeWaitFindings(pySpyNativeWaits(stackDumps, stacks)),
     ...hardwareFindings(t, hardware),
     ...flightRecorderFindings(fr),
     ...rasFindings(ras),
@@ -390,6 +392,8 @@ function reportOf(
       texts.flatMap((x) => x.failedStack.stacks),
     ),
     ...texts.flatMap((x) => frTextFindings(x.source, x.frText.blocks, x.frText.noDumps)),
+    ...evidence.alone.flatMap((s) => s.findings([])),
+    ...nativeWaitFindings(pySpyNativeWaits(stackDumps, stacks)),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,
@@ -406,7 +410,7 @@ function reportOf(
       reportedResults(t.pt),
     ),
   ];
-  for (const source of evidence.inOrder) base.push(...source.findings(base));
+  for (const source of evidence.after) base.push(...source.findings(base));
   const findings = sortFindings(
     withPythonStacks(
       withProcessRanks(t, [

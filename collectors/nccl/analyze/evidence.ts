@@ -1,10 +1,16 @@
 /**
- * The evidence analyze reads from pasted text that is neither NCCL's lines nor PyTorch's own: each
- * source reads every log's lines with a reader of its own and gives its findings once, after the NCCL,
- * PyTorch, RAS, Flight Recorder and kernel readers have given theirs. They run in the order of
- * `evidenceSources()`, and each is handed the findings before it: a source whose evidence only adds
- * where nothing else tells the same (libmlx5's print, NCCL's connect retries, Gloo's timeout) says so
- * in findings(). To add a reader: write it beside the others (logs/<origin>/), and add its source here.
+ * The evidence analyze reads from lines beside NCCL's own INFO/WARN records and PyTorch's
+ * ProcessGroupNCCL lines: Horovod's stall inspector and coordinator, crash handlers (UCX, Open MPI),
+ * gdb backtraces, PyTorch's store barrier and store client, Gloo's connect failures and timeouts, libmlx5's prints,
+ * and NCCL's old connect retries. Each source reads every log's lines with a reader of its own
+ * (connect retries: the NCCL lines, as the line parser read their headers) and gives its findings
+ * once, in two stages:
+ * - `alone`: findings that stand by themselves, placed after the PyTorch findings (before the
+ *   transport's), in list order;
+ * - `after`: findings that add only where nothing else tells the same (libmlx5's print, the retries,
+ *   Gloo's timeout); each is handed every finding before it (the nccl-tests' own are not among them)
+ *   and comes last, in list order.
+ * To add a reader: write it beside the others (logs/<origin>/) and add its source to a stage here.
  */
 import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
@@ -13,10 +19,11 @@ import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-s
 import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
+import { StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
 import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
 import { ConnectRetryReader, connectRetryFindings } from "../logs/socket/connect-retry.js";
 import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
-import type { Finding } from "../verdict/report.js";
+import { isFailureFinding, type Finding } from "../verdict/report.js";
 
 /** A reader of one log's lines, numbered from 1. */
 export interface LineReader {
@@ -24,7 +31,7 @@ export interface LineReader {
 }
 
 export interface EvidenceSource {
-  /** What all the logs' lines say; `before`: the findings of the other readers and of the sources earlier in the list. */
+  /** What all the logs' lines say; `before`: the findings before this source's (`after` stage only; empty for `alone`). */
   findings(before: readonly Finding[]): Finding[];
 }
 
@@ -74,31 +81,21 @@ export class ConnectRetrySource implements EvidenceSource {
   }
 }
 
-/** A critical finding of a failure (an error, a timeout, a rank behind, a mismatch), not a sign of one. */
-export function isFailureFinding(f: Finding): boolean {
-  return f.severity === "critical" && f.kind !== "hang_suspected" && f.kind !== "socket_transport" && f.kind !== "gdr_disabled";
-}
-
-/** The sources of one analysis: those that read lines as pasted, the connect retries, and all of them in the order their findings are asked for. */
+/** The sources of one analysis, by stage; `pasted`: those of both stages that read lines as pasted. */
 export interface EvidenceSources {
+  alone: readonly PastedSource[];
+  after: readonly EvidenceSource[];
   pasted: readonly PastedSource[];
   connectRetries: ConnectRetrySource;
-  inOrder: readonly EvidenceSource[];
 }
 
 export function evidenceSources(): EvidenceSources {
-  const connectRetries = new ConnectRetrySource();
-  const inOrder: EvidenceSource[] = [
-    // Horovod's stall inspector and its mismatch errors.
+  const alone: PastedSource[] = [
+    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Horovod's coordinator.
     perLog(
       () => new StallReader(),
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
     ),
-    perLog(
-      () => new HorovodMismatchReader(),
-      (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),
-    ),
-    // NCCL's crash handler (`Caught signal`), gdb's backtraces of a stopped rank, PyTorch's store barrier.
     perLog(
       (source) => new CaughtSignalReader(source),
       (logs) => caughtSignalFindings(logs.flatMap(({ reader }) => reader.crashes)),
@@ -111,20 +108,33 @@ export function evidenceSources(): EvidenceSources {
       (source) => new StoreBarrierReader(source),
       (logs) => logs.flatMap(({ reader }) => [...storeBarrierFindings(reader.timeouts), ...storeBarrierWaitFindings(reader.waits, reader.timeouts)]),
     ),
-    // libmlx5's print of a failed completion, where no network error of NCCL's own lines tells the failure already.
     perLog(
-      (source) => new Mlx5CompletionErrorReader(source),
-      (logs, before) => (before.some((f) => f.kind === "network_error") ? [] : mlx5CompletionErrorFindings(logs.flatMap(({ reader }) => reader.errors()))),
+      (source) => new StoreConnectReader(source),
+      (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.timeouts)),
     ),
-    connectRetries,
-    perLog(glooConnectReader, (logs) => glooConnectFindings(logs.flatMap(({ reader }) => reader.items))),
-    // Gloo's timeout waits for a rank; where the logs hold a failure already, that failure is why.
-    perLog(glooTimeoutReader, (logs, before) =>
-      glooTimeoutFindings(
-        logs.flatMap(({ reader }) => reader.items),
-        before.some(isFailureFinding),
-      ),
+    perLog(
+      () => new HorovodMismatchReader(),
+      (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),
     ),
   ];
-  return { pasted: inOrder.filter((s): s is PastedSource => s !== connectRetries), connectRetries, inOrder };
+  const mlx5 = perLog(
+    (source) => new Mlx5CompletionErrorReader(source),
+    // Where no network error of NCCL's own lines tells the failure already.
+    (logs, before) => (before.some((f) => f.kind === "network_error") ? [] : mlx5CompletionErrorFindings(logs.flatMap(({ reader }) => reader.errors()))),
+  );
+  const connectRetries = new ConnectRetrySource();
+  const glooConnect = perLog(glooConnectReader, (logs) => glooConnectFindings(logs.flatMap(({ reader }) => reader.items)));
+  // Gloo's timeout waits for a rank; where the logs hold a failure already (a Gloo connect failure among them), that failure is why.
+  const glooTimeout = perLog(glooTimeoutReader, (logs, before) =>
+    glooTimeoutFindings(
+      logs.flatMap(({ reader }) => reader.items),
+      before.some(isFailureFinding),
+    ),
+  );
+  return {
+    alone,
+    after: [mlx5, connectRetries, glooConnect, glooTimeout],
+    pasted: [...alone, mlx5, glooConnect, glooTimeout],
+    connectRetries,
+  };
 }

@@ -132,6 +132,11 @@ export function sortFindings(f: Finding[]): Finding[] {
   return f.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
 }
 
+/** A critical finding of a failure (an error, a timeout, a rank behind, a mismatch), not a sign of one. */
+export function isFailureFinding(f: Finding): boolean {
+  return f.severity === "critical" && f.kind !== "hang_suspected" && f.kind !== "socket_transport" && f.kind !== "gdr_disabled";
+}
+
 /** The distinct items, in first-seen order. */
 export function uniq<T>(xs: Iterable<T>): T[] {
   return [...new Set(xs)];

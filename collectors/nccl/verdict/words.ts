@@ -886,6 +886,14 @@ export const networkErrorWords = {
   glooConnect: (f: { ranks: readonly number[]; words: readonly string[] }): string =>
     `Gloo could not connect its process group's full mesh${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""} (${f.words.map((w) => `"${w}"`).join(", ")}): ` +
     "init_process_group failed because a rank could not reach a peer over TCP. Check the interface Gloo picked (GLOO_SOCKET_IFNAME; the address the host name resolves to), firewalls between the hosts, and whether every rank was started (a peer that exited or never came up refuses or times out).",
+  /** PyTorch's c10d store client gave up connecting to the store. */
+  storeConnect: (f: { peers: readonly string[]; seconds: number; count: number }): string =>
+    `PyTorch's store client timed out after ${f.seconds} s connecting to ${f.peers.slice(0, 3).join(", ")}${f.peers.length > 3 ? ` and ${f.peers.length - 3} more` : ""}` +
+    `${f.count > 1 ? ` (${f.count} times in these lines)` : ""}: the rank never reached the rendezvous store every rank joins before NCCL starts. ` +
+    (f.peers.some((p) => p.startsWith("172.17."))
+      ? "172.17.x.x is Docker's default bridge: an address only that host's containers reach; run the containers with the host's network (--network=host) or hand over the host's own address. "
+      : "") +
+    "Check that the store's host and port (MASTER_ADDR/MASTER_PORT, or the address the framework handed over) are reachable from this host (a firewall, the wrong interface's address) and that the process that serves it is up.",
   /** A process's return chain carried ncclRemoteError with no network WARN of its own. */
   chain: (f: { process: string; chain: string; warn?: string }): string =>
     `NCCL on ${f.process} failed because a remote process exited or the network failed: ${f.chain}${f.warn !== undefined ? ` after WARN "${f.warn}"` : ""}. ` +
@@ -988,8 +996,8 @@ function interfaceHint(texts: readonly string[]): string {
 
 export const ncclErrorWords = {
   /** A process killed by a signal, as UCX's handler caught it; `inNccl`: NCCL's functions in its backtrace. */
-  caughtSignal: (f: { process: string; signal: number; what: string; inNccl: readonly string[] }): string =>
-    `Process ${f.process} crashed: signal ${f.signal}${f.what !== "" ? ` (${f.what})` : ""}, caught by UCX's handler${f.inNccl.length > 0 ? `, in ${[...new Set(f.inNccl)].join(" < ")}` : ""}. ` +
+  caughtSignal: (f: { process: string; handler: "UCX" | "Open MPI"; signal: number; what: string; inNccl: readonly string[] }): string =>
+    `${f.process !== "" ? `Process ${f.process}` : "A process of the job (the lines cut before its name)"} crashed: ${f.signal !== 0 ? `signal ${f.signal}${f.what !== "" ? ` (${f.what})` : ""}, ` : ""}caught by ${f.handler}'s handler${f.inNccl.length > 0 ? `, in ${[...new Set(f.inNccl)].join(" < ")}` : ""}. ` +
     (f.signal === 7
       ? "A bus error inside NCCL in a container is most often /dev/shm too small for NCCL's shared-memory buffers: give the container more (docker run --shm-size=16g, a Kubernetes emptyDir with medium: Memory at /dev/shm), or set NCCL_SHM_DISABLE=1 to test. "
       : "") +

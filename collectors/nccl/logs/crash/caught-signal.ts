@@ -5,23 +5,32 @@
  * (` 1 0x000000000008170d ncclGroupEnd()  ???:0`) and a row of `=`. The header is `[host:pid:thread
  * index:tid]`, the pid padded with blanks. The reader keeps each crash (bounded) with the first frames
  * of its backtrace; the findings name the process, whose ranks the NCCL lines give (nccl-pasted 383).
- * Cut at fixed words with indexOf; no regular expression.
+ * A UCX backtrace whose `Caught signal` line the paste cut (nccl-pasted 645: `ncclGroupEnd()` in it,
+ * then `Fatal Python error: Segmentation fault`) is a crash of a process the lines do not name; UCX
+ * prints one only from its error handler. Open MPI's handler's report (open-mpi-signal.ts) is read
+ * the same way. Cut at fixed words with indexOf; no regular expression.
  */
 import { isDigit, readInt, pos, skipSpaces } from "../parse/scan.js";
 import { ncclError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { ncclErrorWords } from "../../verdict/words.js";
+import { OPEN_MPI_END, openMpiRow, openMpiSignal } from "./open-mpi-signal.js";
 
 const MARK = "] Caught signal ";
+/** Open MPI's mark, as the per-line check looks for it. */
+const OPEN_MPI_MARK_WORDS = "*** Process received signal";
 const BACKTRACE = "==== backtrace";
 const MAX_CRASHES = 64;
 const MAX_FRAMES = 8;
 
 export interface CaughtSignal {
-  /** `host:pid` as NCCL's own lines name the process. */
+  /** `host:pid` as NCCL's own lines name the process; empty where the lines do not say (a backtrace whose header was cut). */
   process: string;
+  /** The handler that reported it. */
+  handler: "UCX" | "Open MPI";
   /** The thread that caught it (its backtrace names it: `==== backtrace (tid:   5704) ====`). */
   tid: number;
+  /** 0 where the lines do not say. */
   signal: number;
   /** The words in parentheses: `Bus error: nonexistent physical address`. */
   what: string;
@@ -34,7 +43,7 @@ export interface CaughtSignal {
  * `[host:pid :0:tid] Caught signal N (words)`, after blanks or a launcher's tag (`[1,3]<stderr>:`,
  * srun's `3: `) → the crash; undefined otherwise.
  */
-export function caughtSignal(s: string): Omit<CaughtSignal, "frames" | "where"> | undefined {
+export function caughtSignal(s: string): Omit<CaughtSignal, "frames" | "where" | "handler"> | undefined {
   const k = s.indexOf(MARK);
   if (k < 0) return undefined;
   const i = s.lastIndexOf("[", k);
@@ -97,7 +106,22 @@ export class CaughtSignalReader {
   constructor(private readonly source: string) {}
 
   line(text: string, lineNo: number): void {
-    if (this.open !== undefined) {
+    if (this.open?.handler === "Open MPI") {
+      const row = openMpiRow(text, this.open.process);
+      if (row !== undefined) {
+        if ("fn" in row) {
+          if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(row.fn);
+        } else if (this.open.signal === 0) {
+          this.open.signal = row.signal;
+          this.open.what = row.what;
+        }
+        return;
+      }
+      if (text.indexOf(OPEN_MPI_END) >= 0) {
+        this.open = undefined;
+        return;
+      }
+    } else if (this.open !== undefined) {
       const bt = text.indexOf(BACKTRACE);
       if (bt >= 0) {
         // The crash whose thread the backtrace names (two processes' crashes may come before their backtraces).
@@ -113,17 +137,41 @@ export class CaughtSignalReader {
           if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(fn);
           return;
         }
-        if (text.startsWith("====")) {
+        if (text.trimStart().startsWith("====")) {
           this.open = undefined;
           this.inTrace = false;
           return;
         }
       }
+    } else if (text.indexOf(BACKTRACE) >= 0) {
+      // A backtrace whose `Caught signal` line was cut is a crash all the same.
+      const tk = text.indexOf("tid:");
+      const tid = tk < 0 ? undefined : readInt(text, skipSpaces(text, tk + 4, text.length), text.length);
+      if (tid === undefined) return;
+      // The backtrace of a crash read before (several crashes' lines come before their backtraces).
+      const known = this.crashes.findLast((c) => c.tid === tid && c.handler === "UCX");
+      if (known !== undefined) {
+        this.open = known;
+        this.inTrace = true;
+      } else if (this.crashes.length < MAX_CRASHES) {
+        this.open = { process: "", handler: "UCX", tid, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
+        this.inTrace = true;
+        this.crashes.push(this.open);
+      }
+      return;
     }
-    if (text.indexOf(MARK) < 0) return;
-    const c = caughtSignal(text);
-    if (c === undefined || this.crashes.length >= MAX_CRASHES) return;
-    this.open = { ...c, frames: [], where: `${this.source}:${lineNo}` };
+    if (text.indexOf(MARK) >= 0) {
+      const c = caughtSignal(text);
+      if (c === undefined || this.crashes.length >= MAX_CRASHES) return;
+      this.open = { ...c, handler: "UCX", frames: [], where: `${this.source}:${lineNo}` };
+      this.inTrace = false;
+      this.crashes.push(this.open);
+      return;
+    }
+    if (text.indexOf(OPEN_MPI_MARK_WORDS) < 0) return;
+    const process = openMpiSignal(text);
+    if (process === undefined || this.crashes.length >= MAX_CRASHES) return;
+    this.open = { process, handler: "Open MPI", tid: 0, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
     this.inTrace = false;
     this.crashes.push(this.open);
   }
@@ -138,12 +186,13 @@ export function caughtSignalFindings(crashes: readonly CaughtSignal[]): Finding[
     return ncclError({
       summary: ncclErrorWords.caughtSignal({
         process: c.process,
+        handler: c.handler,
         signal: c.signal,
         what: c.what,
         inNccl: c.frames.filter((f) => f.startsWith("nccl")),
       }),
       ranks: [],
-      processes: [c.process],
+      processes: c.process !== "" ? [c.process] : [],
       comm_id: null,
       evidence: cs.slice(0, 5).map((x) => x.where),
     });

@@ -9,10 +9,12 @@
  * call under its profiling name) was waiting in NCCL when the user stopped it, which is why they
  * took the backtrace (nccl-pasted 443). A thread with no NCCL call, stopped in a CUDA launch or
  * synchronize (`cudaLaunchKernel`, spinning in libcuda's sched_yield; `cudaStreamSynchronize`), waited
- * for the GPU: work before it does not finish, often an NCCL kernel waiting for a peer (nccl-pasted
- * 601). A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
+ * for the GPU (nccl-pasted 601): a note, as the main thread of a healthy GPU-bound job waits there
+ * most of the time too. A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
  * cuda-gdb's CUDA_EXCEPTION_N), or of a core file (`Program terminated with signal`), is a crash, not
- * a wait, and is left to the crash readers. Rows are cut at fixed words with indexOf;
+ * a wait, and is left to the crash readers; so is one whose frames show the crash itself (`<signal
+ * handler called>`, `raise`, `abort`, `std::terminate`: the line that named the signal was cut). A
+ * sanitizer's rows (`#1 0x7f2 in cudaLaunchKernel (/usr/lib/libcudart.so.12+0x6bf5e)`) are not gdb's. Rows are cut at fixed words with indexOf;
  * no regular expression. Bounded: MAX_TRACES backtraces of MAX_FRAMES frames.
  */
 import { isDigit } from "../parse/scan.js";
@@ -41,7 +43,7 @@ const COLLECTIVE_CALLS = new Set([
   "ncclScatter",
 ]);
 
-/** CUDA's calls that wait for the GPU: a launch whose queue is full, a synchronize. */
+/** CUDA's calls that wait for the GPU: a launch whose queue is full, a synchronize, a copy to the host (`.item()`). */
 const CUDA_CALLS = new Set([
   "cudaLaunchKernel",
   "cuLaunchKernel",
@@ -51,19 +53,42 @@ const CUDA_CALLS = new Set([
   "cuCtxSynchronize",
   "cudaEventSynchronize",
   "cuEventSynchronize",
+  "cudaMemcpy",
+  "cudaMemcpyAsync",
 ]);
+
+/** Functions that show a thread crashing, not waiting: the signal handler's frame, raise and abort, C++'s terminate. */
+const CRASH_FRAMES = new Set([
+  "<signal handler called>",
+  "raise",
+  "__GI_raise",
+  "gsignal",
+  "abort",
+  "__GI_abort",
+  "__pthread_kill_implementation",
+  "__pthread_kill_internal",
+  "__pthread_kill",
+  "pthread_kill",
+  "std::terminate",
+  "__cxa_throw",
+  "__cxa_rethrow",
+  "__assert_fail",
+  "__GI___assert_fail",
+]);
+/** The innermost frames looked at for a crash. */
+const CRASH_DEPTH = 12;
 
 /** Signals gdb reports for a crash: the backtrace is where it crashed, not where it waited. */
 const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "CUDA_EXCEPTION"];
 
-export type NcclWait = "init" | "teardown" | "collective" | "cuda";
+export type NativeWaitKind = "init" | "teardown" | "collective" | "cuda";
 
 export interface NativeWait {
   /** The tool that printed the backtrace. */
   tool: "gdb" | "py-spy";
   /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name; else CUDA's. */
   call: string;
-  wait: NcclWait;
+  wait: NativeWaitKind;
   /** The frame that called it (`c10d::NCCLComm::create`), when the backtrace has one. */
   caller?: string;
   /** The thread as gdb's header named it (`Thread 1 "python"`), when there was one. */
@@ -95,6 +120,7 @@ export function gdbFrame(s: string): { n: number; fn: string } | undefined {
   while (i < s.length && isDigit(s.charCodeAt(i))) n = n * 10 + (s.charCodeAt(i++) - 48);
   if (s.charCodeAt(i) !== 32) return undefined;
   while (i < s.length && s.charCodeAt(i) === 32) i++;
+  if (s.startsWith("<signal handler called>", i)) return { n, fn: "<signal handler called>" };
   if (s.startsWith("0x", i)) {
     const inAt = s.indexOf(" in ", i);
     if (inAt < 0 || inAt - i > 20) return undefined;
@@ -105,6 +131,8 @@ export function gdbFrame(s: string): { n: number; fn: string } | undefined {
   }
   // The name runs to ` (` (its arguments) or the row's end; a C++ name's own signature has no blank before its `(`.
   const args = s.indexOf(" (", i);
+  // A sanitizer's row: `in f (/usr/lib/libcudart.so.12+0x6bf5e)`, the library and offset where gdb puts arguments.
+  if (args >= 0 && s.charCodeAt(args + 2) === 47 /* / */ && s.indexOf("+0x", args) >= 0) return undefined;
   const fn = s.slice(i, args < 0 ? s.length : args).trim();
   return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
 }
@@ -116,7 +144,7 @@ function signatureless(fn: string): string {
 }
 
 /** NCCL's call a frame's function is, and what it waits for; undefined for any other function. */
-export function ncclCall(fn: string): { call: string; wait: NcclWait } | undefined {
+export function ncclCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
   const name = fn.startsWith("pnccl") ? fn.slice(1) : fn;
   if (!name.startsWith("nccl")) return undefined;
   if (INIT_CALLS.has(name)) return { call: name, wait: "init" };
@@ -198,7 +226,7 @@ export class GdbBacktraceReader {
 }
 
 /** CUDA's launch or synchronize a frame's function is; undefined for any other function. */
-function cudaCall(fn: string): { call: string; wait: NcclWait } | undefined {
+function cudaCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
   return CUDA_CALLS.has(fn) ? { call: fn, wait: "cuda" } : undefined;
 }
 
@@ -211,12 +239,13 @@ const COMM_CREATORS = ["c10d::ProcessGroupNCCL::getNCCLComm", "c10d::NCCLComm::c
  * frame that called it.
  */
 export function nativeWait(frames: readonly string[]): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
+  for (let k = 0; k < frames.length && k < CRASH_DEPTH; k++) if (CRASH_FRAMES.has(frames[k] as string)) return undefined;
   return outermost(frames, ncclCall) ?? outermost(frames, cudaCall);
 }
 
 function outermost(
   frames: readonly string[],
-  call: (fn: string) => { call: string; wait: NcclWait } | undefined,
+  call: (fn: string) => { call: string; wait: NativeWaitKind } | undefined,
 ): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
   for (let k = frames.length - 1; k >= 0; k--) {
     const c = call(frames[k] as string);
@@ -233,17 +262,19 @@ function outermost(
 }
 
 /**
- * One hang_suspected per kind of wait (init, a collective, teardown, the GPU) that the backtraces show:
+ * One hang_suspected per kind of wait (init, a collective, teardown, the GPU) that the backtraces show
+ * (the GPU's only where no thread waits in NCCL; a note, the others warnings):
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
  * they have them.
  */
 export function nativeWaitFindings(waits: readonly NativeWait[]): Finding[] {
   const byWait = new Map<string, NativeWait[]>();
-  for (const w of waits) byWait.set(`${w.tool} ${w.wait}`, [...(byWait.get(`${w.tool} ${w.wait}`) ?? []), w]);
+  const inNccl = waits.some((w) => w.wait !== "cuda");
+  for (const w of waits) if (!inNccl || w.wait !== "cuda") byWait.set(`${w.tool} ${w.wait}`, [...(byWait.get(`${w.tool} ${w.wait}`) ?? []), w]);
   return [...byWait.values()].map((ws) => {
     const w = ws[0] as NativeWait;
     return hangSuspected({
-      severity: "warning",
+      severity: w.wait === "cuda" ? "info" : "warning",
       summary: hangSuspectedWords.nativeWait({
         tool: w.tool,
         threads: ws.length,

@@ -6,13 +6,15 @@
  * connect_failed). A paste that ends at the last retry (nccl-pasted 333) shows no WARN: analyze
  * reads the last retry as the failed connect where no later line of that thread follows (a later
  * line: the connect succeeded, or NCCL's own WARN says it failed; another thread's says nothing of it). The live agent reads the WARN
- * itself. Cold path: asked only of lines that gave no event.
+ * itself. An earlier retry (N < M) that a process's lines end in is read as NCCL's old retries are
+ * (logs/socket/connect-retry.ts: nccl-pasted 642). Cold path: asked only of lines that gave no event.
  */
 import { parseHeaderAt } from "./header.js";
 import { find, readInt, pos, trimEnd } from "./scan.js";
 import type { WarnEvent } from "./types.js";
 
-export function lastConnectRetry(text: string): WarnEvent | undefined {
+/** A retry line: the connect it retries, as the WARN of its failure would say it, and `N/M`. */
+export function connectRetryLine(text: string): { ev: WarnEvent; tries: number; of: number } | undefined {
   const n = text.indexOf(" NCCL ");
   const h = n > 0 ? parseHeaderAt(text, n, 0, text.length) : undefined;
   if (h === undefined || h.level !== "INFO") return undefined;
@@ -24,7 +26,7 @@ export function lastConnectRetry(text: string): WarnEvent | undefined {
   const tries = readInt(text, k + 12, end);
   if (tries === undefined || text.charCodeAt(pos) !== 47 /* / */) return undefined;
   const of = readInt(text, pos + 1, end);
-  if (of === undefined || of !== tries || text.charCodeAt(pos) !== 41 /* ) */) return undefined;
+  if (of === undefined || tries > of || text.charCodeAt(pos) !== 41 /* ) */) return undefined;
   const ev: WarnEvent = {
     kind: "warn",
     warnKind: "connect_failed",
@@ -46,5 +48,5 @@ export function lastConnectRetry(text: string): WarnEvent | undefined {
       if (port !== undefined) ev.peerPort = port;
     }
   }
-  return ev;
+  return { ev, tries, of };
 }

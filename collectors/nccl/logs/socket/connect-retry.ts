@@ -7,6 +7,7 @@
  * logs (the WARN that follows) already names that process. A process with any line after its
  * retries went on, and is left out. Analyze only; cut at fixed words.
  */
+import { parseHeaderAt } from "../parse/header.js";
 import { networkError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
@@ -30,7 +31,8 @@ export function isConnectRetry(text: string): boolean {
 
 /**
  * The retries of one log, read from its NCCL lines as the line parser reads them: each line's
- * process comes from the header that parser read already (analyze.ts), so no header is read twice.
+ * process comes from the header that parser read already (analyze.ts); only a retry's own header is
+ * read here, at its words (a line a paste glued to another's names the process before them).
  */
 export class ConnectRetryReader {
   /** Processes whose last line so far is a retry. */
@@ -46,15 +48,23 @@ export class ConnectRetryReader {
   /** An NCCL line of `process` (`host:pid`, as its header names it): a retry, or a line it went on with. */
   line(text: string, process: string, lineNo: number): void {
     const k = text.indexOf(MARK);
-    if (k < 0) {
-      // Another NCCL line of a retrying process: it went on (connected, or failed in words a finding tells).
-      if (this.byProcess.size > 0) this.byProcess.delete(process);
-      return;
-    }
-    if (process.charCodeAt(0) === 58 /* : no host */) return;
+    if (k < 0) return this.wentOn(process);
+    const h = parseHeaderAt(text, k, 0, text.length);
+    if (h === undefined || h.host === "") return;
+    const own = `${h.host}:${h.pid}`;
+    if (own !== process) this.wentOn(process);
     const from = k + MARK.length;
     const comma = text.indexOf(", retrying", from);
-    const error = text.slice(from, comma > from ? comma : text.length).trim();
+    this.retried(own, text.slice(from, comma > from ? comma : text.length).trim(), lineNo);
+  }
+
+  /** Another NCCL line of a retrying process: it went on (connected, or failed in words a finding tells). */
+  wentOn(process: string): void {
+    if (this.byProcess.size > 0) this.byProcess.delete(process);
+  }
+
+  /** A retry of `process` (also NCCL 2.19+'s `retrying (N/M)` before its last, parse/connect-retry.ts): what connect returned. */
+  retried(process: string, error: string, lineNo: number): void {
     let r = this.byProcess.get(process);
     if (r === undefined) {
       if (this.byProcess.size >= MAX_PROCESSES) return;

@@ -5,15 +5,11 @@
  * NCCL 2.4's `Socket NIC distance` naming the network, and HCAs NCCL could not open.
  */
 import { describe, expect, it } from "vitest";
-import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
 import { parseLine } from "../../../../collectors/nccl/logs/parse/line.js";
-import type { Finding } from "../../../../collectors/nccl/verdict/report.js";
-import { listFixtures, readCapture } from "../../../helpers/fixtures.js";
+import { brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
-const text = (prefix: string): string => readCapture(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix)) ?? ""}`);
-const all = (t: string): Finding[] => analyzeLogs([{ name: "x.log", text: t }]).findings;
-const serious = (t: string): Finding[] => all(t).filter((f) => f.severity !== "info");
-const brief = (fs: readonly Finding[]): [string, string, number[]][] => fs.map((f) => [f.kind, f.severity, f.ranks]);
+const text = pastedText;
+const serious = seriousFindings;
 
 describe("pdsh's prefix on PyTorch's `Last error:` rows (553)", () => {
   it("`node2: Last error:` and `node2: Net : Call to recv ... failed : Connection refused` are one network error at that peer", () => {

@@ -4,13 +4,10 @@
  * a `py-spy dump --native` thread stopped inside NCCL's calls.
  */
 import { describe, expect, it } from "vitest";
-import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
-import type { Finding } from "../../../../collectors/nccl/verdict/report.js";
-import { listFixtures, readCapture } from "../../../helpers/fixtures.js";
+import { brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
-const text = (prefix: string): string => readCapture(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix)) ?? ""}`);
-const serious = (t: string): Finding[] => analyzeLogs([{ name: "x.log", text: t }]).findings.filter((f) => f.severity !== "info");
-const brief = (fs: readonly Finding[]): [string, string, number[]][] => fs.map((f) => [f.kind, f.severity, f.ranks]);
+const text = pastedText;
+const serious = seriousFindings;
 
 const header =
   "[2020-12-29 16:51:57.726092: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.";
