@@ -178,6 +178,14 @@ function rankLine(text: string): { r: RasRank; has: string } | undefined {
   return { r, has: sp < 0 ? "" : head.slice(sp + 1) };
 }
 
+/** The most blanks a document puts before a whole report. */
+const MAX_INDENT = 8;
+
+/** A line that opens a report or its sections, at i: the table's header, `Job summary`, `Communicators...`. */
+function isHeading(line: string, i: number): boolean {
+  return line.startsWith("Group     Comms", i) || (line.startsWith("Job summary", i) && line.length === i + 11) || line.startsWith("Communicators...", i);
+}
+
 /** Feeds the lines of one source; reports() gives what was found. */
 export class RasReader {
   private readonly found: RasReport[] = [];
@@ -190,14 +198,22 @@ export class RasReader {
   private lastOp: RasOpMismatch | undefined;
   /** From the `NCCL version` line that heads a report. */
   private version: string | undefined;
+  /** Blanks before every line of the report, as a document indented it (NCCL's user guide: two). */
+  private indent = 0;
 
   reports(): readonly RasReport[] {
     return this.found;
   }
 
   line(raw: string, lineNo: number): void {
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (line.startsWith("Group     Comms") || line === "Job summary" || line.startsWith("Communicators...")) {
+    let line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    // A report indented as a whole: its heading's blanks are taken off every line of it.
+    let lead = 0;
+    while (line.charCodeAt(lead) === 32 && lead <= MAX_INDENT) lead++;
+    if (lead > 0 && lead <= MAX_INDENT && isHeading(line, lead)) this.indent = lead;
+    else if (lead === 0 && line.length > 0) this.indent = 0;
+    if (this.indent > 0 && lead >= this.indent) line = line.slice(this.indent);
+    if (isHeading(line, 0)) {
       this.start(lineNo);
       this.inTable = line.startsWith("Group");
       return;

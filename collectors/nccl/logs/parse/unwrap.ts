@@ -32,6 +32,10 @@ const HEAD_ROWS = 2000;
 /** Rows shorter than this are not taken for a terminal's width. */
 const MIN_WIDTH = 60;
 
+/** The watchdog's own words (ProcessGroupNCCL.cpp), which a reporter may lay out over rows without their header. */
+const WATCHDOG_WORDS = "Watchdog caught collective operation timeout";
+const FAILURE_WORDS = "failure detected by watchdog at work sequence id";
+
 /** Rows that begin something of their own (after blanks), never a wrapped row. */
 const OWN_STARTS = [
   "frame #",
@@ -101,6 +105,19 @@ function isBareRow(s: string): boolean {
   return s.indexOf(" NCCL INFO ") < 0 && s.indexOf(" NCCL WARN ") < 0;
 }
 
+/** A row indented with blanks whose text starts nothing of its own (`         ran for 1800003 milliseconds ...`). */
+function isIndentedRow(s: string): boolean {
+  const i = skipSpaces(s, 0, s.length);
+  if (i === 0 || i >= s.length) return false;
+  for (const start of OWN_STARTS) if (s.startsWith(start, i)) return false;
+  return parsePrefix(s, i, s.length, true).end === i && s.indexOf(" NCCL ", i) < 0;
+}
+
+/** The watchdog's words without a c10 header, their sentence not ended: rows a reporter laid out. */
+function isWatchdogLayout(s: string): boolean {
+  return s.indexOf(".cpp:") < 0 && (s.indexOf(WATCHDOG_WORDS) >= 0 || s.indexOf(FAILURE_WORDS) >= 0);
+}
+
 /** A body (after a prefix) that starts a line of its own: a bracket or a date, a traceback, a NCCL line. */
 function opensOwnLine(s: string, i: number): boolean {
   const c = s.charCodeAt(i);
@@ -119,11 +136,18 @@ function isWordColonRow(s: string): boolean {
 }
 
 /**
- * A PyTorch c10 log line whose message may go on in the next rows, or a NCCL WARN line that breaks
- * off after a colon (`... message truncated :` / `receiving 1048576 bytes instead of 65536`).
+ * A PyTorch c10 log line whose message may go on in the next rows, a NCCL WARN line that breaks
+ * off after a colon (`... message truncated :` / `receiving 1048576 bytes instead of 65536`), or
+ * the watchdog's words without their c10 header, as a reporter laid them out over rows until the
+ * sentence ends (`[Rank 4] Watchdog caught collective operation timeout:` / `WorkNCCL(SeqNum=27732,
+ * ...` / `ran for 1800003 milliseconds before timing out.`, nccl-pasted 659).
  */
 function mayContinue(s: string): boolean {
-  if (s.indexOf(".cpp:") < 0) return s.charCodeAt(trimEnd(s, 0, s.length) - 1) === 58 && s.indexOf("NCCL WARN ") >= 0;
+  if (s.indexOf(".cpp:") < 0) {
+    const last = s.charCodeAt(trimEnd(s, 0, s.length) - 1);
+    if (s.indexOf("atchdog") >= 0 && (s.indexOf(WATCHDOG_WORDS) >= 0 || s.indexOf(FAILURE_WORDS) >= 0)) return last !== 46; // .
+    return last === 58 && s.indexOf("NCCL WARN ") >= 0;
+  }
   const body = parsePrefix(s, 0, s.length, true).end;
   if (c10HeaderEnd(s, body, s.length) < 0) return false;
   return s.charCodeAt(trimEnd(s, 0, s.length) - 1) !== 46; // a sentence that ends: whole
@@ -245,9 +269,16 @@ export class LineUnwrapper {
     } else {
       // After a row that filled the terminal's width, a row whose `word: [` only looks like a pdsh tag
       // (`exception: [Rank 1] Watchdog caught ...`, nccl-pasted 582) goes on with it all the same.
-      if (!isBareRow(text) && !(this.width !== undefined && this.lastRowLen === this.width && isWordColonRow(text))) return false;
+      if (
+        !isBareRow(text) &&
+        !(this.width !== undefined && this.lastRowLen === this.width && isWordColonRow(text)) &&
+        !(isIndentedRow(text) && isWatchdogLayout(p))
+      )
+        return false;
       row = text;
     }
+    // A row's indent is layout, not text: one blank at the joint.
+    if (/^\s/.test(row) && this.lastRowLen !== this.width) row = row.trimStart();
     const glue = this.lastRowLen === this.width || /\s$/.test(p) || /^\s/.test(row) ? "" : " ";
     this.pending = p + glue + row;
     this.rows++;
