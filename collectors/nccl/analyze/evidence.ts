@@ -16,12 +16,13 @@ import { StallReader } from "../logs/horovod/stall.js";
 import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
+import { OpenMpiSignalReader } from "../logs/crash/open-mpi-signal.js";
 import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
 import { StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
 import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
-import { ConnectRetryReader, connectRetryFindings } from "../logs/socket/connect-retry.js";
+import { ConnectRetryReader, connectRetryFindings, type Retries } from "../logs/socket/connect-retry.js";
 import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
 
@@ -39,6 +40,22 @@ export interface EvidenceSource {
 export interface PastedSource extends EvidenceSource {
   /** The reader of the log named `source`. */
   reader(source: string): LineReader;
+}
+
+/** The crash handlers' reports in one log: UCX's and Open MPI's, told as one (a process both report is one crash). */
+class CrashReaders implements LineReader {
+  readonly ucx: CaughtSignalReader;
+  readonly openMpi: OpenMpiSignalReader;
+
+  constructor(source: string) {
+    this.ucx = new CaughtSignalReader(source);
+    this.openMpi = new OpenMpiSignalReader(source);
+  }
+
+  line(text: string, lineNo: number): void {
+    this.ucx.line(text, lineNo);
+    this.openMpi.line(text, lineNo);
+  }
 }
 
 /** A source of one reader per log, whose findings are read from all of them together. */
@@ -63,21 +80,19 @@ function perLog<R extends LineReader>(
  * whose lines end in retries, where no finding names that process's failure already.
  */
 export class ConnectRetrySource implements EvidenceSource {
-  private readonly logs: ConnectRetryReader[] = [];
+  /** One state for all the logs: a process's retries in one file, its next line in another. */
+  private readonly open = new Map<string, Retries>();
+  private last: ConnectRetryReader | undefined;
 
   /** The reader of the NCCL lines of the log named `source`. */
   forLog(source: string): ConnectRetryReader {
-    const r = new ConnectRetryReader(source);
-    this.logs.push(r);
-    return r;
+    this.last = new ConnectRetryReader(source, this.open);
+    return this.last;
   }
 
   findings(before: readonly Finding[]): Finding[] {
     const told = new Set(before.filter((f) => f.kind === "network_error" || f.kind === "nccl_error").flatMap((f) => f.processes));
-    return connectRetryFindings(
-      this.logs.flatMap((r) => r.retries()),
-      told,
-    );
+    return connectRetryFindings(this.last?.retries() ?? [], told);
   }
 }
 
@@ -97,8 +112,8 @@ export function evidenceSources(): EvidenceSources {
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
     ),
     perLog(
-      (source) => new CaughtSignalReader(source),
-      (logs) => caughtSignalFindings(logs.flatMap(({ reader }) => reader.crashes)),
+      (source) => new CrashReaders(source),
+      (logs) => caughtSignalFindings(logs.flatMap(({ reader }) => [...reader.ucx.crashes, ...reader.openMpi.crashes])),
     ),
     perLog(
       (source) => new GdbBacktraceReader(source),

@@ -212,9 +212,14 @@ function outlierFinding(placed: readonly RankStack[], told: ReadonlySet<number>)
 /**
  * The threads of `py-spy dump --native` dumps stopped inside one of NCCL's calls (or a CUDA launch or
  * synchronize), as gdb's backtraces are read (logs/native/gdb-backtrace.ts: nccl-pasted 618, the main
- * thread in ncclGroupEnd under ProcessGroupNCCL::getNCCLComm). The rank is the dump's own, or the one
- * its placement among the logs gave it.
+ * thread in ncclGroupEnd under ProcessGroupNCCL::getNCCLComm), from their native frames only. A
+ * sample is one instant of a running process: it counts as a wait (`waiting`) only where py-spy saw
+ * the thread idle or its innermost frames wait (a sleep, a poll, a futex), not on its way through a
+ * launch. The rank is the dump's own, or the one its placement among the logs gave it.
  */
+/** Functions whose frame, innermost, shows a thread that waits rather than runs. */
+const WAIT_FRAMES = ["sleep", "sched_yield", "poll", "futex", "pthread_cond_", "select", "epoll_wait", "Synchronize"];
+
 export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly RankStack[]): NativeWait[] {
   const rankOf = new Map<StackDump, number>();
   for (const p of placed) rankOf.set(p.dump, p.rank);
@@ -222,9 +227,11 @@ export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly R
   for (const d of dumps) {
     if (d.tool !== "py-spy") continue;
     for (const t of d.threads) {
-      const w = nativeWait(t.frames.map((f) => f.function));
+      const native = t.frames.filter((f) => !f.file.endsWith(".py"));
+      const w = nativeWait(native.map((f) => f.function));
       if (w === undefined) continue;
-      const x: NativeWait = { tool: "py-spy", ...w, where: d.where };
+      const waiting = t.status === "idle" || native.slice(0, 4).some((f) => WAIT_FRAMES.some((x) => f.function.indexOf(x) >= 0));
+      const x: NativeWait = { tool: "py-spy", ...w, waiting, where: d.where };
       if (t.name !== undefined) x.thread = t.name;
       const rank = d.rank ?? rankOf.get(d);
       if (rank !== undefined) x.rank = rank;

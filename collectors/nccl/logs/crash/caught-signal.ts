@@ -7,18 +7,17 @@
  * of its backtrace; the findings name the process, whose ranks the NCCL lines give (nccl-pasted 383).
  * A UCX backtrace whose `Caught signal` line the paste cut (nccl-pasted 645: `ncclGroupEnd()` in it,
  * then `Fatal Python error: Segmentation fault`) is a crash of a process the lines do not name; UCX
- * prints one only from its error handler. Open MPI's handler's report (open-mpi-signal.ts) is read
- * the same way. Cut at fixed words with indexOf; no regular expression.
+ * prints one only from its error handler; it counts once its first frame row is read, and the line
+ * must open with it (not quote it). Open MPI's handler's report is read by open-mpi-signal.ts into
+ * the same shape. Cut at fixed words with indexOf; no regular expression.
  */
 import { isDigit, readInt, pos, skipSpaces } from "../parse/scan.js";
 import { ncclError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { ncclErrorWords } from "../../verdict/words.js";
-import { OPEN_MPI_END, openMpiRow, openMpiSignal } from "./open-mpi-signal.js";
+import { parsePrefix } from "../parse/prefix.js";
 
 const MARK = "] Caught signal ";
-/** Open MPI's mark, as the per-line check looks for it. */
-const OPEN_MPI_MARK_WORDS = "*** Process received signal";
 const BACKTRACE = "==== backtrace";
 const MAX_CRASHES = 64;
 const MAX_FRAMES = 8;
@@ -98,87 +97,68 @@ function frameFunction(s: string): string | undefined {
   return open > 0 && plus > open + 1 && close > plus ? s.slice(open + 1, plus) : undefined;
 }
 
+/** `==== backtrace (tid:   5704) ====` opening the line (after blanks or a launcher's tag) → the thread; undefined otherwise. */
+function backtraceTid(s: string): number | undefined {
+  const bt = s.indexOf(BACKTRACE);
+  if (bt < 0) return undefined;
+  const before = parsePrefix(s, 0, bt, true).end;
+  if (skipSpaces(s, before, bt) !== bt) return undefined;
+  const tk = s.indexOf("tid:", bt);
+  return tk < 0 || tk - bt > 20 ? undefined : readInt(s, skipSpaces(s, tk + 4, s.length), s.length);
+}
+
 export class CaughtSignalReader {
   readonly crashes: CaughtSignal[] = [];
   private open: CaughtSignal | undefined;
   private inTrace = false;
+  /** A backtrace whose `Caught signal` line was cut: a crash once its first frame row is read. */
+  private headless = false;
 
   constructor(private readonly source: string) {}
 
   line(text: string, lineNo: number): void {
-    if (this.open?.handler === "Open MPI") {
-      const row = openMpiRow(text, this.open.process);
-      if (row !== undefined) {
-        if ("fn" in row) {
-          if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(row.fn);
-        } else if (this.open.signal === 0) {
-          this.open.signal = row.signal;
-          this.open.what = row.what;
-        }
-        return;
-      }
-      if (text.indexOf(OPEN_MPI_END) >= 0) {
-        this.open = undefined;
-        return;
-      }
-    } else if (this.open !== undefined) {
-      const bt = text.indexOf(BACKTRACE);
-      if (bt >= 0) {
-        // The crash whose thread the backtrace names (two processes' crashes may come before their backtraces).
-        const tk = text.indexOf("tid:", bt);
-        const tid = tk < 0 ? undefined : readInt(text, skipSpaces(text, tk + 4, text.length), text.length);
-        this.open = (tid !== undefined ? this.crashes.findLast((c) => c.tid === tid) : undefined) ?? this.open;
-        this.inTrace = true;
-        return;
-      }
-      if (this.inTrace) {
-        const fn = frameFunction(text);
-        if (fn !== undefined) {
-          if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(fn);
-          return;
-        }
-        if (text.trimStart().startsWith("====")) {
-          this.open = undefined;
-          this.inTrace = false;
-          return;
-        }
-      }
-    } else if (text.indexOf(BACKTRACE) >= 0) {
-      // A backtrace whose `Caught signal` line was cut is a crash all the same.
-      const tk = text.indexOf("tid:");
-      const tid = tk < 0 ? undefined : readInt(text, skipSpaces(text, tk + 4, text.length), text.length);
+    if (text.indexOf(BACKTRACE) >= 0) {
+      const tid = backtraceTid(text);
       if (tid === undefined) return;
-      // The backtrace of a crash read before (several crashes' lines come before their backtraces).
-      const known = this.crashes.findLast((c) => c.tid === tid && c.handler === "UCX");
-      if (known !== undefined) {
-        this.open = known;
-        this.inTrace = true;
-      } else if (this.crashes.length < MAX_CRASHES) {
-        this.open = { process: "", handler: "UCX", tid, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
-        this.inTrace = true;
-        this.crashes.push(this.open);
+      // The crash whose thread the backtrace names (two processes' crashes may come before their backtraces).
+      const known = this.crashes.findLast((c) => c.tid === tid);
+      this.inTrace = true;
+      this.headless = known === undefined;
+      this.open = known ?? { process: "", handler: "UCX", tid, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
+      return;
+    }
+    if (this.open !== undefined && this.inTrace) {
+      const fn = frameFunction(text);
+      if (fn !== undefined) {
+        if (this.headless) {
+          this.headless = false;
+          if (this.crashes.length >= MAX_CRASHES) return void (this.open = undefined);
+          this.crashes.push(this.open);
+        }
+        if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(fn);
+        return;
       }
-      return;
+      if (text.trimStart().startsWith("====")) {
+        this.open = undefined;
+        this.inTrace = false;
+        return;
+      }
     }
-    if (text.indexOf(MARK) >= 0) {
-      const c = caughtSignal(text);
-      if (c === undefined || this.crashes.length >= MAX_CRASHES) return;
-      this.open = { ...c, handler: "UCX", frames: [], where: `${this.source}:${lineNo}` };
-      this.inTrace = false;
-      this.crashes.push(this.open);
-      return;
-    }
-    if (text.indexOf(OPEN_MPI_MARK_WORDS) < 0) return;
-    const process = openMpiSignal(text);
-    if (process === undefined || this.crashes.length >= MAX_CRASHES) return;
-    this.open = { process, handler: "Open MPI", tid: 0, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
+    if (text.indexOf(MARK) < 0) return;
+    const c = caughtSignal(text);
+    if (c === undefined || this.crashes.length >= MAX_CRASHES) return;
+    this.open = { ...c, handler: "UCX", frames: [], where: `${this.source}:${lineNo}` };
     this.inTrace = false;
+    this.headless = false;
     this.crashes.push(this.open);
   }
 }
 
 /** One critical nccl_error per crashed process, its first crash told (the frames of NCCL's functions named). */
-export function caughtSignalFindings(crashes: readonly CaughtSignal[]): Finding[] {
+export function caughtSignalFindings(all: readonly CaughtSignal[]): Finding[] {
+  // A crash whose header was cut, of the main thread (tid = pid) of a crash another line names: that crash.
+  const pids = new Set(all.flatMap((c) => (c.process !== "" ? [Number(c.process.slice(c.process.lastIndexOf(":") + 1))] : [])));
+  const crashes = all.filter((c) => c.process !== "" || !pids.has(c.tid));
   const byProcess = new Map<string, CaughtSignal[]>();
   for (const c of crashes) byProcess.set(c.process, [...(byProcess.get(c.process) ?? []), c]);
   return [...byProcess.values()].map((cs) => {

@@ -7,13 +7,16 @@
  * NCCL's lines do. Cut at fixed words; no regular expression.
  */
 import { readInt, pos } from "../parse/scan.js";
+import type { CaughtSignal } from "./caught-signal.js";
 
-export const OPEN_MPI_MARK = "] *** Process received signal ***";
-export const OPEN_MPI_END = "*** End of error message ***";
+const MARK = "] *** Process received signal ***";
+const END = "*** End of error message ***";
+const MAX_CRASHES = 64;
+const MAX_FRAMES = 8;
 
-/** `[host:pid] *** Process received signal ***` (after blanks or a launcher's tag) → `host:pid`; undefined otherwise. */
-export function openMpiSignal(s: string): string | undefined {
-  const k = s.indexOf(OPEN_MPI_MARK);
+/** `[host:pid] *** Process received signal ***` (after blanks or a launcher's tag) → `host:pid` and the tag as printed (`[n1:05951]`: opal pads the pid); undefined otherwise. */
+export function openMpiSignal(s: string): { process: string; tag: string } | undefined {
+  const k = s.indexOf(MARK);
   if (k < 0) return undefined;
   const i = s.lastIndexOf("[", k);
   const c = i < 0 ? -1 : s.indexOf(":", i + 1);
@@ -21,14 +24,14 @@ export function openMpiSignal(s: string): string | undefined {
   const host = s.slice(i + 1, c);
   if (host.indexOf(" ") >= 0) return undefined;
   const pid = readInt(s, c + 1, k);
-  return pid !== undefined && pos === k ? `${host}:${pid}` : undefined;
+  return pid !== undefined && pos === k ? { process: `${host}:${pid}`, tag: s.slice(i, k + 1) } : undefined;
 }
 
-/** A row of the report: `Signal: Segmentation fault (11)` → the signal, or a frame `[ 3] lib(fn+0x1d)[0x...]` → its function. */
-export function openMpiRow(s: string, process: string): { signal: number; what: string } | { fn: string } | undefined {
-  const p = s.indexOf(`[${process}] `);
+/** A row of the report whose tag is `tag`: `Signal: Segmentation fault (11)` → the signal, or a frame `[ 3] lib(fn+0x1d)[0x...]` → its function. */
+export function openMpiRow(s: string, tag: string): { signal: number; what: string } | { fn: string } | undefined {
+  const p = s.indexOf(`${tag} `);
   if (p < 0) return undefined;
-  const i = p + process.length + 3;
+  const i = p + tag.length + 1;
   if (s.startsWith("Signal: ", i)) {
     const open = s.lastIndexOf(" (");
     const signal = open > i ? readInt(s, open + 2, s.length) : undefined;
@@ -38,4 +41,37 @@ export function openMpiRow(s: string, process: string): { signal: number; what: 
   const open = s.indexOf("(", i);
   const plus = open < 0 ? -1 : s.indexOf("+0x", open);
   return open > 0 && plus > open + 1 ? { fn: s.slice(open + 1, plus) } : undefined;
+}
+
+/** The crashes Open MPI's handler reported in one log, as UCX's are read (several processes' reports may interleave). */
+export class OpenMpiSignalReader {
+  readonly crashes: CaughtSignal[] = [];
+  /** Reports whose end is not read yet, by their tag. */
+  private readonly open = new Map<string, CaughtSignal>();
+
+  constructor(private readonly source: string) {}
+
+  line(text: string, lineNo: number): void {
+    if (this.open.size > 0 && text.indexOf("] ") >= 0) {
+      for (const [tag, c] of this.open) {
+        if (text.indexOf(tag) < 0) continue;
+        if (text.indexOf(END) >= 0) return void this.open.delete(tag);
+        const row = openMpiRow(text, tag);
+        if (row === undefined) return;
+        if ("fn" in row) {
+          if (c.frames.length < MAX_FRAMES) c.frames.push(row.fn);
+        } else if (c.signal === 0) {
+          c.signal = row.signal;
+          c.what = row.what;
+        }
+        return;
+      }
+    }
+    if (text.indexOf(MARK) < 0) return;
+    const r = openMpiSignal(text);
+    if (r === undefined || this.crashes.length >= MAX_CRASHES) return;
+    const c: CaughtSignal = { process: r.process, handler: "Open MPI", tid: 0, signal: 0, what: "", frames: [], where: `${this.source}:${lineNo}` };
+    this.crashes.push(c);
+    this.open.set(r.tag, c);
+  }
 }

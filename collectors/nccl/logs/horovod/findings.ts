@@ -85,7 +85,8 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
   const evidence = last.lines.slice(0, MAX_EVIDENCE).map((n) => `${source}:${n}`);
   const seconds = last.seconds ?? reports.find((r) => r.seconds !== undefined)?.seconds;
   const m = missingOf(last);
-  const crossing = crossedMissing(m.names);
+  // Rank lines only: the per-tensor form groups its tensors by rank set, disjoint by construction.
+  const crossing = last.ranks.size > 0 ? crossedMissing(m.names) : undefined;
   if (crossing !== undefined)
     return [
       collectiveMismatch({
@@ -161,12 +162,13 @@ export function horovodStallFindings(source: string, all: readonly StallReport[]
 }
 
 /**
- * Two ranks (or groups of ranks with the same list) each missing tensors the other is not (Lightning
- * pull request 5155's `Missing ranks:` with `0: [broadcast.bool.sz]` and `1: [allreduce.c_d1.bias,
- * ...]`, nccl-pasted 614): each has submitted what the other waits for, so they run different
- * collectives, not one late rank. A tensor missing from a list proves the rank submitted it only
- * where that list is whole: at least one of the two must not be cut (`...`). Undefined where no two
- * lists are disjoint. As `submitted` sets for the words: each group submitted the other's missing ones.
+ * Two ranks (or groups of ranks with the same list) each missing a tensor the other has submitted
+ * (Lightning pull request 5155's `Missing ranks:` with `0: [broadcast.bool.sz]` and `1:
+ * [allreduce.c_d1.bias, ...]`): they run different collectives, not one late rank. A tensor absent
+ * from a rank's list proves that rank submitted it only where the list shows the place it would
+ * have: Horovod prints each list sorted and cuts it after six names (` ...`), so a name past the
+ * last one shown may be cut off. Groups that share a rank, or a tensor, do not cross. Undefined
+ * where no two cross. As `submitted` sets for the words: each group submitted what the other misses.
  */
 function crossedMissing(names: readonly { ranks: number[]; tensors: string[]; partial?: boolean }[]): { ranks: number[]; tensors: string[] }[] | undefined {
   for (let i = 0; i < names.length; i++)
@@ -174,15 +176,26 @@ function crossedMissing(names: readonly { ranks: number[]; tensors: string[]; pa
       const a = names[i];
       const b = names[j];
       if (a === undefined || b === undefined || a.tensors.length === 0 || b.tensors.length === 0) continue;
-      if (a.partial === true && b.partial === true) continue;
+      if (a.ranks.some((r) => b.ranks.includes(r))) continue;
       const inA = new Set(a.tensors);
       if (b.tensors.some((t) => inA.has(t))) continue;
+      const aSubmitted = b.tensors.filter((t) => shownAbsent(a, t));
+      const bSubmitted = a.tensors.filter((t) => shownAbsent(b, t));
+      if (aSubmitted.length === 0 || bSubmitted.length === 0) continue;
       return [
-        { ranks: a.ranks, tensors: b.tensors },
-        { ranks: b.ranks, tensors: a.tensors },
+        { ranks: a.ranks, tensors: aSubmitted },
+        { ranks: b.ranks, tensors: bSubmitted },
       ];
     }
   return undefined;
+}
+
+/** `t` is not in the list and the list shows where it would be: whole, or `t` sorts before its last name shown. */
+function shownAbsent(list: { tensors: readonly string[]; partial?: boolean }, t: string): boolean {
+  if (list.tensors.includes(t)) return false;
+  if (list.partial !== true) return true;
+  const last = list.tensors.reduce((x, y) => (y > x ? y : x));
+  return t < last;
 }
 
 /**

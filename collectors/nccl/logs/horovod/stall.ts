@@ -246,7 +246,7 @@ export interface StallReport {
   headerLine?: number;
   seconds?: number;
   /** The ranks' lines (`Stalled ranks:` / `Missing ranks:`): rank → tensors it has not submitted; `partial`: the list was cut (`...`, or not closed). */
-  ranks: Map<number, { tensors: string[]; shutdown: boolean; partial: boolean }>;
+  ranks: Map<number, { tensors: string[]; shutdown: boolean; partial: boolean; openOnly?: boolean }>;
   /** The tensor lines (`Stalled ops:`). */
   tensors: StallTensor[];
   shutdown?: { seconds?: number; line: number };
@@ -282,7 +282,9 @@ export class StallReader {
           const r = this.cur.ranks.get(this.openRank);
           if (r) {
             add(r.tensors, names, MAX_TENSORS);
-            r.partial = more || !closed;
+            // Cut if any row of it was; still open until a row closes it.
+            r.partial = (r.partial && !r.openOnly) || more || !closed;
+            r.openOnly = !more && !closed;
           }
           add(this.cur.lines, [lineNo], MAX_LINES);
           if (closed) this.openRank = undefined;
@@ -328,7 +330,12 @@ export class StallReader {
           add(prev.tensors, f.tensors, MAX_TENSORS);
           prev.partial ||= f.more || !f.closed;
         } else if (this.cur.ranks.size < MAX_RANKS)
-          this.cur.ranks.set(f.rank, { tensors: f.tensors.slice(0, MAX_TENSORS), shutdown: f.shutdown, partial: f.more || !f.closed });
+          this.cur.ranks.set(f.rank, {
+            tensors: f.tensors.slice(0, MAX_TENSORS),
+            shutdown: f.shutdown,
+            partial: f.more || !f.closed,
+            openOnly: !f.more && !f.closed,
+          });
         add(this.cur.lines, [lineNo], MAX_LINES);
         if (!f.closed) this.openRank = f.rank;
         return;

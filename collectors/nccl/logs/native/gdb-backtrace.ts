@@ -95,6 +95,8 @@ export interface NativeWait {
   thread?: string;
   /** The rank the dump is tied to (py-spy's, by a prefix or its file name), where known. */
   rank?: number;
+  /** py-spy's sample saw the thread wait (idle, or in a sleep or poll); gdb's stop is a wait by itself. */
+  waiting?: boolean;
   where: string;
 }
 
@@ -131,10 +133,26 @@ export function gdbFrame(s: string): { n: number; fn: string } | undefined {
   }
   // The name runs to ` (` (its arguments) or the row's end; a C++ name's own signature has no blank before its `(`.
   const args = s.indexOf(" (", i);
-  // A sanitizer's row: `in f (/usr/lib/libcudart.so.12+0x6bf5e)`, the library and offset where gdb puts arguments.
+  // A sanitizer's row: `in f (/usr/lib/libcudart.so.12+0x6bf5e)`, the library and offset where gdb puts arguments,
+  // or symbolized, `in f(...) /src/x.cc:50:3` (gdb gives no column).
   if (args >= 0 && s.charCodeAt(args + 2) === 47 /* / */ && s.indexOf("+0x", args) >= 0) return undefined;
+  if (endsInLineAndColumn(s)) return undefined;
   const fn = s.slice(i, args < 0 ? s.length : args).trim();
   return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
+}
+
+/** The row ends in `file:line:column`, as a sanitizer's symbolized row does. */
+function endsInLineAndColumn(s: string): boolean {
+  let e = s.length;
+  while (e > 0 && (s.charCodeAt(e - 1) === 32 || s.charCodeAt(e - 1) === 9)) e--;
+  let k = e;
+  for (let part = 0; part < 2; part++) {
+    const stop = k;
+    while (k > 0 && isDigit(s.charCodeAt(k - 1))) k--;
+    if (k === stop || s.charCodeAt(k - 1) !== 58 /* : */) return false;
+    k--;
+  }
+  return true;
 }
 
 /** `c10d::NCCLComm::create(int, int, ncclUniqueId)` → `c10d::NCCLComm::create`. */
@@ -263,7 +281,8 @@ function outermost(
 
 /**
  * One hang_suspected per kind of wait (init, a collective, teardown, the GPU) that the backtraces show
- * (the GPU's only where no thread waits in NCCL; a note, the others warnings):
+ * (the GPU's only where no thread of the same tool waits in NCCL; a note, as is a py-spy sample
+ * that caught no thread waiting; the others warnings):
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
  * they have them.
  */
@@ -274,7 +293,7 @@ export function nativeWaitFindings(waits: readonly NativeWait[]): Finding[] {
   return [...byWait.values()].map((ws) => {
     const w = ws[0] as NativeWait;
     return hangSuspected({
-      severity: w.wait === "cuda" ? "info" : "warning",
+      severity: w.wait === "cuda" || ws.every((x) => x.waiting === false) ? "info" : "warning",
       summary: hangSuspectedWords.nativeWait({
         tool: w.tool,
         threads: ws.length,

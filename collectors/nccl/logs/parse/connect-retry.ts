@@ -15,7 +15,10 @@ import type { WarnEvent } from "./types.js";
 
 /** A retry line: the connect it retries, as the WARN of its failure would say it, and `N/M`. */
 export function connectRetryLine(text: string): { ev: WarnEvent; tries: number; of: number } | undefined {
-  const n = text.indexOf(" NCCL ");
+  // Its words first (most lines have none); then the header just before them (a paste may glue another line ahead).
+  const retrying = text.indexOf(", retrying (");
+  if (retrying < 0) return undefined;
+  const n = text.lastIndexOf(" NCCL ", retrying);
   const h = n > 0 ? parseHeaderAt(text, n, 0, text.length) : undefined;
   if (h === undefined || h.level !== "INFO") return undefined;
   const m = h.msgStart;

@@ -166,15 +166,16 @@ function lastWork(s: string, i: number, end: number, ev: { lastEnqueued?: number
   if (lc !== undefined) ev.lastCompleted = lc;
 }
 
+/** NCCL's failing results (ncclResult_t, nccl.h): a name such as ncclCommGetAsyncError is a function, no result. */
+const NCCL_ERRORS = new Set(["ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError", "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError"]);
+
 /** NCCL error name such as ncclRemoteError in [i, end). */
 function ncclErrorName(s: string, i: number, end: number): string | undefined {
   for (let k = s.indexOf("nccl", i); k >= 0 && k < end; k = s.indexOf("nccl", k + 4)) {
     let e = k + 4;
     while (e < end && isAlpha(s.charCodeAt(e))) e++;
     const name = s.slice(k, e);
-    if (name.length > 9 && (name.endsWith("Error") || name === "ncclInvalidUsage" || name === "ncclInvalidArgument")) {
-      return name;
-    }
+    if (NCCL_ERRORS.has(name)) return name;
   }
   return undefined;
 }

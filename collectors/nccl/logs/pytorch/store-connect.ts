@@ -5,14 +5,26 @@
  * address another node cannot reach). The rank never reached the store's host and port
  * (MASTER_ADDR/MASTER_PORT or the address a framework handed over): a network error. The warning
  * it prints while it retries (`The client socket has failed to connect to [...]:29500 (errno: 99
- * ...)`, common on a healthy start) is not read. Cut at fixed words; bounded.
+ * ...)`, common on a healthy start) is not read, nor is prose that quotes the words: the line must
+ * carry c10d's own context before them (`[c10d]`, `socket.cpp`, `DistNetworkError`, `TimeoutError`)
+ * and the address in parentheses. The time is in s, ms or min (newer PyTorch prints ms). Cut at
+ * fixed words; bounded.
  */
+import { readInt, pos } from "../parse/scan.js";
 import { networkError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
 
 const MARK = "The client socket has timed out after ";
 const MAX_FAILURES = 1024;
+/** c10d's own context, one of which comes before the words on its line. */
+const CONTEXT = ["[c10d]", "socket.cpp", "DistNetworkError", "TimeoutError"];
+/** Seconds per unit of the time it gave up after. */
+const UNITS: readonly [string, number][] = [
+  ["ms ", 0.001],
+  ["s ", 1],
+  ["min ", 60],
+];
 
 export interface StoreConnectTimeout {
   seconds: number;
@@ -24,16 +36,15 @@ export interface StoreConnectTimeout {
 /** `... The client socket has timed out after 1800s while trying to connect to (host, port).` → the timeout. */
 export function storeConnectTimeout(s: string, where: string): StoreConnectTimeout | undefined {
   const k = s.indexOf(MARK);
-  if (k < 0) return undefined;
-  let i = k + MARK.length;
-  let seconds = 0;
-  const start = i;
-  while (i < s.length && i - start < 9 && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) seconds = seconds * 10 + (s.charCodeAt(i++) - 48);
-  if (i === start || s.charCodeAt(i) !== 115 /* s */) return undefined;
-  const to = s.indexOf("connect to ", i);
-  if (to < 0 || to - i > 40) return undefined;
-  let a = to + 11;
-  if (s.charCodeAt(a) === 40 /* ( */ || s.charCodeAt(a) === 91 /* [ */) a++;
+  if (k < 0 || !CONTEXT.some((c) => s.lastIndexOf(c, k) >= 0)) return undefined;
+  const n = readInt(s, k + MARK.length, Math.min(s.length, k + MARK.length + 12));
+  if (n === undefined) return undefined;
+  const unit = UNITS.find(([u]) => s.startsWith(u, pos));
+  if (unit === undefined) return undefined;
+  const seconds = Math.round(n * unit[1]);
+  const to = s.indexOf("connect to (", pos);
+  if (to < 0 || to - pos > 40) return undefined;
+  const a = to + 12;
   const close = s.indexOf(")", a);
   const inner = s.slice(a, close < 0 ? s.length : close).trim();
   const comma = inner.lastIndexOf(",");

@@ -35,10 +35,14 @@ export function isConnectRetry(text: string): boolean {
  * read here, at its words (a line a paste glued to another's names the process before them).
  */
 export class ConnectRetryReader {
-  /** Processes whose last line so far is a retry. */
-  private readonly byProcess = new Map<string, Retries>();
-
-  constructor(private readonly source: string) {}
+  /**
+   * `source`: the log's name in evidence; `byProcess`: the processes whose last line so far is a
+   * retry, shared by the readers of all the logs (a process's retries in one file, its next line in another).
+   */
+  constructor(
+    private readonly source: string,
+    private readonly byProcess = new Map<string, Retries>(),
+  ) {}
 
   /** Some process's last line so far is a retry: the lines of every process matter. */
   get open(): boolean {

@@ -7,12 +7,9 @@ import { describe, expect, it } from "vitest";
 import { nccl1Warn } from "../../../../collectors/nccl/logs/parse/nccl1-warn.js";
 import { allFindings, brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
-const text = pastedText;
-const serious = seriousFindings;
-
 describe("NCCL 1.x's WARN (594: MXNet's kvstore, NCCL 1.3.4)", () => {
   it("`WARN src/reduce.cu:126 Cuda failure 'invalid resource handle'` is a CUDA failure inside NCCL, of no known process", () => {
-    const fs = serious(text("594-"));
+    const fs = seriousFindings(pastedText("594-"));
     expect(brief(fs)).toEqual([["nccl_error", "critical", []]]);
     expect(fs[0]?.summary).toContain(`"Cuda failure 'invalid resource handle'"`);
     expect(fs[0]?.evidence).toEqual(["x.log:12"]);
@@ -44,10 +41,8 @@ describe("NCCL 1.x's WARN (594: MXNet's kvstore, NCCL 1.3.4)", () => {
 });
 
 describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
-  const all = allFindings;
-
   it("cudaLaunchKernel spinning in libcuda's sched_yield, no NCCL call: a note, as a healthy GPU-bound job's main thread waits there too", () => {
-    const fs = all(text("601-"));
+    const fs = allFindings(pastedText("601-"));
     expect(brief(fs)).toEqual([["hang_suspected", "info", []]]);
     expect(fs[0]?.summary).toMatch(/^A native backtrace \(gdb\) shows a thread stopped inside CUDA's cudaLaunchKernel: it was waiting there when stopped\. /);
     expect(fs[0]?.summary).toContain("a second one a minute later in the same place");
@@ -64,7 +59,7 @@ describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
       "#0  0x7 in cudaEventSynchronize () from /lib/libcudart.so.12",
       "#1  0x8 in at::native::_local_scalar_dense_cuda(at::Tensor const&) () from /lib/libtorch_cuda.so",
     ];
-    const fs = all(trace.join("\n"));
+    const fs = allFindings(trace.join("\n"));
     expect(brief(fs)).toEqual([["hang_suspected", "warning", []]]);
     expect(fs[0]?.summary).toContain("inside NCCL's ncclCommDestroy (called from c10d::NCCLComm::~NCCLComm)");
     const sync = [
@@ -72,8 +67,8 @@ describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
       "#1  0x4 in cuCtxSynchronize () from /lib/libcuda.so.1",
       "#2  0x5 in main () at train.cc:12",
     ];
-    expect(all(sync.join("\n"))[0]?.summary).toContain("inside CUDA's cuCtxSynchronize (called from main)");
-    expect(all(['Thread 1 "python" received signal SIGSEGV, Segmentation fault.', ...sync].join("\n"))).toEqual([]);
+    expect(allFindings(sync.join("\n"))[0]?.summary).toContain("inside CUDA's cuCtxSynchronize (called from main)");
+    expect(allFindings(['Thread 1 "python" received signal SIGSEGV, Segmentation fault.', ...sync].join("\n"))).toEqual([]);
   });
 
   it("a crash whose signal line was cut (the handler's frame, raise and abort), and a sanitizer's rows, are no wait", () => {
@@ -85,18 +80,18 @@ describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
       "#4  0x3 in ?? () from /lib/libcuda.so.1",
       "#5  0x4 in cudaLaunchKernel () from /lib/libcudart.so.12",
     ];
-    expect(all(handler.join("\n"))).toEqual([]);
+    expect(allFindings(handler.join("\n"))).toEqual([]);
     const terminate = [
       "#0  0x1 in raise () from /lib/libc.so.6",
       "#1  0x2 in abort () from /lib/libc.so.6",
       "#2  0x3 in ncclAllReduce () from /lib/libnccl.so.2",
     ];
-    expect(all(terminate.join("\n"))).toEqual([]);
+    expect(allFindings(terminate.join("\n"))).toEqual([]);
     const lsan = [
       "    #0 0x7f1 in malloc (/usr/lib/libasan.so.8+0xfe1ef)",
       "    #1 0x7f2 in cudaLaunchKernel (/usr/lib/libcudart.so.12+0x6bf5e)",
       "    #2 0x7f3 in ncclCommInitRank (/usr/lib/libnccl.so.2+0x4a1b2)",
     ];
-    expect(all(lsan.join("\n"))).toEqual([]);
+    expect(allFindings(lsan.join("\n"))).toEqual([]);
   });
 });
