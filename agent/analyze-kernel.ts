@@ -242,9 +242,11 @@ export function portEvent(r: PortReading, where: string, spare = false): Hardwar
   };
 }
 
+const NO_EVENTS: readonly HardwareEvent[] = [];
+
 /** The kernel lines of each log given to analyze, one PastedKernelLog per log; and the port states pasted among them. */
 export class KernelLines implements HardwareLog {
-  lines(name: string): { line(text: string, lineNo: number): HardwareEvent[] } {
+  lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] } {
     const log = new PastedKernelLog();
     const ports = new PastedPortStates();
     // Ports seen not Active in this log: an Active reading of one of them after is news; of any other, none.
@@ -252,16 +254,19 @@ export class KernelLines implements HardwareLog {
     // The ports of each HCA seen Active anywhere in this log (ibstatus prints a header per port, rdma link none).
     const up = new Map<string, Set<number>>();
     return {
-      line(text: string, lineNo: number): HardwareEvent[] {
-        const out: HardwareEvent[] = [];
-        for (const p of log.line(text)) {
-          const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
-          if (h !== undefined) out.push(h);
-        }
+      line(text: string, lineNo: number): readonly HardwareEvent[] {
+        const events = log.line(text);
         const r = ports.line(text);
         // A new output of an HCA (another host's, or a later run): its ports' earlier states are another story.
         const fresh = ports.takeHeader();
         if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
+        // Most lines are neither kernel nor port lines: one shared empty list, no allocation per line.
+        if (events.length === 0 && r === undefined) return NO_EVENTS;
+        const out: HardwareEvent[] = [];
+        for (const p of events) {
+          const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
+          if (h !== undefined) out.push(h);
+        }
         if (r !== undefined) {
           const key = `${r.hca}/${r.port}`;
           if (r.trouble !== "active" && r.trouble !== "disabled" && down.size < 4096) down.add(key);

@@ -66,6 +66,9 @@ const MARKS = ["NVRM", "SXid", "XID ", "mlx5_core", "PCIe Bus Error", RECOVERY_N
  */
 const MARKED = new RegExp(MARKS.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"));
 
+/** What an unmarked line gives: one shared empty list, no allocation per line. */
+const NO_EVENTS: readonly PastedKernelEvent[] = [];
+
 /** Hosts whose parser state is kept (a fleet's pdsh output); beyond, the state of the first ones is reused. */
 const MAX_HOSTS = 4096;
 /** PCI addresses whose RDMA device name is kept, per log. */
@@ -81,8 +84,8 @@ export class PastedKernelLog {
   /** `host|xid|slot` → who reported it first: the kernel's line or a health agent's words. */
   private readonly xids = new Map<string, "kernel" | "agent">();
 
-  line(text: string): PastedKernelEvent[] {
-    if (!MARKED.test(text)) return [];
+  line(text: string): readonly PastedKernelEvent[] {
+    if (!MARKED.test(text)) return NO_EVENTS;
     const own = pastedHost(text);
     const continued = own === undefined && (text.charCodeAt(0) === 32 || text.charCodeAt(0) === 9);
     const host = own ?? (continued ? this.lastHost : undefined);

@@ -22,16 +22,13 @@ import { rasFindings, type RasSource } from "../ras/findings.js";
 import { diagLine, type DiagReport } from "../ras/parse-diag.js";
 import { diagFindings } from "../ras/diag-findings.js";
 import { transportFindings, type OrphanLines } from "../logs/findings/transport.js";
-import { isConnectRetry } from "../logs/socket/connect-retry.js";
 import { reportedResults } from "../logs/pytorch/findings-errors.js";
 import { FailedStackReader, withFailedStacks } from "../logs/pytorch/failed-stack.js";
 import { NcclTestsReader, ncclTestsFindings, ncclTestsOneHost, type NcclTestsDevice } from "../logs/nccl-tests/failure.js";
 import { FrTextReader } from "../flight-recorder/text-report.js";
 import { cutHeader, headerProcess } from "../logs/parse/cut-header.js";
-import { connectRetryLine } from "../logs/parse/connect-retry.js";
 import { nccl1Warn } from "../logs/parse/nccl1-warn.js";
 import { parsePrefix } from "../logs/parse/prefix.js";
-import type { WarnEvent } from "../logs/parse/types.js";
 import type { ProcessState } from "../logs/state/model.js";
 import { frTextFindings } from "../flight-recorder/text-findings.js";
 import { headlineOf, incidentsOf } from "../verdict/incidents.js";
@@ -95,8 +92,6 @@ export class LogAnalysis {
   private readonly torchrun = new Map<string, Map<number, string>>();
   /** `host:pid` of NCCL lines that gave no event (findings/transport.ts's judgement of one host). */
   private readonly seenProcesses = new Set<string>();
-  /** Each thread's connect at its last retry, while no later line of that thread is read (connect-retry.ts). */
-  private readonly lastRetries = new Map<string, { ev: WarnEvent; ctx: { source: string; lineNo: number } }>();
   /** The rank an actor's prefix gives a pid on lines that are no NCCL line (`(VllmWorker rank=1 pid=2699412) ERROR ...`); undefined: two ranks. */
   private readonly pidRanks = new Map<number, number | undefined>();
 
@@ -128,34 +123,22 @@ export class LogAnalysis {
     const torchrun = this.torchrun;
     const seen = this.seenProcesses;
     const pidRanks = this.pidRanks;
-    const retries = this.lastRetries;
     const unwrapper = new LineUnwrapper((text, lineNo) => {
       const ev = parseLine(text);
       if (ev === undefined) {
-        // A connect's last retry: the failed connect it announces, unless a later line of its thread follows.
-        const retry = connectRetryLine(text);
-        if (retry !== undefined) {
-          const { ev: r, tries, of } = retry;
-          if (tries < of) {
-            if (r.host !== undefined && r.host !== "") connectRetries.retried(`${r.host}:${r.pid}`, r.error ?? "", lineNo);
-          } else if (retries.size < MAX_SEEN) retries.set(`${r.host}:${r.pid}:${r.tid}`, { ev: r, ctx: { source: name, lineNo } });
-          return;
-        }
+        // A connect's retry (2.19+): before the last, a retrying process; the last, the failed connect it announces.
+        if (connectRetries.retryLine(text, lineNo)) return;
         // NCCL 1.x's WARN, with no header.
         const old = text.charCodeAt(0) === 87 /* W */ ? nccl1Warn(text) : undefined;
         if (old !== undefined) return void t.ingest(old, { source: name, lineNo });
-        const h = seen.size < MAX_SEEN || retries.size > 0 || connectRetries.open || isConnectRetry(text) ? headerProcess(text) : undefined;
+        const h = seen.size < MAX_SEEN || connectRetries.wantsHeader(text) ? headerProcess(text) : undefined;
         if (h !== undefined) {
           if (seen.size < MAX_SEEN) seen.add(h.process);
-          retries.delete(h.thread);
-          connectRetries.line(text, h.process, lineNo);
+          connectRetries.line(text, h, lineNo);
         } else if (pidRanks.size < MAX_SEEN) actorRank(text, pidRanks);
         return;
       }
-      if (ev.host !== undefined && ev.pid !== undefined) {
-        if (retries.size > 0) retries.delete(`${ev.host}:${ev.pid}:${ev.tid}`);
-        if (connectRetries.open) connectRetries.wentOn(`${ev.host}:${ev.pid}`);
-      }
+      if (ev.host !== undefined && ev.pid !== undefined && connectRetries.open) connectRetries.event(ev.host, ev.pid, ev.tid);
       t.ingest(ev, { source: name, lineNo });
       const l = ev.launcher;
       if (l?.kind === "torchrun" && l.localRank !== undefined && ev.host !== undefined && ev.pid !== undefined) {
@@ -227,8 +210,7 @@ export class LogAnalysis {
   report(): Report {
     for (const u of this.unwrappers) u.end();
     // A process whose lines end at a connect's last retry: that connect failed (NCCL's WARN was cut off).
-    for (const { ev, ctx } of this.lastRetries.values()) this.tracker.ingest(ev, ctx);
-    this.lastRetries.clear();
+    for (const { ev, ctx } of this.evidence.connectRetries.failedConnects()) this.tracker.ingest(ev, ctx);
     for (const x of this.texts) {
       const key = x.lastLine !== undefined ? cutHeader(x.lastLine) : undefined;
       if (key !== undefined) this.seenProcesses.add(key);

@@ -1,7 +1,7 @@
 /**
  * The evidence analyze reads from lines beside NCCL's own INFO/WARN records and PyTorch's
  * ProcessGroupNCCL lines: Horovod's stall inspector and coordinator, crash handlers (UCX, Open MPI),
- * gdb backtraces, PyTorch's store barrier and store client, Gloo's connect failures and timeouts, libmlx5's prints,
+ * gdb backtraces, PyTorch's store barrier and store client, Gloo's size mismatches, connect failures and timeouts, libmlx5's prints,
  * and NCCL's old connect retries. Each source reads every log's lines with a reader of its own
  * (connect retries: the NCCL lines, as the line parser read their headers) and gives its findings
  * once, in two stages:
@@ -22,7 +22,8 @@ import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } fr
 import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
 import { StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
 import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
-import { ConnectRetryReader, connectRetryFindings, type Retries } from "../logs/socket/connect-retry.js";
+import { glooMismatchFindings, glooMismatchReader } from "../logs/pytorch/gloo-mismatch.js";
+import { ConnectRetryReader, RetryState, connectRetryFindings, type LastRetry } from "../logs/socket/connect-retry.js";
 import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
 
@@ -75,24 +76,32 @@ function perLog<R extends LineReader>(
 }
 
 /**
- * NCCL's old connect retries (`Call to connect returned Connection refused, retrying`), read from the
- * NCCL lines as the line parser reads them (analyze.ts hands each line's process over): a process
- * whose lines end in retries, where no finding names that process's failure already.
+ * NCCL's connect retries (`Call to connect returned Connection refused, retrying`; 2.19+'s
+ * `retrying (N/M)`), read from the NCCL lines as the line parser reads them (analyze.ts hands each
+ * line's process over). Two findings: a process whose lines end in retries, where no finding names
+ * that process's failure already (a network_error warning); and a thread whose lines end at its
+ * connect's last retry, which is that connect's failure (failedConnects: analyze reads them as the
+ * WARN NCCL would have written).
  */
 export class ConnectRetrySource implements EvidenceSource {
   /** One state for all the logs: a process's retries in one file, its next line in another. */
-  private readonly open = new Map<string, Retries>();
-  private last: ConnectRetryReader | undefined;
+  private readonly state = new RetryState();
 
   /** The reader of the NCCL lines of the log named `source`. */
   forLog(source: string): ConnectRetryReader {
-    this.last = new ConnectRetryReader(source, this.open);
-    return this.last;
+    return new ConnectRetryReader(source, this.state);
+  }
+
+  /** The threads whose lines end at a connect's last retry, once (the state forgets them). */
+  failedConnects(): LastRetry[] {
+    const out = [...this.state.lastRetries.values()];
+    this.state.lastRetries.clear();
+    return out;
   }
 
   findings(before: readonly Finding[]): Finding[] {
     const told = new Set(before.filter((f) => f.kind === "network_error" || f.kind === "nccl_error").flatMap((f) => f.processes));
-    return connectRetryFindings(this.last?.retries() ?? [], told);
+    return connectRetryFindings([...this.state.byProcess.values()], told);
   }
 }
 
@@ -106,7 +115,7 @@ export interface EvidenceSources {
 
 export function evidenceSources(): EvidenceSources {
   const alone: PastedSource[] = [
-    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Horovod's coordinator.
+    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Gloo's size mismatch, Horovod's coordinator.
     perLog(
       () => new StallReader(),
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
@@ -127,6 +136,7 @@ export function evidenceSources(): EvidenceSources {
       (source) => new StoreConnectReader(source),
       (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.timeouts)),
     ),
+    perLog(glooMismatchReader, (logs) => glooMismatchFindings(logs.flatMap(({ reader }) => reader.items))),
     perLog(
       () => new HorovodMismatchReader(),
       (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),

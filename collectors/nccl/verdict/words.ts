@@ -643,6 +643,13 @@ export const collectiveMismatchWords = {
     );
   },
 
+  /** Gloo's pair got a message larger than the buffer posted for it (`op.preamble.length <= op.nbytes. 128 vs 8`). */
+  gloo: (f: { ranks: readonly number[]; sent?: number; expected?: number; count: number }): string =>
+    `Gloo received a message larger than the buffer posted for it${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""}` +
+    `${f.sent !== undefined ? ` (${f.sent} bytes sent, ${f.expected} expected)` : ""}${f.count > 1 ? `, in ${f.count} processes` : ""}: ` +
+    "the ranks of a Gloo group were in different operations at the same point (another collective, or the same one with another size: an object list or a tensor whose size depends on the rank's data). " +
+    "Compare what each rank does on its Gloo groups (barriers, broadcast_object_list, all_gather_object, the CPU group beside NCCL's) before this point.",
+
   /** NCCL's own detection (`Mismatched collective detected ... rank 39`). */
   ncclDetected: (f: { rank?: number; message: string }): string =>
     `NCCL detected mismatched collectives${f.rank !== undefined ? ` at and around rank ${f.rank}` : ""}: "${f.message}". The ranks' code issued different collectives (or sizes); look at the collective calls of rank ${f.rank ?? "?"} and its neighbours.`,
@@ -885,7 +892,11 @@ export const networkErrorWords = {
   /** Gloo could not connect its full mesh at process-group init (`words`: Gloo's, `no error`, `Connect timeout [none]`). */
   glooConnect: (f: { ranks: readonly number[]; words: readonly string[] }): string =>
     `Gloo could not connect its process group's full mesh${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""} (${f.words.map((w) => `"${w}"`).join(", ")}): ` +
-    "init_process_group failed because a rank could not reach a peer over TCP. Check the interface Gloo picked (GLOO_SOCKET_IFNAME; the address the host name resolves to), firewalls between the hosts, and whether every rank was started (a peer that exited or never came up refuses or times out).",
+    "the process group could not be set up because a rank could not reach a peer over TCP. " +
+    (f.words.some((w) => w.startsWith("connect [127.")) || f.words.some((w) => w.startsWith("connect [localhost]"))
+      ? "The peer's address is a loopback one: its host name resolves to 127.0.x.x (the line many distributions' /etc/hosts give the machine's own name), so a rank on another host dials itself; map the host name to the address the other hosts reach, or set GLOO_SOCKET_IFNAME. "
+      : "") +
+    "Check the interface Gloo picked (GLOO_SOCKET_IFNAME; the address the host name resolves to), firewalls between the hosts, and whether every rank was started (a peer that exited or never came up refuses or times out).",
   /** PyTorch's c10d store client gave up connecting to the store. */
   storeConnect: (f: { peers: readonly string[]; seconds: number; count: number }): string =>
     `PyTorch's store client timed out after ${f.seconds} s connecting to ${f.peers.slice(0, 3).join(", ")}${f.peers.length > 3 ? ` and ${f.peers.length - 3} more` : ""}` +

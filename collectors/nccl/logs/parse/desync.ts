@@ -138,6 +138,28 @@ function uniqueIdRanks(s: string, i: number, end: number, ev: WarnEvent): void {
   if (peer !== undefined && s.charCodeAt(pos) === 93 /* ] */) ev.peerRank = peer;
 }
 
+const RPC_AGENT = "RPC agent for ";
+const RPC_ERROR = " encountered error when ";
+
+/**
+ * The workers of PyTorch RPC's TensorPipe agent that lost a connection, into ev (nccl-pasted 699):
+ * `[W tensorpipe_agent.cpp:916] RPC agent for 3 encountered error when sending outgoing request #0
+ * to 0: async error on socket: Connection reset by peer`, also `... reading incoming response from
+ * 0: ...`. Read only where the workers' names are ranks (numbers; a name such as `trainer1` is none).
+ */
+function rpcAgentRanks(s: string, i: number, end: number, ev: WarnEvent): void {
+  const a = find(s, RPC_AGENT, i, end);
+  if (a < 0) return;
+  const self = readInt(s, a + RPC_AGENT.length, end);
+  if (self === undefined || !s.startsWith(RPC_ERROR, pos)) return;
+  const colon = s.indexOf(": ", pos);
+  if (colon < 0 || colon > end) return;
+  const sp = s.lastIndexOf(" ", colon);
+  const peer = readInt(s, sp + 1, colon);
+  ev.selfRank = self;
+  if (peer !== undefined && pos === colon && (s.startsWith(" to", sp - 3) || s.startsWith(" from", sp - 5))) ev.peerRank = peer;
+}
+
 /** Parses a line without NCCL header and without `NCCL`; undefined for ordinary output. */
 export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
   end = trimEnd(s, 0, end);
@@ -158,6 +180,13 @@ export function parseHeaderless(s: string, end: number): NcclEvent | undefined {
     classifyWarn(s, i, end, ev);
     if (ev.warnKind === "other") return undefined;
     uniqueIdRanks(s, i, end, ev);
+    rpcAgentRanks(s, i, end, ev);
+    // The launcher's rank before it (`[rank6]:[W729 ... TCPStore.cpp:125] [c10d] recvValue failed ...: Connection reset by peer`, nccl-pasted 697).
+    const pre = parsePrefix(s, 0, end, true);
+    if (pre.launcher !== undefined) {
+      ev.launcher = pre.launcher;
+      if (pre.launcher.rank !== undefined) ev.launcherRank = pre.launcher.rank;
+    }
     return ev;
   }
   if (s.indexOf("NET/") >= 0) {

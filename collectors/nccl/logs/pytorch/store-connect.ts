@@ -6,8 +6,8 @@
  * (MASTER_ADDR/MASTER_PORT or the address a framework handed over): a network error. The warning
  * it prints while it retries (`The client socket has failed to connect to [...]:29500 (errno: 99
  * ...)`, common on a healthy start) is not read, nor is prose that quotes the words: the line must
- * carry c10d's own context before them (`[c10d]`, `socket.cpp`, `DistNetworkError`, `TimeoutError`)
- * and the address in parentheses. The time is in s, ms or min (newer PyTorch prints ms). Cut at
+ * carry c10d's own context before them (`[c10d]`, `socket.cpp`, `DistNetworkError`, `TimeoutError`).
+ * The address is `(host, port)` (PyTorch 2.2+) or `host:port` (2.0, nccl-pasted 693). The time is in s, ms or min (newer PyTorch prints ms). Cut at
  * fixed words; bounded.
  */
 import { readInt, pos } from "../parse/scan.js";
@@ -42,13 +42,17 @@ export function storeConnectTimeout(s: string, where: string): StoreConnectTimeo
   const unit = UNITS.find(([u]) => s.startsWith(u, pos));
   if (unit === undefined) return undefined;
   const seconds = Math.round(n * unit[1]);
-  const to = s.indexOf("connect to (", pos);
+  const to = s.indexOf("connect to ", pos);
   if (to < 0 || to - pos > 40) return undefined;
-  const a = to + 12;
-  const close = s.indexOf(")", a);
-  const inner = s.slice(a, close < 0 ? s.length : close).trim();
+  const a = to + 11;
+  // 2.2+: `(172.17.0.2, 44737)`; 2.0: `192.0.0.1:1234.` or `[::1]:29500`.
+  const paren = s.charCodeAt(a) === 40; /* ( */
+  const close = paren ? s.indexOf(")", a) : s.indexOf(" ", a);
+  let inner = s.slice(paren ? a + 1 : a, close < 0 ? s.length : close).trim();
+  if (!paren && inner.endsWith(".")) inner = inner.slice(0, -1);
+  if (inner === "") return undefined;
   const comma = inner.lastIndexOf(",");
-  const peer = (comma > 0 ? `${inner.slice(0, comma).trim()}:${inner.slice(comma + 1).trim()}` : inner).slice(0, 120);
+  const peer = (paren && comma > 0 ? `${inner.slice(0, comma).trim()}:${inner.slice(comma + 1).trim()}` : inner).slice(0, 120);
   return { seconds, peer, where };
 }
 

@@ -181,11 +181,15 @@ describe("network errors", () => {
     expect(bootstrap.findings.map((f) => [f.kind, f.severity])).toEqual([["nccl_error", "critical"]]);
   });
 
-  it("PyTorch's failed ncclUniqueId fetch from a subgroup's store key: its numbers are the group's ranks, none named", () => {
+  it("PyTorch's failed ncclUniqueId fetch from a subgroup's store key: its numbers are the group's ranks, not named; the launcher's global rank is", () => {
     const r = run(
       "[rank9]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '1', but store->get('1') got error: Connection reset by peer",
     );
-    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([["network_error", []]]);
+    expect(r.findings.map((f) => [f.kind, f.ranks])).toEqual([["network_error", [9]]]);
+    const bare = run(
+      "torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '1', but store->get('1') got error: Connection reset by peer",
+    );
+    expect(bare.findings.map((f) => [f.kind, f.ranks])).toEqual([["network_error", []]]);
   });
 
   it("PyTorch's failed ncclUniqueId fetch from the store (pasted 295, pdsh prefix): the rank that asked and rank 0, whose entry it asked for", () => {
