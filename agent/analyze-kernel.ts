@@ -12,6 +12,7 @@ import type { NicEventKind } from "../collectors/kmsg/parse/nic.js";
 import { recoveryActionOf } from "../collectors/kmsg/parse/xid.js";
 import { PastedKernelLog } from "../collectors/kmsg/pasted.js";
 import { PastedPortStates, type PortReading, type PortTrouble } from "../collectors/infiniband/pasted-port-state.js";
+import { goneGpu, type GoneGpu } from "../collectors/gpu/pasted-lspci.js";
 import { XID_CATALOGUE, type XidAction } from "../collectors/kmsg/xid-catalogue.js";
 
 /** The driver's words quoted in a summary, at most this long. */
@@ -242,6 +243,23 @@ export function portEvent(r: PortReading, where: string, spare = false): Hardwar
   };
 }
 
+/** A GPU a pasted lspci shows at revision ff: its config space reads all ones. */
+export function goneGpuEvent(g: GoneGpu, where: string): HardwareEvent {
+  return {
+    ...(g.host !== undefined ? { host: g.host } : {}),
+    where,
+    kind: "gpu_pcie_error",
+    severity: "critical",
+    device: g.pci,
+    subject: `GPU ${g.pci}`,
+    gpuPci: g.pci,
+    event: "off_bus",
+    title: `revision ff in lspci (${g.name}), its config space read as all ones: the GPU no longer answers on PCIe`,
+    advice:
+      "The GPU has fallen off the bus (the kernel's Xid 79 usually said so first): reboot the node to get it back, and drain it if it repeats (reseat or replace the GPU or its riser, check its power).",
+  };
+}
+
 const NO_EVENTS: readonly HardwareEvent[] = [];
 
 /** The kernel lines of each log given to analyze, one PastedKernelLog per log; and the port states pasted among them. */
@@ -260,9 +278,11 @@ export class KernelLines implements HardwareLog {
         // A new output of an HCA (another host's, or a later run): its ports' earlier states are another story.
         const fresh = ports.takeHeader();
         if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
-        // Most lines are neither kernel nor port lines: one shared empty list, no allocation per line.
-        if (events.length === 0 && r === undefined) return NO_EVENTS;
+        const gone = goneGpu(text);
+        // Most lines are neither kernel, port nor lspci lines: one shared empty list, no allocation per line.
+        if (events.length === 0 && r === undefined && gone === undefined) return NO_EVENTS;
         const out: HardwareEvent[] = [];
+        if (gone !== undefined) out.push(goneGpuEvent(gone, `${name}:${lineNo}`));
         for (const p of events) {
           const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
           if (h !== undefined) out.push(h);

@@ -4,6 +4,7 @@
  *   mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN
  *   mlx5_core 0000:ab:00.0: mlx5_cmd_out_err:838:(pid 123): ... failed, status bad parameter(0x3), syndrome (0x...)
  *   mlx5_core 0000:ab:00.0: poll_health:... device's health compromised - reached miss count
+ *   mlx5_core 0000:61:00.0: wait_func:1132:(pid 141181): CREATE_DCT(0x710) timeout. Will cause a leak of a command resource
  *   mlx5_core 0000:ab:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)
  *   mlx5_core 0000:ab:00.0 ens1f0np0: TX timeout detected
  *   mlx5_core 0000:ab:00.0: mlx5_pcie_event:...: Detected insufficient power on the PCIe slot (27W).
@@ -70,6 +71,10 @@ const PHRASES: readonly (readonly [phrase: string, kind: NicEventKind, not?: str
   ["health poll failed", "firmware_error"],
   ["FW fatal", "firmware_error"],
   ["firmware error", "firmware_error"],
+  // A command the firmware never completed (cmd.c: `wait_func_handle_exec_timeout:...: cmd[22]: CREATE_DCT(0x710) No done completion`,
+  // `wait_func:...: CREATE_DCT(0x710) timeout. Will cause a leak of a command resource`): its command interface hangs.
+  ["No done completion", "firmware_error"],
+  ["Will cause a leak of a command resource", "firmware_error"],
   ["mlx5_cmd_out_err", "command_error"],
   ["mlx5_cmd_check", "command_error"],
   ["mlx5_load_one failed", "probe_failed"],

@@ -1,7 +1,7 @@
 /**
  * The evidence analyze reads from lines beside NCCL's own INFO/WARN records and PyTorch's
  * ProcessGroupNCCL lines: Horovod's stall inspector and coordinator, crash handlers (UCX, Open MPI),
- * gdb backtraces, PyTorch's store barrier and store client, Gloo's size mismatches, connect failures and timeouts, libmlx5's prints,
+ * gdb backtraces, PyTorch's store barrier, store client and ncclUniqueId fetch, Gloo's size mismatches, connect failures and timeouts, libmlx5's prints,
  * and NCCL's old connect retries. Each source reads every log's lines with a reader of its own
  * (connect retries: the NCCL lines, as the line parser read their headers) and gives its findings
  * once, in two stages:
@@ -23,6 +23,7 @@ import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-con
 import { StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
 import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
 import { glooMismatchFindings, glooMismatchReader } from "../logs/pytorch/gloo-mismatch.js";
+import { uniqueIdWaitFindings, uniqueIdWaitReader } from "../logs/pytorch/unique-id-wait.js";
 import { ConnectRetryReader, RetryState, connectRetryFindings, type LastRetry } from "../logs/socket/connect-retry.js";
 import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
@@ -115,7 +116,7 @@ export interface EvidenceSources {
 
 export function evidenceSources(): EvidenceSources {
   const alone: PastedSource[] = [
-    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Gloo's size mismatch, Horovod's coordinator.
+    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Gloo's size mismatch, PyTorch's ncclUniqueId fetch that timed out, Horovod's coordinator.
     perLog(
       () => new StallReader(),
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
@@ -137,6 +138,7 @@ export function evidenceSources(): EvidenceSources {
       (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.timeouts)),
     ),
     perLog(glooMismatchReader, (logs) => glooMismatchFindings(logs.flatMap(({ reader }) => reader.items))),
+    perLog(uniqueIdWaitReader, (logs) => uniqueIdWaitFindings(logs.flatMap(({ reader }) => reader.items))),
     perLog(
       () => new HorovodMismatchReader(),
       (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),

@@ -129,6 +129,12 @@ export const rankBehindWords = {
   desyncFinished: (f: { ranks: readonly number[]; seq?: number; next?: number }): string =>
     `PyTorch's desync report: rank ${rankList(f.ranks)} finished collective #${f.seq ?? "?"} but never joined #${f.next ?? "?"}; the other ranks wait for it. Look at what that rank does after collective #${f.seq ?? "?"}.`,
 
+  /** PyTorch's ncclUniqueId fetch timed out: `behind` never published the id of the communicator `waiting` created. */
+  uniqueIdWait: (f: { behind?: number; waiting: readonly number[] }): string =>
+    `${f.waiting.length > 0 ? `Rank ${rankList(f.waiting)}` : "A rank"} waited the store's timeout for the ncclUniqueId of ${f.behind !== undefined ? `rank ${f.behind}` : "the communicator's first rank"} and never got it: ` +
+    `${f.behind !== undefined ? `rank ${f.behind}` : "that rank"} never reached the creation of this communicator (its first collective): it is behind, in an earlier step, stuck or gone. ` +
+    `The store answered, so this is no network fault; look at what ${f.behind !== undefined ? `rank ${f.behind}` : "it"} was doing (its log, a py-spy dump).`,
+
   /** PyTorch's desync report: did not join #seq. */
   desyncNotJoined: (f: { ranks: readonly number[]; seq?: number }): string =>
     `PyTorch's desync report: rank ${rankList(f.ranks)} did not join collective #${f.seq ?? "?"}; the other ranks wait for it.`,

@@ -21,6 +21,7 @@ import { parseColl } from "./coll.js";
 import { quotedNetError } from "./quoted-net.js";
 import { parsePrefix } from "./prefix.js";
 import { classifyWarn } from "./warn.js";
+import { UNIQUE_ID, uniqueIdFetch } from "./unique-id.js";
 import { find, isAlpha, isSpace, pos, readInt, readRankList, skipSpaces, tokenEnd, trimEnd } from "./scan.js";
 
 /** Rank list in the brackets that close just before index `close` (`[0, 1, 2]`); undefined if none. */
@@ -121,21 +122,11 @@ function dashStart(s: string, open: number): number {
   return i > 0 && s.charCodeAt(i - 1) === 45 ? i - 1 : open;
 }
 
-const UNIQUE_ID = "] is setting up NCCL communicator and retrieving ncclUniqueId from [";
-
-/**
- * The ranks of PyTorch's failed ncclUniqueId fetch from the store (nccl-pasted 295), into ev. The
- * numbers are the process group's ranks (`[0]` is its rank 0, words of PyTorch's source): global
- * ones only for the default group's first communicator, store key `'0'`.
- */
+/** The ranks of PyTorch's failed ncclUniqueId fetch from the store (nccl-pasted 295, unique-id.ts), into ev. */
 function uniqueIdRanks(s: string, i: number, end: number, ev: WarnEvent): void {
-  const k = find(s, UNIQUE_ID, i, end);
-  if (k < 0 || find(s, "by key '0'", k, end) < 0) return;
-  const open = s.lastIndexOf("[", k);
-  const self = open >= i ? readInt(s, open + 1, k) : undefined;
-  if (self !== undefined && pos === k) ev.selfRank = self;
-  const peer = readInt(s, k + UNIQUE_ID.length, end);
-  if (peer !== undefined && s.charCodeAt(pos) === 93 /* ] */) ev.peerRank = peer;
+  const f = uniqueIdFetch(s, i, end);
+  if (f?.self !== undefined) ev.selfRank = f.self;
+  if (f?.peer !== undefined) ev.peerRank = f.peer;
 }
 
 const RPC_AGENT = "RPC agent for ";
