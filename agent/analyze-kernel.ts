@@ -105,13 +105,15 @@ export function hardwareEvent(ev: KernelEvent, host: string | undefined, where: 
     case "xid": {
       const x = ev.xid;
       const entry = XID_CATALOGUE.get(x.xid);
+      // A health agent's words may name the GPU by its UUID (`GPU-7540a9b3-...`), which ties it to no rank's bus id.
+      const uuid = x.pci.startsWith("GPU-") || x.pci.startsWith("MIG-");
       const out: HardwareEvent = {
         ...base,
         kind: "gpu_xid",
         severity: entry !== undefined ? XID_SEVERITY[entry.action] : "warning",
         device: x.pci,
-        subject: `GPU ${x.pci}`,
-        gpuPci: x.pci,
+        subject: uuid ? x.pci : `GPU ${x.pci}`,
+        ...(uuid ? {} : { gpuPci: x.pci }),
         code: x.xid,
         title: `Xid ${x.xid} (${entry !== undefined ? `${entry.meaning}; cause: ${entry.cause}` : "not in NVIDIA's Xid catalogue"})${x.detail !== "" ? `: ${quote(x.detail)}` : ""}`,
         advice: entry !== undefined ? XID_ADVICE[entry.action] : "Look it up in NVIDIA's Xid catalogue for this driver.",

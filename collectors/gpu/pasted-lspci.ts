@@ -21,7 +21,8 @@ export interface GoneGpu {
 
 /** The GPU a line of `lspci` shows at revision ff; undefined for any other line. */
 export function goneGpu(line: string): GoneGpu | undefined {
-  const end = line.trimEnd().length;
+  let end = line.length;
+  while (end > 0 && (line.charCodeAt(end - 1) === 32 || line.charCodeAt(end - 1) === 9 || line.charCodeAt(end - 1) === 13)) end--;
   if (!line.startsWith(REV_FF, end - REV_FF.length)) return undefined;
   const v = line.indexOf(VENDOR);
   if (v < 0) return undefined;
@@ -46,10 +47,10 @@ export function goneGpu(line: string): GoneGpu | undefined {
   return out;
 }
 
-/** `1c:00.0` or `0000:1c:00.0` from i to end. */
+/** `1c:00.0`, `0000:1c:00.0` or a VMD domain's `10000:01:00.0` from i to end. */
 function isAddress(s: string, i: number, end: number): boolean {
   const n = end - i;
-  if (n === 12) return hex(s, i, 4) && s.charCodeAt(i + 4) === 58 && isAddress(s, i + 5, end);
+  if (n === 12 || n === 13) return hex(s, i, n - 8) && s.charCodeAt(i + n - 8) === 58 && isAddress(s, i + n - 7, end);
   return n === 7 && hex(s, i, 2) && s.charCodeAt(i + 2) === 58 && hex(s, i + 3, 2) && s.charCodeAt(i + 5) === 46 && hex(s, i + 6, 1);
 }
 

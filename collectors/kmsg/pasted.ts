@@ -59,7 +59,18 @@ const NOT_HOSTS = new Set([
 ]);
 
 /** Lines that can report an event hold one of these; any other line costs these scans only. */
-const MARKS = ["NVRM", "SXid", "XID ", "mlx5_core", "PCIe Bus Error", RECOVERY_NO_CALLBACK, RECOVERY_NO_DRIVER, "infiniband ", "efa "] as const;
+const MARKS = [
+  "NVRM",
+  "SXid",
+  "XID ",
+  "XidCriticalError",
+  "mlx5_core",
+  "PCIe Bus Error",
+  RECOVERY_NO_CALLBACK,
+  RECOVERY_NO_DRIVER,
+  "infiniband ",
+  "efa ",
+] as const;
 /**
  * The marks as one alternation of literals (escaped; no quantifier, so no backtracking beyond one
  * mark's length): one scan of the line instead of nine indexOf, 155 against 250 ms per 1M lines.

@@ -12,7 +12,7 @@
  */
 
 export interface XidReport {
-  /** The PCI address as printed (`0000:3b:00`: domain, bus, device; no function). */
+  /** The PCI address as printed (`0000:3b:00`: domain, bus, device; no function); a health agent's words may name the GPU's UUID instead (`GPU-7540a9b3-...`). */
   pci: string;
   xid: number;
   pid?: number;
@@ -105,12 +105,19 @@ export class LostAtProbe {
 const HEALTH_XID = "XID ";
 const DETECTED_ON = " detected on PCI:";
 
+const PLUGIN_XID = "XidCriticalError: Xid=";
+const ON_DEVICE = " on Device=";
+
 /**
  * A health agent's words for an Xid it read from the kernel (gpud's reason:
- * `XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`, also `XID 74 (NVLINK Error) ...`),
- * pasted where the kernel's own line is not. Offline only: the kernel never prints these.
+ * `XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00`, also `XID 74 (NVLINK Error) ...`;
+ * NVIDIA's Kubernetes device plugin's `XidCriticalError: Xid=69 on Device=GPU-7540a9b3-..., the
+ * device will go unhealthy.`, whose `pci` is the GPU's UUID), pasted where the kernel's own line is
+ * not. Offline only: the kernel never prints these.
  */
 export function parseHealthAgentXid(line: string): XidReport | undefined {
+  const plugin = line.indexOf(PLUGIN_XID);
+  if (plugin >= 0) return devicePluginXid(line, plugin + PLUGIN_XID.length);
   const at = line.indexOf(HEALTH_XID);
   if (at < 0 || (at > 0 && line.charCodeAt(at - 1) !== 32 && line.charCodeAt(at - 1) !== 34)) return undefined;
   let i = at + HEALTH_XID.length;
@@ -128,6 +135,19 @@ export function parseHealthAgentXid(line: string): XidReport | undefined {
   const pci = line.slice(p, e);
   if (!isPciAddress(pci)) return undefined;
   return { pci: pci.toLowerCase(), xid, detail: line.slice(i + 1, on - 1) };
+}
+
+/** The device plugin's `Xid=69 on Device=GPU-<uuid>, the device will go unhealthy.` from i (after `Xid=`). */
+function devicePluginXid(line: string, i: number): XidReport | undefined {
+  let e = i;
+  while (e < line.length && e - i < 4 && line.charCodeAt(e) >= 48 && line.charCodeAt(e) <= 57) e++;
+  if (e === i || !line.startsWith(ON_DEVICE, e)) return undefined;
+  const d = e + ON_DEVICE.length;
+  let end = d;
+  while (end < line.length && end - d < 64 && line.charCodeAt(end) !== 44 && line.charCodeAt(end) !== 32) end++;
+  const device = line.slice(d, end);
+  if (!device.startsWith("GPU-") && !device.startsWith("MIG-") && !isPciAddress(device)) return undefined;
+  return { pci: device, xid: Number(line.slice(i, e)), detail: "the Kubernetes device plugin marked the GPU unhealthy" };
 }
 
 /** `0000:3b:00`, `0000:3b:00.0`, `3b:00.0`: hex groups separated by ':' with an optional `.f`. */

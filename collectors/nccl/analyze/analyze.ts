@@ -106,7 +106,10 @@ export class LogAnalysis {
     this.ras.push({ source: name, reports: reader.reports() });
     const diag: DiagReport = { results: [], busy: false, errors: [] };
     this.diag.push({ source: name, report: diag });
-    const pasted: LineReader[] = this.evidence.pasted.map((s) => s.reader(name));
+    // Readers that read every line, and those that read only lines with one of their marks (one scan for all: evidence.ts's gate).
+    const pasted: LineReader[] = this.evidence.pasted.filter((s) => s.marks === undefined).map((s) => s.reader(name));
+    const gated: LineReader[] = this.evidence.pasted.filter((s) => s.marks !== undefined).map((s) => s.reader(name));
+    const gate = this.evidence.gate;
     const connectRetries = this.evidence.connectRetries.forLog(name);
     const frText = new FrTextReader();
     const ncclTests = new NcclTestsReader(name);
@@ -160,6 +163,7 @@ export class LogAnalysis {
         reader.line(text, lineNo);
         diagLine(diag, text, lineNo);
         for (const r of pasted) r.line(text, lineNo);
+        if (gate.test(text)) for (const r of gated) r.line(text, lineNo);
         frText.line(text, lineNo);
         ncclTests.line(text, lineNo);
         failedStack.line(text, lineNo);

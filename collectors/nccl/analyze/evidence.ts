@@ -1,7 +1,7 @@
 /**
  * The evidence analyze reads from lines beside NCCL's own INFO/WARN records and PyTorch's
  * ProcessGroupNCCL lines: Horovod's stall inspector and coordinator, crash handlers (UCX, Open MPI),
- * gdb backtraces, PyTorch's store barrier, store client and ncclUniqueId fetch, Gloo's size mismatches, connect failures and timeouts, libmlx5's prints,
+ * gdb backtraces, PyTorch's store barrier, store server and client, and ncclUniqueId fetch, XLA's rendezvous, Gloo's size mismatches, connect failures and timeouts, libmlx5's prints,
  * and NCCL's old connect retries. Each source reads every log's lines with a reader of its own
  * (connect retries: the NCCL lines, as the line parser read their headers) and gives its findings
  * once, in two stages:
@@ -13,19 +13,21 @@
  * To add a reader: write it beside the others (logs/<origin>/) and add its source to a stage here.
  */
 import { StallReader } from "../logs/horovod/stall.js";
-import { HorovodMismatchReader } from "../logs/horovod/mismatch.js";
+import { HOROVOD_MISMATCH_MARKS, HorovodMismatchReader } from "../logs/horovod/mismatch.js";
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
 import { OpenMpiSignalReader } from "../logs/crash/open-mpi-signal.js";
 import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
-import { StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
-import { glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
-import { StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
-import { glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
-import { glooMismatchFindings, glooMismatchReader } from "../logs/pytorch/gloo-mismatch.js";
-import { uniqueIdWaitFindings, uniqueIdWaitReader } from "../logs/pytorch/unique-id-wait.js";
+import { STORE_BARRIER_MARKS, StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
+import { GLOO_CONNECT_MARKS, glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
+import { STORE_CONNECT_MARKS, StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
+import { STORE_CLIENTS_MARKS, StoreClientsReader, storeClientsFindings } from "../logs/pytorch/store-clients.js";
+import { GLOO_TIMEOUT_MARKS, glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
+import { GLOO_MISMATCH_MARKS, glooMismatchFindings, glooMismatchReader } from "../logs/pytorch/gloo-mismatch.js";
+import { UNIQUE_ID_MARKS, uniqueIdWaitFindings, uniqueIdWaitReader } from "../logs/pytorch/unique-id-wait.js";
+import { RENDEZVOUS_MARKS, RendezvousReader, rendezvousFindings } from "../logs/xla/rendezvous.js";
 import { ConnectRetryReader, RetryState, connectRetryFindings, type LastRetry } from "../logs/socket/connect-retry.js";
-import { Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
+import { MLX5_COMPLETION_MARKS, Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
 
 /** A reader of one log's lines, numbered from 1. */
@@ -42,6 +44,12 @@ export interface EvidenceSource {
 export interface PastedSource extends EvidenceSource {
   /** The reader of the log named `source`. */
   reader(source: string): LineReader;
+  /**
+   * Words one of which every line its readers read holds (a reader that skips any other line at
+   * once); undefined where they read every line (a backtrace's rows, a report's). One scan of a line
+   * for all the sources' marks (evidenceSources' `gate`) stands for each reader's own.
+   */
+  marks?: readonly string[];
 }
 
 /** The crash handlers' reports in one log: UCX's and Open MPI's, told as one (a process both report is one crash). */
@@ -64,9 +72,11 @@ class CrashReaders implements LineReader {
 function perLog<R extends LineReader>(
   make: (source: string) => R,
   findings: (logs: readonly { source: string; reader: R }[], before: readonly Finding[]) => Finding[],
+  marks?: readonly string[],
 ): PastedSource {
   const logs: { source: string; reader: R }[] = [];
   return {
+    ...(marks !== undefined ? { marks } : {}),
     reader(source: string): R {
       const reader = make(source);
       logs.push({ source, reader });
@@ -106,17 +116,30 @@ export class ConnectRetrySource implements EvidenceSource {
   }
 }
 
-/** The sources of one analysis, by stage; `pasted`: those of both stages that read lines as pasted. */
+/**
+ * The sources of one analysis, by stage; `pasted`: those of both stages that read lines as pasted;
+ * `gate`: one scan for the marks of those that have them, a line without any is not handed to them.
+ */
 export interface EvidenceSources {
   alone: readonly PastedSource[];
   after: readonly EvidenceSource[];
   pasted: readonly PastedSource[];
+  gate: RegExp;
   connectRetries: ConnectRetrySource;
+}
+
+/**
+ * The marks as one alternation of literals (escaped, no quantifier: no backtracking beyond a mark's
+ * length), one scan of a line instead of one indexOf per source: as kmsg/pasted.ts measured for its marks.
+ */
+function gateOf(sources: readonly PastedSource[]): RegExp {
+  const marks = [...new Set(sources.flatMap((s) => s.marks ?? []))];
+  return new RegExp(marks.map((m) => m.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"));
 }
 
 export function evidenceSources(): EvidenceSources {
   const alone: PastedSource[] = [
-    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier and store client, Gloo's size mismatch, PyTorch's ncclUniqueId fetch that timed out, Horovod's coordinator.
+    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier, store server and store client, Gloo's size mismatch, PyTorch's ncclUniqueId fetch that timed out, XLA's rendezvous, Horovod's coordinator.
     perLog(
       () => new StallReader(),
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
@@ -132,36 +155,54 @@ export function evidenceSources(): EvidenceSources {
     perLog(
       (source) => new StoreBarrierReader(source),
       (logs) => logs.flatMap(({ reader }) => [...storeBarrierFindings(reader.timeouts), ...storeBarrierWaitFindings(reader.waits, reader.timeouts)]),
+      STORE_BARRIER_MARKS,
     ),
     perLog(
       (source) => new StoreConnectReader(source),
       (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.timeouts)),
+      STORE_CONNECT_MARKS,
     ),
-    perLog(glooMismatchReader, (logs) => glooMismatchFindings(logs.flatMap(({ reader }) => reader.items))),
-    perLog(uniqueIdWaitReader, (logs) => uniqueIdWaitFindings(logs.flatMap(({ reader }) => reader.items))),
+    perLog(
+      (source) => new StoreClientsReader(source),
+      (logs) => storeClientsFindings(logs.flatMap(({ reader }) => reader.timeouts)),
+      STORE_CLIENTS_MARKS,
+    ),
+    perLog(glooMismatchReader, (logs) => glooMismatchFindings(logs.flatMap(({ reader }) => reader.items)), GLOO_MISMATCH_MARKS),
+    perLog(uniqueIdWaitReader, (logs) => uniqueIdWaitFindings(logs.flatMap(({ reader }) => reader.items)), UNIQUE_ID_MARKS),
+    perLog(
+      (source) => new RendezvousReader(source),
+      (logs) => rendezvousFindings(logs.flatMap(({ reader }) => reader.waits)),
+      RENDEZVOUS_MARKS,
+    ),
     perLog(
       () => new HorovodMismatchReader(),
       (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),
+      HOROVOD_MISMATCH_MARKS,
     ),
   ];
   const mlx5 = perLog(
     (source) => new Mlx5CompletionErrorReader(source),
     // Where no network error of NCCL's own lines tells the failure already.
     (logs, before) => (before.some((f) => f.kind === "network_error") ? [] : mlx5CompletionErrorFindings(logs.flatMap(({ reader }) => reader.errors()))),
+    MLX5_COMPLETION_MARKS,
   );
   const connectRetries = new ConnectRetrySource();
-  const glooConnect = perLog(glooConnectReader, (logs) => glooConnectFindings(logs.flatMap(({ reader }) => reader.items)));
+  const glooConnect = perLog(glooConnectReader, (logs) => glooConnectFindings(logs.flatMap(({ reader }) => reader.items)), GLOO_CONNECT_MARKS);
   // Gloo's timeout waits for a rank; where the logs hold a failure already (a Gloo connect failure among them), that failure is why.
-  const glooTimeout = perLog(glooTimeoutReader, (logs, before) =>
-    glooTimeoutFindings(
-      logs.flatMap(({ reader }) => reader.items),
-      before.some(isFailureFinding),
-    ),
+  const glooTimeout = perLog(
+    glooTimeoutReader,
+    (logs, before) =>
+      glooTimeoutFindings(
+        logs.flatMap(({ reader }) => reader.items),
+        before.some(isFailureFinding),
+      ),
+    GLOO_TIMEOUT_MARKS,
   );
   return {
     alone,
     after: [mlx5, connectRetries, glooConnect, glooTimeout],
     pasted: [...alone, mlx5, glooConnect, glooTimeout],
+    gate: gateOf([...alone, mlx5, glooConnect, glooTimeout]),
     connectRetries,
   };
 }

@@ -212,6 +212,11 @@ export const rankBehindWords = {
     `Rank ${rankList(f.ranks)} never reached PyTorch's store-based barrier (${f.key}) that ${verb(f.waiting, "rank", "ranks")} ${rankList(f.waiting)} ${verb(f.waiting, "waits", "wait")} in: ` +
     `every rank that joined it is among those waiting. Look at why ${verb(f.ranks, "that rank", "those ranks")} did not get to init_process_group / new_group (its own log: a crash, data loading, a download; py-spy dump its process).`,
 
+  /** PyTorch's TCPStore server: `missing` of `expected` clients never connected (the line names none). */
+  storeClientsAbsent: (f: { missing: number; expected: number }): string =>
+    `${f.missing} of the ${f.expected} ranks never connected to PyTorch's store: ${f.missing === 1 ? "it is" : "they are"} behind the rank that hosts it (not started, crashed, or stuck before init_process_group). ` +
+    `The line names no rank; ${f.missing === 1 ? "the rank whose log stops before its init is the one" : "the ranks whose logs stop before their init are those"}.`,
+
   /** DETAIL's `Running collective` lines where the log stops: a guess, if the job hung there. */
   detailRunning: (f: { behind: readonly number[]; seq: number; ahead: readonly number[]; aheadSeq: number; op?: string }): string =>
     `Where the log stops, rank ${rankList(f.behind)} last ran collective #${f.seq} while ${verb(f.ahead, "rank", "ranks")} ${rankList(f.ahead)} already ran #${f.aheadSeq}${f.op ? ` (${f.op})` : ""} (TORCH_DISTRIBUTED_DEBUG=DETAIL): ` +
@@ -725,23 +730,37 @@ export const collectiveMismatchWords = {
 // hang_suspected: a collective that every rank (seen) is in and none finishes, or a sign of a hang.
 
 export const hangSuspectedWords = {
+  /** XLA's rendezvous waited for participants that did not come (`... and may be stuck`). */
+  xlaRendezvous: (f: { names: readonly string[]; ranks: readonly number[]; seconds: number; expected?: number }): string =>
+    `XLA's rendezvous${
+      f.names.length > 0
+        ? ` (${f.names
+            .slice(0, 3)
+            .map((n) => `"${n}"`)
+            .join(", ")})`
+        : ""
+    } waited ${f.seconds} s${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""} for participants that did not come${f.expected !== undefined ? ` (${f.expected} threads expected)` : ""}, and may be stuck. ` +
+    "A participant that never arrives is a rank (or a device's thread) behind, stuck or gone; where it initializes a clique, that is XLA's NCCL communicator, whose init waits for every rank. Find the rank that did not come in the other processes' logs; if the wait goes on, XLA's termination timeout ends the process.",
+
   /** gdb's backtraces of threads stopped inside NCCL's calls (`threads` of them, in `calls`). */
   nativeWait: (f: {
     tool: "gdb" | "py-spy";
     threads: number;
     calls: readonly string[];
-    wait: "init" | "collective" | "teardown" | "cuda";
+    wait: "init" | "collective" | "teardown" | "store" | "cuda";
     caller?: string;
   }): string =>
-    `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : "NCCL"}'s ${f.calls.join(", ")}` +
+    `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : f.wait === "store" ? "PyTorch's store client" : "NCCL"}'s ${f.calls.join(", ")}` +
     `${f.caller !== undefined ? ` (called from ${f.caller})` : ""}: ${f.threads === 1 ? "it was" : "they were"} waiting there when stopped. ` +
     (f.wait === "init"
       ? "A communicator's init returns only when every rank has joined it: a rank that never called it, or one that cannot reach the others (the bootstrap's interface, NCCL_SOCKET_IFNAME, a firewall), holds every rank there. The other ranks' backtraces, or their NCCL INFO lines (Init START without Init COMPLETE), say which."
       : f.wait === "collective"
         ? "A collective returns only when its peers take part: a rank that is behind (in another collective, a data loader, a save) or a dead peer holds it. The other ranks' backtraces or logs say which rank is elsewhere."
-        : f.wait === "cuda"
-          ? "A kernel launch waits while the GPU's queue is full, a synchronize until the GPU's work before it finishes: work that does not finish (often an NCCL kernel waiting for a peer) holds it. One backtrace of a busy GPU can look the same: a second one a minute later in the same place, and the GPU at 100 % utilization with no progress, tell a hang."
-          : "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait)."),
+        : f.wait === "store"
+          ? "A store get or wait returns when another rank sets the key (the ncclUniqueId rank 0 publishes, a barrier's count, the rendezvous): a rank that never got there holds it, as does a store that no longer answers (its host gone). The other ranks' logs or backtraces say which rank is elsewhere; the store's timeout (init_process_group's timeout) ends the wait with an error, unless the client was built without one."
+          : f.wait === "cuda"
+            ? "A kernel launch waits while the GPU's queue is full, a synchronize until the GPU's work before it finishes: work that does not finish (often an NCCL kernel waiting for a peer) holds it. One backtrace of a busy GPU can look the same: a second one a minute later in the same place, and the GPU at 100 % utilization with no progress, tell a hang."
+            : "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait)."),
 
   /** Gloo's own timeout (a CPU barrier, a `gloo:` group): the ranks that waited for a peer. */
   glooTimeout: (f: { ranks: readonly number[]; ms: number; ops: readonly string[]; behind?: boolean }): string =>
@@ -777,6 +796,11 @@ export const hangSuspectedWords = {
     `Communicator ${f.comm}${f.nranks !== undefined ? ` (${f.nranks} ranks)` : ""}: ${f.ranks.length === 0 ? `${f.processes.join(", ")}` : `rank ${rankList(f.ranks)}`} logged Init START and no Init COMPLETE` +
     `${f.completed.length > 0 ? ` (rank ${rankList(f.completed)} completed init)` : ""}: init had not finished where these logs end. ` +
     "If the job stopped here, it hangs in communicator init: bootstrap or connection setup to a peer (the network, a firewall, NCCL_SOCKET_IFNAME), or a rank that never called ncclCommInitRank; the last lines of these ranks say which step.",
+
+  /** PyTorch's TCPStore server timed out waiting for its clients: `joined` of `expected` connected. */
+  storeClients: (f: { seconds: number; joined: number; expected: number }): string =>
+    `PyTorch's store waited ${f.seconds} s for its clients and only ${f.joined} of ${f.expected} connected: the job hangs at init (the rank hosting the store, at MASTER_ADDR:MASTER_PORT, gave up). ` +
+    "The ranks that never connected crashed or are stuck before init_process_group, started late, or cannot reach the store's host and port (a firewall, the wrong address); their own logs say which.",
 
   /** PyTorch's store-based barrier at init timed out: `joined` of `world` ranks reached it. */
   storeBarrier: (f: { key: string; ranks: readonly number[]; world?: number; joined?: number; timeout?: string }): string => {
@@ -821,6 +845,11 @@ export const hangSuspectedWords = {
 // watchdog_timeout: PyTorch's watchdog gave up on a work.
 
 export const watchdogTimeoutWords = {
+  /** PyTorch's stack of a failed collective, printed by the watchdog, with no timeout or error line beside it. */
+  stackAlone: (f: { rank?: number; op: string; caller?: string }): string =>
+    `PyTorch's watchdog printed the stack of a failed collective${f.rank !== undefined ? ` on rank ${f.rank}` : ""}: ${f.op}${f.caller !== undefined ? `, called from ${f.caller}` : ""}. ` +
+    "It prints it only for a collective it found timed out or failed; that line is not in these lines (its SeqNum and timeout are there). The other ranks' logs say whether they reached the same collective.",
+
   /** Watchdog timeout lines of one work (`seq` undefined: the line was cut before it). */
   timedOut: (f: { group: string; ranks: readonly number[]; seq?: number; op?: string; ranForMs: number; timeoutMs?: number }): string =>
     `PyTorch watchdog timed out on ${f.ranks.length ? theRanks(f.ranks) : "a rank"} of ${f.group} ${f.seq !== undefined ? `in work SeqNum=${f.seq} (${f.op ?? "?"})` : "in a collective (the line was cut before its SeqNum)"}` +
@@ -899,8 +928,8 @@ export const networkErrorWords = {
   glooConnect: (f: { ranks: readonly number[]; words: readonly string[] }): string =>
     `Gloo could not connect its process group's full mesh${f.ranks.length > 0 ? ` on ${theRanks(f.ranks)}` : ""} (${f.words.map((w) => `"${w}"`).join(", ")}): ` +
     "the process group could not be set up because a rank could not reach a peer over TCP. " +
-    (f.words.some((w) => w.startsWith("connect [127.")) || f.words.some((w) => w.startsWith("connect [localhost]"))
-      ? "The peer's address is a loopback one: its host name resolves to 127.0.x.x (the line many distributions' /etc/hosts give the machine's own name), so a rank on another host dials itself; map the host name to the address the other hosts reach, or set GLOO_SOCKET_IFNAME. "
+    (f.words.some((w) => w.startsWith("connect [127.") || w.startsWith("connect [localhost]") || w.startsWith("connect [::1]"))
+      ? "The peer's address is a loopback one: its host name resolves to 127.0.x.x or ::1 (the line many distributions' /etc/hosts give the machine's own name), so a rank on another host dials itself; map the host name to the address the other hosts reach, or set GLOO_SOCKET_IFNAME. "
       : "") +
     "Check the interface Gloo picked (GLOO_SOCKET_IFNAME; the address the host name resolves to), firewalls between the hosts, and whether every rank was started (a peer that exited or never came up refuses or times out).",
   /** PyTorch's c10d store client gave up connecting to the store. */

@@ -13,6 +13,8 @@
 import { parsePrefix } from "../parse/prefix.js";
 
 const OPEN = "Mismatched ";
+/** A line without these is none of the coordinator's (evidence.ts gates the readers on them). */
+export const HOROVOD_MISMATCH_MARKS: readonly string[] = [OPEN];
 const ONE_RANK = ": One rank ";
 const BUT = ", but another rank ";
 /** Messages, lines and reporting ranks kept per log. */

@@ -7,7 +7,8 @@
  * (a long row wraps onto an indented next one). A thread stopped inside one of NCCL's calls
  * (ncclCommInitRankConfig, ncclGroupEnd, ncclAllReduce, ncclCommDestroy, ...; `pnccl` is the same
  * call under its profiling name) was waiting in NCCL when the user stopped it, which is why they
- * took the backtrace (nccl-pasted 443). A thread with no NCCL call, stopped in a CUDA launch or
+ * took the backtrace (nccl-pasted 443); so was one stopped in PyTorch's store client waiting for a key
+ * (`c10d::TCPStore::doGet`, nccl-pasted 732). A thread with no NCCL call, stopped in a CUDA launch or
  * synchronize (`cudaLaunchKernel`, spinning in libcuda's sched_yield; `cudaStreamSynchronize`), waited
  * for the GPU (nccl-pasted 601): a note, as the main thread of a healthy GPU-bound job waits there
  * most of the time too. A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
@@ -81,7 +82,14 @@ const CRASH_DEPTH = 12;
 /** Signals gdb reports for a crash: the backtrace is where it crashed, not where it waited. */
 const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "CUDA_EXCEPTION"];
 
-export type NativeWaitKind = "init" | "teardown" | "collective" | "cuda";
+/**
+ * PyTorch's store client's calls that wait for a key another rank sets (the ncclUniqueId, a
+ * barrier's count, the rendezvous): a thread stopped in one (`c10d::TCPStore::doGet` under
+ * `recvBytes`, nccl-pasted 732) waits for a rank that never set it, or for a store that never answers.
+ */
+const STORE_CALLS = new Set(["c10d::TCPStore::get", "c10d::TCPStore::doGet", "c10d::TCPStore::wait", "c10d::TCPStore::doWait"]);
+
+export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "cuda";
 
 export interface NativeWait {
   /** The tool that printed the backtrace. */
@@ -243,6 +251,11 @@ export class GdbBacktraceReader {
   }
 }
 
+/** The store client's wait a frame's function is; undefined for any other function. */
+function storeCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
+  return STORE_CALLS.has(fn) ? { call: fn, wait: "store" } : undefined;
+}
+
 /** CUDA's launch or synchronize a frame's function is; undefined for any other function. */
 function cudaCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
   return CUDA_CALLS.has(fn) ? { call: fn, wait: "cuda" } : undefined;
@@ -253,12 +266,12 @@ const COMM_CREATORS = ["c10d::ProcessGroupNCCL::getNCCLComm", "c10d::NCCLComm::c
 
 /**
  * What a thread whose frames (innermost first, function names) are these waits in: the outermost
- * NCCL call, the one the application made; else the outermost CUDA launch or synchronize. With the
+ * NCCL call, the one the application made; else the store client's wait; else the outermost CUDA launch or synchronize. With the
  * frame that called it.
  */
 export function nativeWait(frames: readonly string[]): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
   for (let k = 0; k < frames.length && k < CRASH_DEPTH; k++) if (CRASH_FRAMES.has(frames[k] as string)) return undefined;
-  return outermost(frames, ncclCall) ?? outermost(frames, cudaCall);
+  return outermost(frames, ncclCall) ?? outermost(frames, storeCall) ?? outermost(frames, cudaCall);
 }
 
 function outermost(
@@ -280,7 +293,7 @@ function outermost(
 }
 
 /**
- * One hang_suspected per kind of wait (init, a collective, teardown, the GPU) that the backtraces show
+ * One hang_suspected per kind of wait (init, a collective, teardown, the store, the GPU) that the backtraces show
  * (the GPU's only where no thread of the same tool waits in NCCL; a note, as is a py-spy sample
  * that caught no thread waiting; the others warnings):
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where

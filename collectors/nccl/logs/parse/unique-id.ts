@@ -2,8 +2,12 @@
  * PyTorch's ncclUniqueId fetch from the store, as its errors name it: `[14] is setting up NCCL
  * communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but
  * store->get('0') got error: Connection reset by peer` (PyTorch 1.x spelled it `retreiving`). The
- * numbers are the process group's ranks (`[0]` is its rank 0, words of PyTorch's source): global
- * ones only for the default group's first communicator, store key `'0'`. Cut at fixed words.
+ * numbers are the process group's ranks (`[0]` is its rank 0, words of PyTorch's source). Key `'0'`
+ * is a group's first communicator (PyTorch counts them per group, each group under its own store
+ * prefix): they are read as global ranks there, as they are for the default group, whose first
+ * communicator most jobs set up at their first collective; a subgroup's first communicator has key
+ * `'0'` too, and there they are that group's (a limit: the line does not tell the two apart). A later
+ * communicator's numbers are not read. Cut at fixed words.
  */
 import { find, pos, readInt } from "./scan.js";
 
@@ -12,7 +16,7 @@ export const UNIQUE_ID = " ncclUniqueId from [";
 const SETTING_UP = "] is setting up NCCL communicator and ";
 
 export interface UniqueIdFetch {
-  /** Global ranks (store key '0'): the rank that asked, and the rank whose id it asked for. */
+  /** Read as global ranks (store key '0'): the rank that asked, and the rank whose id it asked for. */
   self?: number;
   peer?: number;
   /** Where the fetch's words end (after `from [N]`), for the error after them. */

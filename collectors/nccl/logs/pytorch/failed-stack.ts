@@ -8,6 +8,8 @@
  */
 import { isDigit, readInt } from "../parse/scan.js";
 import type { Finding, FindingStack } from "../../verdict/report.js";
+import { watchdogTimeout } from "../../verdict/finding.js";
+import { watchdogTimeoutWords } from "../../verdict/words.js";
 
 const MARK = "Stack trace of the failed collective:";
 const MAX_BLOCKS = 256;
@@ -68,10 +70,14 @@ export class FailedStackReader {
 
 /**
  * The timeout findings with the stacks their ranks printed: a block goes to the watchdog_timeout
- * that names its rank (a block with no rank: to the only timeout, where there is one).
+ * that names its rank (a block with no rank: to the only timeout, where there is one). Where the
+ * lines hold no timeout at all, the blocks are one: the watchdog prints them only for a collective
+ * it found failed (its timeout or error line cut from the paste, nccl-pasted 740), so they make a
+ * watchdog_timeout of their own, per rank.
  */
 export function withFailedStacks(findings: readonly Finding[], stacks: readonly FailedStack[]): Finding[] {
   const timeouts = findings.filter((f) => f.kind === "watchdog_timeout");
+  if (timeouts.length === 0) return [...findings, ...stacksAlone(stacks)];
   const add = new Map<Finding, FailedStack[]>();
   for (const st of stacks) {
     if (st.frames.length === 0) continue;
@@ -83,5 +89,28 @@ export function withFailedStacks(findings: readonly Finding[], stacks: readonly 
     if (sts === undefined) return f;
     const mine: FindingStack[] = sts.map((s) => ({ ranks: s.rank !== undefined ? [s.rank] : [], frames: s.frames }));
     return { ...f, stacks: [...(f.stacks ?? []), ...mine], evidence: [...f.evidence, ...sts.map((s) => s.where)] };
+  });
+}
+
+/** The failed collectives the blocks show where no timeout line does: one watchdog_timeout per rank (one for the blocks with none). */
+function stacksAlone(stacks: readonly FailedStack[]): Finding[] {
+  const byRank = new Map<number | undefined, FailedStack[]>();
+  for (const st of stacks) if (st.frames.length > 0) byRank.set(st.rank, [...(byRank.get(st.rank) ?? []), st]);
+  return [...byRank].map(([rank, sts]) => {
+    const first = sts[0] as FailedStack;
+    const call = first.frames[0] as FindingStack["frames"][number];
+    const caller = first.frames.find((f) => !f.file.includes("/torch/"));
+    return watchdogTimeout({
+      summary: watchdogTimeoutWords.stackAlone({
+        rank,
+        op: call.function,
+        caller: caller !== undefined ? `${caller.function} (${caller.file}:${caller.line})` : undefined,
+      }),
+      ranks: rank !== undefined ? [rank] : [],
+      processes: [],
+      comm_id: null,
+      evidence: sts.slice(0, 5).map((s) => s.where),
+      stacks: sts.map((s) => ({ ranks: s.rank !== undefined ? [s.rank] : [], frames: s.frames })),
+    });
   });
 }

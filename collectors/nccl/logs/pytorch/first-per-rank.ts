@@ -6,6 +6,7 @@
  */
 export class FirstPerRank<T extends { rank?: number }> {
   readonly items: T[] = [];
+  private readonly ranks = new Set<number | undefined>();
 
   /** `source`: the log's name in evidence (`source:line`). */
   constructor(
@@ -18,7 +19,10 @@ export class FirstPerRank<T extends { rank?: number }> {
   line(text: string, lineNo: number): void {
     if (this.items.length >= this.max || !hasMark(text, this.marks)) return;
     const t = this.parse(text, `${this.source}:${lineNo}`);
-    if (t !== undefined && !this.items.some((x) => x.rank === t.rank)) this.items.push(t);
+    if (t !== undefined && !this.ranks.has(t.rank)) {
+      this.ranks.add(t.rank);
+      this.items.push(t);
+    }
   }
 }
 

@@ -17,7 +17,10 @@ import { networkErrorWords } from "../../verdict/words.js";
 const MARK = "Gloo connectFullMesh failed with ";
 /** Gloo's pair at its failed connect: `pair.cc:799] connect [host]:port: <the system's words>`. */
 const PAIR_CONNECT = "] connect [";
-const PAIR_SOURCE = "/transport/tcp/pair.cc:";
+const PAIR_SOURCE = "/pair.cc:";
+/** A line without these is no connect failure (evidence.ts gates the readers on them). */
+export const GLOO_CONNECT_MARKS: readonly string[] = [MARK, PAIR_CONNECT];
+const PAIR_TRANSPORTS = ["/transport/tcp", "/transport/uv"];
 
 export interface GlooConnectFailure {
   /** The launcher prefix's rank (`[rank4]:`), where the line has one. */
@@ -46,8 +49,9 @@ export function glooConnectFailure(s: string, where: string): GlooConnectFailure
 function glooPairConnect(s: string, where: string): GlooConnectFailure | undefined {
   const c = s.indexOf(PAIR_CONNECT);
   if (c < 0) return undefined;
+  // `/transport/tcp/pair.cc:799] connect [` (also the uv transport's `/transport/uv/pair.cc:333]`).
   const src = s.lastIndexOf(PAIR_SOURCE, c);
-  if (src < 0 || c - src > PAIR_SOURCE.length + 6) return undefined;
+  if (src < 0 || c - src > PAIR_SOURCE.length + 6 || !PAIR_TRANSPORTS.some((t) => s.startsWith(t, src - t.length))) return undefined;
   const out: GlooConnectFailure = {
     words: s
       .slice(c + 2)
@@ -62,7 +66,7 @@ function glooPairConnect(s: string, where: string): GlooConnectFailure | undefin
 
 /** Each rank's first connect failure, in a log named `source`. */
 export function glooConnectReader(source: string): FirstPerRank<GlooConnectFailure> {
-  return new FirstPerRank(source, [MARK, PAIR_CONNECT], glooConnectFailure);
+  return new FirstPerRank(source, GLOO_CONNECT_MARKS, glooConnectFailure);
 }
 
 /** One critical network_error for all of them: the ranks that could not connect, and Gloo's words. */

@@ -3,7 +3,8 @@
  * .../gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 128 vs 8` (gloo::EnforceNotMet,
  * nccl-pasted 695). A peer sent 128 bytes where this rank expected 8: the two ranks were in
  * different operations of the Gloo group (another collective, or another size) at the same point,
- * as NCCL's size mismatch WARN tells for NCCL's connections. Each rank's first line is kept
+ * as NCCL's size mismatch WARN tells for NCCL's connections. Only after Gloo's own `enforce fail at
+ * ...pair.cc:N]` (a comment or a title that quotes the words is none). Each rank's first line is kept
  * (first-per-rank.ts); cut at fixed words.
  */
 import { parsePrefix } from "../parse/prefix.js";
@@ -14,6 +15,9 @@ import type { Finding } from "../../verdict/report.js";
 import { collectiveMismatchWords } from "../../verdict/words.js";
 
 const MARK = "op.preamble.length <= op.nbytes";
+const ENFORCE = "enforce fail at ";
+/** A line without this is no size check (evidence.ts gates the readers on it). */
+export const GLOO_MISMATCH_MARKS: readonly string[] = [MARK];
 
 export interface GlooSizeMismatch {
   /** The launcher prefix's rank (`[rank4]:`), where the line has one. */
@@ -28,6 +32,9 @@ export interface GlooSizeMismatch {
 export function glooSizeMismatch(s: string, where: string): GlooSizeMismatch | undefined {
   const k = s.indexOf(MARK);
   if (k < 0) return undefined;
+  // Gloo's own enforce before the words (`[enforce fail at .../pair.cc:446] `): prose that quotes them is none.
+  const at = s.lastIndexOf(ENFORCE, k);
+  if (at < 0 || s.indexOf("pair.cc:", at) > k || s.indexOf("pair.cc:", at) < 0 || k - at > 300) return undefined;
   const out: GlooSizeMismatch = { where };
   let i = k + MARK.length;
   if (s.charCodeAt(i) === 46 /* . */) i++;

@@ -13,6 +13,8 @@ import type { Finding } from "../../verdict/report.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
 
 const MARK = "Timed out waiting ";
+/** A line without this is no Gloo timeout (evidence.ts gates the readers on it). */
+export const GLOO_TIMEOUT_MARKS: readonly string[] = [MARK];
 const GLOO = "gloo/transport/";
 
 export interface GlooTimeout {

@@ -26,6 +26,8 @@ import { hangSuspectedWords, rankBehindWords } from "../../verdict/words.js";
 
 const MARK = "Timed out initializing process group in store based barrier on rank";
 const WAIT_MARK = "Waiting in store based barrier to initialize process";
+/** A line without this is no barrier's (evidence.ts gates the readers on it). */
+export const STORE_BARRIER_MARKS: readonly string[] = ["store based barrier"];
 /** Facts kept per log: a job's ranks each print one per barrier. */
 const MAX_FACTS = 4096;
 /** Seconds between two waiting lines of one rank (PyTorch's logging interval, at least 10 s). */

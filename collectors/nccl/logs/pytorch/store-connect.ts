@@ -16,6 +16,8 @@ import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
 
 const MARK = "The client socket has timed out after ";
+/** A line without this is none of the client's (evidence.ts gates the readers on it). */
+export const STORE_CONNECT_MARKS: readonly string[] = [MARK];
 const MAX_FAILURES = 1024;
 /** c10d's own context, one of which comes before the words on its line. */
 const CONTEXT = ["[c10d]", "socket.cpp", "DistNetworkError", "TimeoutError"];
@@ -50,7 +52,8 @@ export function storeConnectTimeout(s: string, where: string): StoreConnectTimeo
   const close = paren ? s.indexOf(")", a) : s.indexOf(" ", a);
   let inner = s.slice(paren ? a + 1 : a, close < 0 ? s.length : close).trim();
   if (!paren && inner.endsWith(".")) inner = inner.slice(0, -1);
-  if (inner === "") return undefined;
+  // Without parentheses only an address: `host:port` or `[v6]:port` (`... to the server.` is words).
+  if (inner === "" || (!paren && inner.indexOf(":") < 0)) return undefined;
   const comma = inner.lastIndexOf(",");
   const peer = (paren && comma > 0 ? `${inner.slice(0, comma).trim()}:${inner.slice(comma + 1).trim()}` : inner).slice(0, 120);
   return { seconds, peer, where };

@@ -15,6 +15,9 @@ import { rankBehind } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { rankBehindWords } from "../../verdict/words.js";
 
+/** A line without this is no fetch (evidence.ts gates the readers on it). */
+export const UNIQUE_ID_MARKS: readonly string[] = [UNIQUE_ID];
+
 export interface UniqueIdWait {
   /** Global ranks (key '0'): the rank that waited, and the rank whose id never came. */
   rank?: number;

@@ -13,6 +13,8 @@ import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
 
 const MARK = ": got completion with error:";
+/** A line without this is none of libmlx5's prints (evidence.ts gates the readers on it). */
+export const MLX5_COMPLETION_MARKS: readonly string[] = [MARK];
 const PROVIDER = "mlx5: ";
 const MAX_HOSTS = 256;
 

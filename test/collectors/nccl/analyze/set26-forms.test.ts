@@ -24,6 +24,7 @@ describe("PyTorch 2.0's store client that gave up, its address as host:port (693
     expect(at("[E socket.cpp:922] [c10d] The client socket has timed out after 600s while trying to connect to (10.1.2.3, 29500).")).toBe("10.1.2.3:29500");
     expect(at("If it says The client socket has timed out after 60s while trying to connect to 10.0.0.1:29500, open the port")).toBeUndefined();
     expect(at("[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to ")).toBeUndefined();
+    expect(at("[c10d] The client socket has timed out after 60s while trying to connect to the server.")).toBeUndefined();
   });
 });
 
@@ -48,6 +49,13 @@ describe("Gloo's pair that fails its connect itself (694, 698)", () => {
     );
     expect(f).toEqual({ rank: 3, words: "connect [10.0.0.2]:5000: Connection timed out", where: "l:1" });
     expect(glooConnectFailure("[db.cc:12] connect [db01]:5432: Connection refused", "l:1")).toBeUndefined();
+    expect(glooConnectFailure("[/x/gloo/transport/uv/pair.cc:333] connect [::1]:4000: Connection refused", "l:1")?.words).toBe(
+      "connect [::1]:4000: Connection refused",
+    );
+    expect(glooConnectFailure("[/x/gloo/common/pair.cc:333] connect [10.0.0.2]:4000: Connection refused", "l:1")).toBeUndefined();
+    expect(seriousFindings("RuntimeError: [/x/gloo/transport/uv/pair.cc:333] connect [::1]:4000: Connection refused")[0]?.summary).toContain(
+      "127.0.x.x or ::1",
+    );
     expect(seriousFindings("2024-01-01 INFO [pool] connect [redis]:6379: ok")).toEqual([]);
   });
 });
@@ -68,6 +76,8 @@ describe("Gloo's size check (695)", () => {
     });
     expect(glooSizeMismatch("[enforce fail at pair.cc:446] op.preamble.length <= op.nbytes.", "l:1")).toEqual({ where: "l:1" });
     expect(glooSizeMismatch("[enforce fail at pair.cc:446] op.nbytes >= 0", "l:1")).toBeUndefined();
+    expect(seriousFindings("# workaround for 'op.preamble.length <= op.nbytes' errors seen in issue 1234")).toEqual([]);
+    expect(seriousFindings("Gloo error op.preamble.length <= op.nbytes when using broadcast_object_list #77777")).toEqual([]);
   });
 });
 

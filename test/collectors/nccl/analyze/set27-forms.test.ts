@@ -54,6 +54,7 @@ describe("a GPU that lspci lists at revision ff (718)", () => {
       host: "node7",
       name: "GA100 [A100 SXM4 80GB] [10de:20b2]",
     });
+    expect(goneGpu("10000:01:00.0 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev ff)  \r")?.pci).toBe("10000:01:00.0");
     expect(goneGpu("1c:00.1 Audio device: NVIDIA Corporation TU102 High Definition Audio Controller (rev ff)")).toBeUndefined();
     expect(goneGpu("61:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6] (rev ff)")).toBeUndefined();
     expect(goneGpu("1d:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev a1)")).toBeUndefined();

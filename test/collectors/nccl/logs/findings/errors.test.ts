@@ -181,7 +181,7 @@ describe("network errors", () => {
     expect(bootstrap.findings.map((f) => [f.kind, f.severity])).toEqual([["nccl_error", "critical"]]);
   });
 
-  it("PyTorch's failed ncclUniqueId fetch from a subgroup's store key: its numbers are the group's ranks, not named; the launcher's global rank is", () => {
+  it("PyTorch's failed ncclUniqueId fetch of a later communicator (key '1'): its numbers are the group's ranks, not named; the launcher's global rank is", () => {
     const r = run(
       "[rank9]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '1', but store->get('1') got error: Connection reset by peer",
     );
