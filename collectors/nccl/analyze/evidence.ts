@@ -20,12 +20,12 @@ import { OpenMpiSignalReader } from "../logs/crash/open-mpi-signal.js";
 import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { STORE_BARRIER_MARKS, StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { GLOO_CONNECT_MARKS, glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
-import { STORE_CONNECT_MARKS, StoreConnectReader, storeConnectFindings } from "../logs/pytorch/store-connect.js";
-import { STORE_CLIENTS_MARKS, StoreClientsReader, storeClientsFindings } from "../logs/pytorch/store-clients.js";
+import { STORE_CONNECT_MARKS, storeConnectFindings, storeConnectReader } from "../logs/pytorch/store-connect.js";
+import { STORE_CLIENTS_MARKS, storeClientsFindings, storeClientsReader } from "../logs/pytorch/store-clients.js";
 import { GLOO_TIMEOUT_MARKS, glooTimeoutFindings, glooTimeoutReader } from "../logs/pytorch/gloo-timeout.js";
 import { GLOO_MISMATCH_MARKS, glooMismatchFindings, glooMismatchReader } from "../logs/pytorch/gloo-mismatch.js";
 import { UNIQUE_ID_MARKS, uniqueIdWaitFindings, uniqueIdWaitReader } from "../logs/pytorch/unique-id-wait.js";
-import { RENDEZVOUS_MARKS, RendezvousReader, rendezvousFindings } from "../logs/xla/rendezvous.js";
+import { RENDEZVOUS_MARKS, rendezvousFindings, rendezvousReader } from "../logs/xla/rendezvous.js";
 import { ConnectRetryReader, RetryState, connectRetryFindings, type LastRetry } from "../logs/socket/connect-retry.js";
 import { MLX5_COMPLETION_MARKS, Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
@@ -157,23 +157,11 @@ export function evidenceSources(): EvidenceSources {
       (logs) => logs.flatMap(({ reader }) => [...storeBarrierFindings(reader.timeouts), ...storeBarrierWaitFindings(reader.waits, reader.timeouts)]),
       STORE_BARRIER_MARKS,
     ),
-    perLog(
-      (source) => new StoreConnectReader(source),
-      (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.timeouts)),
-      STORE_CONNECT_MARKS,
-    ),
-    perLog(
-      (source) => new StoreClientsReader(source),
-      (logs) => storeClientsFindings(logs.flatMap(({ reader }) => reader.timeouts)),
-      STORE_CLIENTS_MARKS,
-    ),
+    perLog(storeConnectReader, (logs) => storeConnectFindings(logs.flatMap(({ reader }) => reader.items)), STORE_CONNECT_MARKS),
+    perLog(storeClientsReader, (logs) => storeClientsFindings(logs.flatMap(({ reader }) => reader.items)), STORE_CLIENTS_MARKS),
     perLog(glooMismatchReader, (logs) => glooMismatchFindings(logs.flatMap(({ reader }) => reader.items)), GLOO_MISMATCH_MARKS),
     perLog(uniqueIdWaitReader, (logs) => uniqueIdWaitFindings(logs.flatMap(({ reader }) => reader.items)), UNIQUE_ID_MARKS),
-    perLog(
-      (source) => new RendezvousReader(source),
-      (logs) => rendezvousFindings(logs.flatMap(({ reader }) => reader.waits)),
-      RENDEZVOUS_MARKS,
-    ),
+    perLog(rendezvousReader, (logs) => rendezvousFindings(logs.flatMap(({ reader }) => reader.items)), RENDEZVOUS_MARKS),
     perLog(
       () => new HorovodMismatchReader(),
       (logs) => horovodMismatchFindings(logs.map(({ source, reader }) => ({ source, mismatches: reader.mismatches }))),

@@ -8,6 +8,7 @@
  * Cut at fixed words; bounded.
  */
 import { readInt, pos } from "../parse/scan.js";
+import { MarkedLines } from "../marked-lines.js";
 import { hangSuspected, rankBehind } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { hangSuspectedWords, rankBehindWords } from "../../verdict/words.js";
@@ -39,16 +40,9 @@ export function storeClientsTimeout(s: string, where: string): StoreClientsTimeo
   return { seconds, joined, expected, where };
 }
 
-export class StoreClientsReader {
-  readonly timeouts: StoreClientsTimeout[] = [];
-
-  constructor(private readonly source: string) {}
-
-  line(text: string, lineNo: number): void {
-    if (text.indexOf(MARK) < 0 || this.timeouts.length >= MAX_TIMEOUTS) return;
-    const t = storeClientsTimeout(text, `${this.source}:${lineNo}`);
-    if (t !== undefined) this.timeouts.push(t);
-  }
+/** Each store server's timeout, in a log named `source`. */
+export function storeClientsReader(source: string): MarkedLines<StoreClientsTimeout> {
+  return new MarkedLines(source, STORE_CLIENTS_MARKS, storeClientsTimeout, MAX_TIMEOUTS);
 }
 
 /** A critical hang at init, and the clients that never joined behind (a warning: the line names none of them). */

@@ -11,6 +11,7 @@
  * fixed words; bounded.
  */
 import { readInt, pos } from "../parse/scan.js";
+import { MarkedLines } from "../marked-lines.js";
 import { networkError } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { networkErrorWords } from "../../verdict/words.js";
@@ -59,16 +60,9 @@ export function storeConnectTimeout(s: string, where: string): StoreConnectTimeo
   return { seconds, peer, where };
 }
 
-export class StoreConnectReader {
-  readonly timeouts: StoreConnectTimeout[] = [];
-
-  constructor(private readonly source: string) {}
-
-  line(text: string, lineNo: number): void {
-    if (text.indexOf(MARK) < 0 || this.timeouts.length >= MAX_FAILURES) return;
-    const t = storeConnectTimeout(text, `${this.source}:${lineNo}`);
-    if (t !== undefined) this.timeouts.push(t);
-  }
+/** Each store client's timeout, in a log named `source`. */
+export function storeConnectReader(source: string): MarkedLines<StoreConnectTimeout> {
+  return new MarkedLines(source, STORE_CONNECT_MARKS, storeConnectTimeout, MAX_FAILURES);
 }
 
 /** One critical network_error for all of them: the store addresses no rank reached, and how long they tried. */

@@ -9,6 +9,7 @@
  * the waits name, the longest wait. Cut at fixed words; bounded.
  */
 import { find, readInt, pos } from "../parse/scan.js";
+import { MarkedLines } from "../marked-lines.js";
 import { hangSuspected } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
@@ -60,16 +61,9 @@ export function rendezvousWait(s: string, where: string): RendezvousWait | undef
   return out;
 }
 
-export class RendezvousReader {
-  readonly waits: RendezvousWait[] = [];
-
-  constructor(private readonly source: string) {}
-
-  line(text: string, lineNo: number): void {
-    if (text.indexOf(MARK) < 0 || this.waits.length >= MAX_WAITS) return;
-    const w = rendezvousWait(text, `${this.source}:${lineNo}`);
-    if (w !== undefined) this.waits.push(w);
-  }
+/** Each rendezvous wait, in a log named `source`. */
+export function rendezvousReader(source: string): MarkedLines<RendezvousWait> {
+  return new MarkedLines(source, RENDEZVOUS_MARKS, rendezvousWait, MAX_WAITS);
 }
 
 /** One hang_suspected warning for all of them: the rendezvous, the ranks they name, the longest wait. */
