@@ -41,7 +41,7 @@ export function transportFindings(
 }
 
 function socketFindings(state: TrackedState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
-  const keys = uniq([...procs.map((p) => p.key), ...(orphans.seen ?? [])]);
+  const keys = withoutTornHosts(uniq([...procs.map((p) => p.key), ...(orphans.seen ?? [])]));
   const hosts = uniq(keys.map((k) => k.slice(0, k.lastIndexOf(":"))));
   // One host: several processes of one host name (one process alone does not tell; a name a poster
   // redacted, `<cluster_name>`, or one NCCL printed empty or as `:`, may stand for several hosts).
@@ -98,6 +98,22 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
         .slice(0, 5),
     }),
   ];
+}
+
+/**
+ * The processes without those whose host name is another's with a torn writer's text before it
+ * (`adp-uadp-us-llm-1-...:235`, where another process's `adp-u` was cut by this line; nccl-pasted
+ * 760): the same pid on a host whose name ends the torn one is that process, not another host's.
+ */
+function withoutTornHosts(keys: readonly string[]): string[] {
+  if (keys.length < 2) return [...keys];
+  const split = keys.map((k) => {
+    const c = k.lastIndexOf(":");
+    return { k, host: k.slice(0, c), pid: k.slice(c + 1) };
+  });
+  return split
+    .filter((a) => !split.some((b) => b.pid === a.pid && b.host.length >= 8 && b.host.length < a.host.length && a.host.endsWith(b.host)))
+    .map((a) => a.k);
 }
 
 /** A host name up to its first dot, as NCCL prints it. */

@@ -4,7 +4,8 @@
  * unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete` (nccl-pasted
  * 495: `torch.distributed.barrier()` at a checkpoint save). The rank waited that long for a peer that
  * never came to the same collective: a hang, which NCCL's lines and PyTorch's NCCL watchdog never
- * show. Each rank's first such line is kept (first-per-rank.ts); cut at fixed words, no regular expression.
+ * show. Also as a logger records it (Ray's trainer, nccl-pasted 754). Each rank's first such line is
+ * kept (first-per-rank.ts); cut at fixed words, no regular expression.
  */
 import { parsePrefix } from "../parse/prefix.js";
 import { FirstPerRank } from "./first-per-rank.js";
@@ -41,8 +42,14 @@ export function glooTimeout(s: string, where: string): GlooTimeout | undefined {
   if (opEnd < 0 || opEnd - (i + 7) > 8) return undefined;
   const out: GlooTimeout = { ms, op: s.slice(i + 7, opEnd), where };
   // Raised: the exception's name (`RuntimeError: [.../gloo/...`) opens the line, after blanks or a launcher's
-  // tag (`[rank2]: `); not prose that quotes it.
+  // tag (`[rank2]: `); or a logger's record of it (Ray's `WARNING torch_trainer.py:413 -- [.../gloo/...`,
+  // nccl-pasted 754); not prose that quotes it.
   const lb = s.lastIndexOf("[", g);
+  if (lb >= 3 && s.startsWith(" -- ", lb - 4) && loggedAtLevel(s, lb - 4)) {
+    const rank = parsePrefix(s, 0, lb, true).launcher?.rank;
+    if (rank !== undefined) out.rank = rank;
+    return out;
+  }
   if (lb < 2 || !s.startsWith(": ", lb - 2)) return undefined;
   const ws = s.lastIndexOf(" ", lb - 3) + 1;
   const name = s.slice(ws, lb - 2);
@@ -52,6 +59,13 @@ export function glooTimeout(s: string, where: string): GlooTimeout | undefined {
   const rank = pre.launcher?.rank;
   if (rank !== undefined) out.rank = rank;
   return out;
+}
+
+/** A logger's level word (` WARNING `, ` ERROR `) before `end`: the line is a logger's record. */
+function loggedAtLevel(s: string, end: number): boolean {
+  const w = s.lastIndexOf(" WARNING ", end);
+  const e = s.lastIndexOf(" ERROR ", end);
+  return (w >= 0 && end - w < 80) || (e >= 0 && end - e < 80);
 }
 
 /** Each rank's first Gloo timeout, in a log named `source`. */

@@ -105,3 +105,20 @@ describe("the watchdog's stack of a failed collective, its timeout line cut (740
     expect(fs[0]?.stacks).toHaveLength(1);
   });
 });
+
+describe("forms the twenty-ninth blind set brought (754, 760)", () => {
+  it("Gloo's timeout as Ray's logger records it (754): a critical hang_suspected; prose that quotes the words is none", () => {
+    expect(brief(seriousFindings(pastedText("754-")))).toEqual([["hang_suspected", "critical", []]]);
+    expect(
+      seriousFindings(
+        "I keep seeing [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:72] Timed out waiting 10000ms for recv operation to complete",
+      ),
+    ).toEqual([]);
+  });
+
+  it("a host name with another process's torn text before it is that process (760): one pod on sockets with IB disabled is healthy", () => {
+    expect(seriousFindings(pastedText("760-"))).toEqual([]);
+    const torn = pastedText("760-").replace("adp-uadp-us-llm", "other-host-us-llm");
+    expect(brief(seriousFindings(torn))).toEqual([["socket_transport", "warning", []]]);
+  });
+});
