@@ -239,7 +239,7 @@ export function portEvent(r: PortReading, where: string, spare = false): Hardwar
     hcaPort: r.port,
     subject: `HCA ${r.hca} port ${r.port}`,
     event: `port_${r.trouble}`,
-    title: `${k.what} (${r.tool}: state ${r.state}, physical state ${r.physical})`,
+    title: `${k.what} (${r.tool}: state ${r.state}${r.physical !== "" ? `, physical state ${r.physical}` : ""})`,
     advice: k.advice,
     where,
   };

@@ -2,7 +2,9 @@
  * Port states as people paste them beside their logs, read line by line: `ibstatus` (`Infiniband
  * device 'mlx5_11' port 1 status:`, then `state: 1: DOWN`, `phys state: 3: Disabled`), `ibstat`
  * (`CA 'mlx5_0'`, `Port 1:`, `State: Down`, `Physical state: Polling`) and iproute2's `rdma link`
- * (`link mlx5_7/1 subnet_prefix ... state DOWN physical_state POLLING`). Each port seen not Active
+ * (`link mlx5_7/1 subnet_prefix ... state DOWN physical_state POLLING`), and `ibv_devinfo`
+ * (`hca_id: mlx5_0`, `port:   1`, `state:   PORT_DOWN (1)`; its physical state only with -v, after
+ * other rows, so a port is read at its state: `other` where it is not Active). Each port seen not Active
  * is one reading, its physical state saying why: no link (Polling: the cable, the transceiver, the
  * switch port), a link the subnet manager has not activated (LinkUp but Down, Init or Armed), or a
  * port switched off (Disabled). Lines are cut at fixed words; no regular expression.
@@ -16,11 +18,18 @@ export interface PortReading {
   port: number;
   /** As printed, upper case: DOWN, INIT, ARMED. */
   state: string;
-  /** Upper case, no blanks or underscores: POLLING, LINKUP, DISABLED, LINKERRORRECOVERY. */
+  /** Upper case, no blanks or underscores: POLLING, LINKUP, DISABLED, LINKERRORRECOVERY; empty where the tool printed none (ibv_devinfo). */
   physical: string;
   trouble: PortTrouble;
-  /** `ibstatus`, `ibstat` or `rdma link`. */
+  /** `ibstatus`, `ibstat`, `rdma link` or `ibv_devinfo`. */
   tool: string;
+}
+
+/** ibv_devinfo's `PORT_DOWN (1)` / `PORT_ACTIVE (4)` → `DOWN` / `ACTIVE`. */
+function devinfoState(v: string): string {
+  const paren = v.indexOf("(");
+  const word = norm(paren >= 0 ? v.slice(0, paren) : v);
+  return word.startsWith("PORT") ? word.slice(4) : word;
 }
 
 /** `1: DOWN` / `Down` / `LINK_UP` → `DOWN` / `DOWN` / `LINKUP`. */
@@ -99,12 +108,33 @@ export class PastedPortStates {
         return undefined;
       }
       case 115: {
-        // s: ibstatus's `state:\t\t 1: DOWN`
-        const v = this.tool === "ibstatus" ? after(s, i, "state:") : undefined;
-        if (v !== undefined && this.port !== undefined) this.state = norm(v);
-        return undefined;
+        // s: ibstatus's `state:\t\t 1: DOWN`; ibv_devinfo's `state:   PORT_DOWN (1)`, read there.
+        const v = this.tool === "ibstatus" || this.tool === "ibv_devinfo" ? after(s, i, "state:") : undefined;
+        if (v === undefined || this.port === undefined) return undefined;
+        if (this.tool === "ibstatus") {
+          this.state = norm(v);
+          return undefined;
+        }
+        this.state = devinfoState(v);
+        return this.reading("");
       }
+      case 104: // h: ibv_devinfo's `hca_id: mlx5_0`
+        if (s.startsWith("hca_id:", i)) {
+          const name = s.slice(i + 7).trim();
+          if (name !== "" && name.indexOf(" ") < 0) this.open(name, undefined, "ibv_devinfo");
+        }
+        return undefined;
       case 112: {
+        // p: ibv_devinfo's `port:   1`
+        if (this.tool === "ibv_devinfo") {
+          const v = after(s, i, "port:");
+          if (v !== undefined) {
+            const n = Number.parseInt(v, 10);
+            this.port = Number.isSafeInteger(n) ? n : undefined;
+            this.state = undefined;
+          }
+          return undefined;
+        }
         // p: ibstatus's `phys state:\t 3: Disabled`
         const v = this.tool === "ibstatus" ? after(s, i, "phys state:") : undefined;
         return v !== undefined ? this.reading(norm(v)) : undefined;

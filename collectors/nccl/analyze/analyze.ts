@@ -35,7 +35,6 @@ import { headlineOf, incidentsOf } from "../verdict/incidents.js";
 import { StackReader } from "../stacks/reader.js";
 import { FrameBudget } from "../stacks/types.js";
 import { placeStacks, pySpyNativeWaits, stackPrefix, withPythonStacks } from "./stacks.js";
-import { nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
 import { evidenceSources, type EvidenceSources, type LineReader } from "./evidence.js";
 import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
@@ -367,6 +366,8 @@ function reportOf(
   const fr = analyzeFrDumps(dumps);
   const stackDumps = texts.flatMap((x) => x.stacks.end());
   const stacks = placeStacks(t, stackDumps, torchrun);
+  // py-spy's native frames join gdb's backtraces as one source of waits.
+  evidence.nativeWaits.withPySpy(pySpyNativeWaits(stackDumps, stacks));
   const base = [
     ...hardwareFindings(t, hardware),
     ...flightRecorderFindings(fr),
@@ -379,7 +380,6 @@ function reportOf(
     ),
     ...texts.flatMap((x) => frTextFindings(x.source, x.frText.blocks, x.frText.noDumps)),
     ...evidence.alone.flatMap((s) => s.findings([])),
-    ...nativeWaitFindings(pySpyNativeWaits(stackDumps, stacks)),
     ...pytorchDebugFindings(t.pt),
     ...transportFindings(
       t,

@@ -17,7 +17,7 @@ import { HOROVOD_MISMATCH_MARKS, HorovodMismatchReader } from "../logs/horovod/m
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
 import { OpenMpiSignalReader } from "../logs/crash/open-mpi-signal.js";
-import { GdbBacktraceReader, nativeWaitFindings } from "../logs/native/gdb-backtrace.js";
+import { GdbBacktraceReader, nativeWaitFindings, type NativeWait } from "../logs/native/gdb-backtrace.js";
 import { STORE_BARRIER_MARKS, StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { GLOO_CONNECT_MARKS, glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
 import { STORE_CONNECT_MARKS, storeConnectFindings, storeConnectReader } from "../logs/pytorch/store-connect.js";
@@ -87,6 +87,32 @@ function perLog<R extends LineReader>(
 }
 
 /**
+ * The waits of threads stopped inside NCCL's calls (or the store client's, or CUDA's): gdb's
+ * backtraces, read from the lines here, and py-spy's native frames, from the stack dumps analyze
+ * placed (analyze/stacks.ts pySpyNativeWaits), handed over before the findings are asked. One
+ * finding per tool and kind of wait, for both together.
+ */
+export class NativeWaitSource implements PastedSource {
+  private readonly gdb: GdbBacktraceReader[] = [];
+  private pySpy: readonly NativeWait[] = [];
+
+  reader(source: string): GdbBacktraceReader {
+    const r = new GdbBacktraceReader(source);
+    this.gdb.push(r);
+    return r;
+  }
+
+  /** py-spy's waits, from the dumps as placed; before findings(). */
+  withPySpy(waits: readonly NativeWait[]): void {
+    this.pySpy = waits;
+  }
+
+  findings(): Finding[] {
+    return nativeWaitFindings([...this.gdb.flatMap((r) => r.waits()), ...this.pySpy]);
+  }
+}
+
+/**
  * NCCL's connect retries (`Call to connect returned Connection refused, retrying`; 2.19+'s
  * `retrying (N/M)`), read from the NCCL lines as the line parser reads them (analyze.ts hands each
  * line's process over). Two findings: a process whose lines end in retries, where no finding names
@@ -126,6 +152,7 @@ export interface EvidenceSources {
   pasted: readonly PastedSource[];
   gate: RegExp;
   connectRetries: ConnectRetrySource;
+  nativeWaits: NativeWaitSource;
 }
 
 /**
@@ -138,8 +165,9 @@ function gateOf(sources: readonly PastedSource[]): RegExp {
 }
 
 export function evidenceSources(): EvidenceSources {
+  const nativeWaits = new NativeWaitSource();
   const alone: PastedSource[] = [
-    // Horovod's stall inspector, the crash handlers, gdb's backtraces of a stopped rank, PyTorch's store barrier, store server and store client, Gloo's size mismatch, PyTorch's ncclUniqueId fetch that timed out, XLA's rendezvous, Horovod's coordinator.
+    // Horovod's stall inspector, the crash handlers, gdb's backtraces and py-spy's native frames of a stopped rank, PyTorch's store barrier, store server and store client, Gloo's size mismatch, PyTorch's ncclUniqueId fetch that timed out, XLA's rendezvous, Horovod's coordinator.
     perLog(
       () => new StallReader(),
       (logs) => logs.flatMap(({ source, reader }) => horovodStallFindings(source, reader.reports, reader.count)),
@@ -148,10 +176,7 @@ export function evidenceSources(): EvidenceSources {
       (source) => new CrashReaders(source),
       (logs) => caughtSignalFindings(logs.flatMap(({ reader }) => [...reader.ucx.crashes, ...reader.openMpi.crashes])),
     ),
-    perLog(
-      (source) => new GdbBacktraceReader(source),
-      (logs) => nativeWaitFindings(logs.flatMap(({ reader }) => reader.waits())),
-    ),
+    nativeWaits,
     perLog(
       (source) => new StoreBarrierReader(source),
       (logs) => logs.flatMap(({ reader }) => [...storeBarrierFindings(reader.timeouts), ...storeBarrierWaitFindings(reader.waits, reader.timeouts)]),
@@ -192,5 +217,6 @@ export function evidenceSources(): EvidenceSources {
     pasted: [...alone, mlx5, glooConnect, glooTimeout],
     gate: gateOf([...alone, mlx5, glooConnect, glooTimeout]),
     connectRetries,
+    nativeWaits,
   };
 }

@@ -215,8 +215,12 @@ function outlierFinding(placed: readonly RankStack[], told: ReadonlySet<number>)
  * thread in ncclGroupEnd under ProcessGroupNCCL::getNCCLComm), from their native frames only. A
  * sample is one instant of a running process: it counts as a wait (`waiting`) only where py-spy saw
  * the thread idle or its innermost frames wait (a sleep, a poll, a futex), not on its way through a
- * launch. The rank is the dump's own, or the one its placement among the logs gave it.
+ * launch. The rank is the dump's own, or the one its placement among the logs gave it. A Python
+ * frame of vLLM's or SGLang's ctypes wrapper of NCCL counts as the NCCL call it names.
  */
+/** vLLM's and SGLang's ctypes wrapper of NCCL: a frame `ncclCommWindowRegister (pynccl_wrapper.py:540)` is that NCCL call (nccl-pasted 783). */
+const PYNCCL_WRAPPER = "pynccl_wrapper.py";
+
 /** Functions whose frame, innermost, shows a thread that waits rather than runs. */
 const WAIT_FRAMES = ["sleep", "sched_yield", "poll", "futex", "pthread_cond_", "select", "epoll_wait", "Synchronize"];
 
@@ -227,7 +231,8 @@ export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly R
   for (const d of dumps) {
     if (d.tool !== "py-spy") continue;
     for (const t of d.threads) {
-      const native = t.frames.filter((f) => !f.file.endsWith(".py"));
+      // Native frames; and the frames of vLLM's and SGLang's ctypes wrappers of NCCL (`pynccl_wrapper.py`), whose functions are NCCL's own calls.
+      const native = t.frames.filter((f) => !f.file.endsWith(".py") || f.file.endsWith(PYNCCL_WRAPPER));
       const w = nativeWait(native.map((f) => f.function));
       if (w === undefined) continue;
       const waiting = t.status === "idle" || native.slice(0, 4).some((f) => WAIT_FRAMES.some((x) => f.function.indexOf(x) >= 0));

@@ -8,7 +8,8 @@
  * (ncclCommInitRankConfig, ncclGroupEnd, ncclAllReduce, ncclCommDestroy, ...; `pnccl` is the same
  * call under its profiling name) was waiting in NCCL when the user stopped it, which is why they
  * took the backtrace (nccl-pasted 443); so was one stopped in PyTorch's store client waiting for a key
- * (`c10d::TCPStore::doGet`, nccl-pasted 732). A thread with no NCCL call, stopped in a CUDA launch or
+ * (`c10d::TCPStore::doGet`, nccl-pasted 732), or in an MPI collective (`PMPI_Gather` in Horovod's
+ * coordinator, nccl-pasted 773). A thread with no NCCL call, stopped in a CUDA launch or
  * synchronize (`cudaLaunchKernel`, spinning in libcuda's sched_yield; `cudaStreamSynchronize`), waited
  * for the GPU (nccl-pasted 601): a note, as the main thread of a healthy GPU-bound job waits there
  * most of the time too. A backtrace after a crash signal (SIGSEGV, SIGABRT, ...,
@@ -42,6 +43,8 @@ const COLLECTIVE_CALLS = new Set([
   "ncclAlltoAll",
   "ncclGather",
   "ncclScatter",
+  // A window's registration (2.27+) is collective: every rank of the communicator registers it.
+  "ncclCommWindowRegister",
 ]);
 
 /** CUDA's calls that wait for the GPU: a launch whose queue is full, a synchronize, a copy to the host (`.item()`). */
@@ -89,7 +92,29 @@ const CRASH_SIGNALS = ["SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGT
  */
 const STORE_CALLS = new Set(["c10d::TCPStore::get", "c10d::TCPStore::doGet", "c10d::TCPStore::wait", "c10d::TCPStore::doWait"]);
 
-export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "cuda";
+/**
+ * MPI's calls that wait for the other ranks of a communicator (`PMPI_Gather` is the same call under
+ * its profiling name): Horovod's coordinator gathers the ranks' ready tensors with MPI_Gather
+ * (nccl-pasted 773), a rank that stopped submitting holds it.
+ */
+const MPI_CALLS = new Set([
+  "MPI_Gather",
+  "MPI_Gatherv",
+  "MPI_Allgather",
+  "MPI_Allgatherv",
+  "MPI_Allreduce",
+  "MPI_Reduce",
+  "MPI_Bcast",
+  "MPI_Barrier",
+  "MPI_Alltoall",
+  "MPI_Alltoallv",
+  "MPI_Scatter",
+  "MPI_Wait",
+  "MPI_Waitall",
+  "MPI_Recv",
+]);
+
+export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "mpi" | "cuda";
 
 export interface NativeWait {
   /** The tool that printed the backtrace. */
@@ -163,9 +188,12 @@ function endsInLineAndColumn(s: string): boolean {
   return true;
 }
 
-/** `c10d::NCCLComm::create(int, int, ncclUniqueId)` → `c10d::NCCLComm::create`. */
+const ANONYMOUS = "(anonymous namespace)";
+
+/** `c10d::NCCLComm::create(int, int, ncclUniqueId)` → `c10d::NCCLComm::create`; `(anonymous namespace)` is part of a name. */
 function signatureless(fn: string): string {
-  const p = fn.indexOf("(");
+  let p = fn.indexOf("(");
+  while (p >= 0 && fn.startsWith(ANONYMOUS, p)) p = fn.indexOf("(", p + ANONYMOUS.length);
   return p > 0 ? fn.slice(0, p) : fn;
 }
 
@@ -256,6 +284,12 @@ function storeCall(fn: string): { call: string; wait: NativeWaitKind } | undefin
   return STORE_CALLS.has(fn) ? { call: fn, wait: "store" } : undefined;
 }
 
+/** MPI's wait a frame's function is (its `PMPI_` name too); undefined for any other function. */
+function mpiCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
+  const name = fn.startsWith("PMPI_") ? fn.slice(1) : fn;
+  return MPI_CALLS.has(name) ? { call: name, wait: "mpi" } : undefined;
+}
+
 /** CUDA's launch or synchronize a frame's function is; undefined for any other function. */
 function cudaCall(fn: string): { call: string; wait: NativeWaitKind } | undefined {
   return CUDA_CALLS.has(fn) ? { call: fn, wait: "cuda" } : undefined;
@@ -266,12 +300,12 @@ const COMM_CREATORS = ["c10d::ProcessGroupNCCL::getNCCLComm", "c10d::NCCLComm::c
 
 /**
  * What a thread whose frames (innermost first, function names) are these waits in: the outermost
- * NCCL call, the one the application made; else the store client's wait; else the outermost CUDA launch or synchronize. With the
+ * NCCL call, the one the application made; else the store client's wait; else MPI's; else the outermost CUDA launch or synchronize. With the
  * frame that called it.
  */
 export function nativeWait(frames: readonly string[]): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
   for (let k = 0; k < frames.length && k < CRASH_DEPTH; k++) if (CRASH_FRAMES.has(frames[k] as string)) return undefined;
-  return outermost(frames, ncclCall) ?? outermost(frames, storeCall) ?? outermost(frames, cudaCall);
+  return outermost(frames, ncclCall) ?? outermost(frames, storeCall) ?? outermost(frames, mpiCall) ?? outermost(frames, cudaCall);
 }
 
 function outermost(
@@ -293,7 +327,7 @@ function outermost(
 }
 
 /**
- * One hang_suspected per kind of wait (init, a collective, teardown, the store, the GPU) that the backtraces show
+ * One hang_suspected per kind of wait (init, a collective, teardown, the store, MPI, the GPU) that the backtraces show
  * (the GPU's only where no thread of the same tool waits in NCCL; a note, as is a py-spy sample
  * that caught no thread waiting; the others warnings):
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
