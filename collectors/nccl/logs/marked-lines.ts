@@ -32,3 +32,8 @@ function hasMark(text: string, marks: string | readonly string[]): boolean {
   for (const m of marks) if (text.indexOf(m) >= 0) return true;
   return false;
 }
+
+/** The ranks the facts name, each once, in order (facts without a rank left out). */
+export function knownRanks(facts: readonly { rank?: number }[]): number[] {
+  return [...new Set(facts.map((f) => f.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+}

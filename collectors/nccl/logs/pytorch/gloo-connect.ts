@@ -8,6 +8,7 @@
  * not reach a peer over TCP: a network error of the ranks that logged it. Each rank's first line is kept (first-per-rank.ts); cut at
  * fixed words, no regular expression.
  */
+import { knownRanks } from "../marked-lines.js";
 import { parsePrefix } from "../parse/prefix.js";
 import { FirstPerRank } from "./first-per-rank.js";
 import { networkError } from "../../verdict/finding.js";
@@ -72,7 +73,7 @@ export function glooConnectReader(source: string): FirstPerRank<GlooConnectFailu
 /** One critical network_error for all of them: the ranks that could not connect, and Gloo's words. */
 export function glooConnectFindings(all: readonly GlooConnectFailure[]): Finding[] {
   if (all.length === 0) return [];
-  const ranks = [...new Set(all.map((f) => f.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  const ranks = knownRanks(all);
   return [
     networkError({
       summary: networkErrorWords.glooConnect({ ranks, words: [...new Set(all.map((f) => f.words))] }),

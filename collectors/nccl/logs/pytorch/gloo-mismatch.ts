@@ -7,6 +7,7 @@
  * ...pair.cc:N]` (a comment or a title that quotes the words is none). Each rank's first line is kept
  * (first-per-rank.ts); cut at fixed words.
  */
+import { knownRanks } from "../marked-lines.js";
 import { parsePrefix } from "../parse/prefix.js";
 import { readInt, pos } from "../parse/scan.js";
 import { FirstPerRank } from "./first-per-rank.js";
@@ -60,7 +61,7 @@ export function glooMismatchReader(source: string): FirstPerRank<GlooSizeMismatc
 /** One critical collective_mismatch for all of them: the ranks that got more than they posted for, and the sizes. */
 export function glooMismatchFindings(all: readonly GlooSizeMismatch[]): Finding[] {
   if (all.length === 0) return [];
-  const ranks = [...new Set(all.map((f) => f.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  const ranks = knownRanks(all);
   const sized = all.find((f) => f.sent !== undefined);
   return [
     collectiveMismatch({

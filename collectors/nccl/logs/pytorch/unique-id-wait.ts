@@ -8,6 +8,7 @@
  * ranks are global only for key '0' (parse/unique-id.ts). A reset or a broken pipe on the same fetch
  * is a network error (parse/desync.ts). Each rank's first line is kept (first-per-rank.ts).
  */
+import { knownRanks } from "../marked-lines.js";
 import { UNIQUE_ID, uniqueIdFetch } from "../parse/unique-id.js";
 import { find } from "../parse/scan.js";
 import { FirstPerRank } from "./first-per-rank.js";
@@ -49,7 +50,7 @@ export function uniqueIdWaitFindings(all: readonly UniqueIdWait[]): Finding[] {
   const byPeer = new Map<number | undefined, UniqueIdWait[]>();
   for (const w of all) byPeer.set(w.peer, [...(byPeer.get(w.peer) ?? []), w]);
   return [...byPeer].map(([peer, ws]) => {
-    const waiting = [...new Set(ws.map((w) => w.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+    const waiting = knownRanks(ws);
     return rankBehind({
       severity: "critical",
       summary: rankBehindWords.uniqueIdWait({ behind: peer, waiting }),

@@ -9,7 +9,7 @@
  * the waits name, the longest wait. Cut at fixed words; bounded.
  */
 import { find, readInt, pos } from "../parse/scan.js";
-import { MarkedLines } from "../marked-lines.js";
+import { MarkedLines, knownRanks } from "../marked-lines.js";
 import { hangSuspected } from "../../verdict/finding.js";
 import type { Finding } from "../../verdict/report.js";
 import { hangSuspectedWords } from "../../verdict/words.js";
@@ -69,7 +69,7 @@ export function rendezvousReader(source: string): MarkedLines<RendezvousWait> {
 /** One hang_suspected warning for all of them: the rendezvous, the ranks they name, the longest wait. */
 export function rendezvousFindings(all: readonly RendezvousWait[]): Finding[] {
   if (all.length === 0) return [];
-  const ranks = [...new Set(all.map((w) => w.rank).filter((r): r is number => r !== undefined))].sort((a, b) => a - b);
+  const ranks = knownRanks(all);
   return [
     hangSuspected({
       severity: "warning",
