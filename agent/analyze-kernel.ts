@@ -72,6 +72,12 @@ const NIC: Record<Exclude<NicEventKind, "link_up">, { severity: Severity; what: 
     what: "a failed probe",
     advice: "The driver could not bring the HCA up: NCCL cannot use it (it falls back to another HCA, or to sockets).",
   },
+  completion_error: {
+    severity: "warning",
+    what: "work completions in error",
+    advice:
+      "Requests of a kernel consumer of this device (storage over RDMA: NVMe-oF, NFS, Lustre, GPFS; IPoIB; the Ethernet driver's queues) failed; NCCL's own completions are user space's and show in its WARN lines, not here. `transport retry counter exceeded`, and the flushed requests after a failure (syndrome 0x5), mean the peer or the path went away: check the link, the switch port and the peer. Protection, length and access errors are a consumer's bad memory registration (a driver bug, an IOMMU fault), not the link.",
+  },
 };
 
 /** The EFA driver's events, in AWS's terms (an instance's device: no firmware tool, no reseat); severities as NIC's. */

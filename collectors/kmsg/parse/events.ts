@@ -1,11 +1,12 @@
 /**
  * One kernel message in, the event it reports out (or nothing): an Xid, an SXid, an HCA driver
- * event, or a PCIe bus error on a GPU. Stateful only for the three-line "fallen off the bus" report,
- * so one KernelEvents follows one stream of messages.
+ * event, or a PCIe bus error on a GPU. Stateful for reports that span lines (the three-line "fallen
+ * off the bus" report, an Xid 79 and the driver's words after it, an AER error and its recovery,
+ * mlx5_ib's two lines of one failed completion), so one KernelEvents follows one stream of messages.
  */
 import { pciSlotKey } from "../../pci.js";
 import { parseDevicePrefix } from "./device-prefix.js";
-import { parseNicEvent, type NicEvent } from "./nic.js";
+import { CompletionLines, parseNicEvent, type NicEvent } from "./nic.js";
 import { parseSxid, type SxidReport } from "./sxid.js";
 import { LostAtProbe, parseFallenOffBus, parseXid, type XidReport } from "./xid.js";
 
@@ -31,6 +32,7 @@ export class KernelEvents {
   private readonly fell = new Map<string, number>();
   /** When the GPU's own uncorrected AER error was last read, per PCI address. */
   private readonly uncorrected = new Map<string, number>();
+  private readonly completions = new CompletionLines();
 
   /**
    * The events a message reports (none for most). A record with embedded newlines (dmesg shows
@@ -49,6 +51,7 @@ export class KernelEvents {
   private line(message: string, atMs: number, out: KernelEvent[]): void {
     const ev = this.event(message);
     if (ev === undefined) return;
+    if (ev.kind === "nic" && this.completions.repeats(ev.nic)) return;
     if (ev.kind === "xid" && ev.xid.xid === 79) {
       const slot = pciSlotKey(ev.xid.pci);
       const last = this.fell.get(slot);

@@ -216,7 +216,8 @@ function outlierFinding(placed: readonly RankStack[], told: ReadonlySet<number>)
  * sample is one instant of a running process: it counts as a wait (`waiting`) only where py-spy saw
  * the thread idle or its innermost frames wait (a sleep, a poll, a futex), not on its way through a
  * launch. The rank is the dump's own, or the one its placement among the logs gave it. A Python
- * frame of vLLM's or SGLang's ctypes wrapper of NCCL counts as the NCCL call it names.
+ * frame of vLLM's or SGLang's ctypes wrapper of NCCL counts as the NCCL call it names; without
+ * native frames, an idle thread in torch.distributed's API waits in its call (torchDistributedWait).
  */
 /** vLLM's and SGLang's ctypes wrapper of NCCL: a frame `ncclCommWindowRegister (pynccl_wrapper.py:540)` is that NCCL call (nccl-pasted 783). */
 const PYNCCL_WRAPPER = "pynccl_wrapper.py";
@@ -224,19 +225,68 @@ const PYNCCL_WRAPPER = "pynccl_wrapper.py";
 /** Functions whose frame, innermost, shows a thread that waits rather than runs. */
 const WAIT_FRAMES = ["sleep", "sched_yield", "poll", "futex", "pthread_cond_", "select", "epoll_wait", "Synchronize"];
 
+/** torch.distributed's Python API: a thread py-spy saw idle with this file's frame innermost waits in its call. */
+const C10D_API = "torch/distributed/distributed_c10d.py";
+
+/**
+ * torch.distributed's calls that hold the calling thread until their peers take part, whatever the
+ * backend: point-to-point (Gloo's, and NCCL's first one, which creates its communicator), barriers,
+ * and the object collectives (they copy sizes to the host). A tensor collective on NCCL returns once
+ * enqueued: a thread idle in it most often waits for the GPU's launch queue, as a healthy job's does.
+ */
+const BLOCKING_C10D = new Set([
+  "send",
+  "recv",
+  "barrier",
+  "monitored_barrier",
+  "broadcast_object_list",
+  "all_gather_object",
+  "gather_object",
+  "scatter_object_list",
+  "send_object_list",
+  "recv_object_list",
+]);
+
+/**
+ * A py-spy thread idle with its innermost frame in torch.distributed's API (`send
+ * (torch/distributed/distributed_c10d.py:2487)`, nccl-pasted 823), in a dump without native frames:
+ * blocked in that call, which returns when its peers take part (a send when the matching recv is
+ * posted, a barrier when the group's ranks join); `waiting` only for the calls that block
+ * (BLOCKING_C10D). A thread py-spy saw active there was on its way through. Read only where py-spy
+ * dumped one process: with several, the stacks compared (stackFindings) say more.
+ */
+function torchDistributedWait(t: StackDump["threads"][number]): (Pick<NativeWait, "call" | "wait" | "caller"> & { blocking: boolean }) | undefined {
+  const top = t.frames[0];
+  if (t.status !== "idle" || top === undefined || !top.file.endsWith(C10D_API)) return undefined;
+  const w: Pick<NativeWait, "call" | "wait" | "caller"> & { blocking: boolean } = {
+    call: top.function,
+    wait: "pytorch",
+    blocking: BLOCKING_C10D.has(top.function),
+  };
+  // The caller outside torch.distributed (c10d_logger.py's `wrapper` is the API's own decorator).
+  const caller = t.frames.slice(1).find((f) => f.file.indexOf("torch/distributed/") < 0);
+  if (caller !== undefined) w.caller = caller.function;
+  return w;
+}
+
 export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly RankStack[]): NativeWait[] {
   const rankOf = new Map<StackDump, number>();
   for (const p of placed) rankOf.set(p.dump, p.rank);
   const out: NativeWait[] = [];
+  const alone = dumps.filter((d) => d.tool === "py-spy").length === 1;
   for (const d of dumps) {
     if (d.tool !== "py-spy") continue;
     for (const t of d.threads) {
       // Native frames; and the frames of vLLM's and SGLang's ctypes wrappers of NCCL (`pynccl_wrapper.py`), whose functions are NCCL's own calls.
       const native = t.frames.filter((f) => !f.file.endsWith(".py") || f.file.endsWith(PYNCCL_WRAPPER));
-      const w = nativeWait(native.map((f) => f.function));
+      const n = nativeWait(native.map((f) => f.function));
+      const c10d = n === undefined && alone ? torchDistributedWait(t) : undefined;
+      const w = n ?? c10d;
       if (w === undefined) continue;
-      const waiting = t.status === "idle" || native.slice(0, 4).some((f) => WAIT_FRAMES.some((x) => f.function.indexOf(x) >= 0));
-      const x: NativeWait = { tool: "py-spy", ...w, waiting, where: d.where };
+      const waiting =
+        c10d !== undefined ? c10d.blocking : t.status === "idle" || native.slice(0, 4).some((f) => WAIT_FRAMES.some((x) => f.function.indexOf(x) >= 0));
+      const x: NativeWait = { tool: "py-spy", call: w.call, wait: w.wait, waiting, where: d.where };
+      if (w.caller !== undefined) x.caller = w.caller;
       if (t.name !== undefined) x.thread = t.name;
       const rank = d.rank ?? rankOf.get(d);
       if (rank !== undefined) x.rank = rank;

@@ -117,6 +117,13 @@ const EXPECTED: Record<string, string[]> = {
   "43-": ["nic efa command_error - efa_0"],
   // The root port's fatal AER error reaches the GPU's driver, which cannot recover: the GPU's, twice (two errors).
   "44-": ["pcie uncorrected 0000:03:00.0", "pcie uncorrected 0000:03:00.0"],
+  // Failed work completions: 5.17+'s `WC error` and its `dump error cqe` are one (45); before 5.17 the dump alone (46);
+  // the Ethernet driver's one line, not again for `ERR CQE on SQ` (47); with dynamic debug, each `error cqe on cqn`
+  // (flushed requests too), its `syndrome` row no line of its own (48).
+  "45-": ["nic mlx5_ib completion_error - mlx5_0"],
+  "46-": ["nic mlx5_ib completion_error - mlx5_1"],
+  "47-": ["nic mlx5_core completion_error 0000:3b:00.1 eth1"],
+  "48-": times(7, "nic mlx5_ib completion_error - rocep33s0f0"),
 };
 
 const files = listFixtures("kmsg", ".txt");
@@ -128,7 +135,7 @@ function eventsOf(lines: readonly string[]): KernelEvent[] {
 
 describe("kernel log captures", () => {
   it("every capture has an expectation", () => {
-    expect(files.length).toBe(44);
+    expect(files.length).toBe(48);
     for (const f of files)
       expect(
         Object.keys(EXPECTED).some((p) => f.startsWith(p)),

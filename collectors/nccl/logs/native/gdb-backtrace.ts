@@ -114,7 +114,8 @@ const MPI_CALLS = new Set([
   "MPI_Recv",
 ]);
 
-export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "mpi" | "cuda";
+/** `pytorch`: torch.distributed's Python call, where a py-spy dump has no native frames (analyze/stacks.ts). */
+export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "mpi" | "cuda" | "pytorch";
 
 export interface NativeWait {
   /** The tool that printed the backtrace. */
@@ -346,6 +347,7 @@ export function nativeWaitFindings(waits: readonly NativeWait[]): Finding[] {
         threads: ws.length,
         calls: [...new Set(ws.map((x) => x.call))],
         wait: w.wait,
+        waiting: ws.some((x) => x.waiting !== false),
         ...(w.caller !== undefined ? { caller: w.caller } : {}),
       }),
       ranks: [...new Set(ws.flatMap((x) => (x.rank !== undefined ? [x.rank] : [])))].sort((a, b) => a - b),

@@ -8,7 +8,7 @@ import type { WarnKind } from "./warn-kinds.js";
 /** What a launcher/log-collector prefix in front of the line told us. */
 export interface LauncherPrefix {
   /**
-   * mpi: OpenMPI `--tag-output` `[job,rank]<stdout>:`; rank: PyTorch/c10 `[rank7]:`;
+   * mpi: OpenMPI `--tag-output` `[job,rank]<stdout>:` (horovodrun's Gloo launcher: `[rank]<stdout>:`); rank: PyTorch/c10 `[rank7]:`;
    * tag: `[155] ` (MPI rank tag; some log viewers print line numbers the same way);
    * torchrun: `[default3]:` (role + LOCAL rank); ray: `(RayTrainWorker pid=615, ip=10.72.7.6) `;
    * pdsh: `host: ` (and a runner's `name [stderr] `, the name in host); srun: `12: ` (srun --label).

@@ -6,7 +6,8 @@
  * Kubernetes RFC 3339 `2025-05-16T16:39:55.216-07:00 `) and NCCL's own `[YYYY-MM-DD HH:MM:SS] `
  * timestamp (2.26+; NCCL_DEBUG_TIMESTAMP_FORMAT may add sub-seconds). Only the text before the
  * host name is decoded, and only when there is some. OpenMPI's `--timestamp-output` puts C's ctime
- * before its tag (`Fri Aug 11 12:31:45 2023[1,0]<stdout>:`).
+ * before its tag (`Fri Aug 11 12:31:45 2023[1,0]<stdout>:`), and so does horovodrun's Gloo launcher
+ * before its own (`Thu Aug 29 16:41:02 2019[3]<stderr>:`).
  */
 import type { LauncherPrefix } from "./types.js";
 import { find, isDigit, isSpace, pos, readInt, skipSpaces } from "./scan.js";
@@ -58,6 +59,12 @@ function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
   if (isDigit(c1)) {
     const v = readInt(s, i + 1, close);
     if (v !== undefined && pos === close) {
+      // horovodrun's Gloo launcher tags as mpirun does, without the job: `[3]<stderr>:` (its timestamp, C's ctime, before it).
+      const k = close + 1;
+      if (k + 8 <= end && (s.startsWith("<stdout>", k) || s.startsWith("<stderr>", k))) {
+        launcherRank(p, { kind: "mpi", rank: v, stream: s.charCodeAt(k + 4) === 111 ? "stdout" : "stderr" });
+        return k + 8 < end && s.charCodeAt(k + 8) === 58 ? k + 9 : k + 8;
+      }
       if (close + 1 < end && s.charCodeAt(close + 1) === 58) return (launcherRank(p, { kind: "tag", rank: v }), close + 2);
       launcherRank(p, { kind: "tag", rank: v });
       return close + 1;

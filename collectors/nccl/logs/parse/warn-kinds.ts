@@ -232,6 +232,12 @@ export const WARN_KINDS = [
           { file: "nccl/62-error-2.14.3-broken-pipe-proxy-service-connection-closed.log", line: 9 },
         ],
       },
+      {
+        // Gloo's pair (`pair.cc:572] Connection closed by peer [10.128.15.205]:53666`, a gloo::IoException).
+        any: ["Connection closed by peer ["],
+        fields: "glooClosedPeer",
+        captures: [{ file: "nccl-pasted/810-horovod-1364-gloo-controller-ioexception-connection-closed-reset-by-peer.log", line: 5 }],
+      },
     ],
   },
   {

@@ -106,8 +106,32 @@ function ibCompletion(s: string, i: number, end: number, d: WarnDetail): void {
   if (hca !== undefined) d.hca = hca;
 }
 
-/** `Call to recv from X<p> failed : ...` / `Connect to X<p> failed : ...`: fills call/peer/error. */
+/**
+ * Gloo's pair names its peer `[10.128.0.5]:19855` (`Connection closed by peer [...]:port`, `Read
+ * error [...]:port: Connection reset by peer`): the address between the brackets at i, the port after.
+ */
+function bracketedPeerAt(s: string, i: number, end: number, d: WarnDetail): void {
+  const close = s.indexOf("]", i);
+  if (close <= i || close >= end || close - i > 64) return;
+  d.peer = s.slice(i, close);
+  if (s.charCodeAt(close + 1) === 58 /* : */) {
+    const port = readInt(s, close + 2, end);
+    if (port !== undefined) d.peerPort = port;
+  }
+}
+
+/** Gloo's pair's socket failures before the system's words: `Read error [` / `Write error [`. */
+const GLOO_PAIR_IO = ["Read error [", "Write error ["];
+
+/** `Call to recv from X<p> failed : ...` / `Connect to X<p> failed : ...` (and Gloo's `Read error [X]:p: ...`): fills call/peer/error. */
 function socketFailure(s: string, i: number, end: number, d: WarnDetail): void {
+  for (const w of GLOO_PAIR_IO) {
+    const gk = find(s, w, i, end);
+    if (gk >= 0) {
+      d.call = w.startsWith("Read") ? "recv" : "send";
+      bracketedPeerAt(s, gk + w.length, end, d);
+    }
+  }
   const ck = find(s, "Call to ", i, end);
   if (ck >= 0) {
     const ce = tokenEnd(s, ck + 8, end);
@@ -240,6 +264,7 @@ const FIELDS: Record<WarnFields, Reader> = {
     return undefined;
   },
   socketFailure: (s, i, end, d) => void socketFailure(s, i, end, d),
+  glooClosedPeer: (s, _i, end, d, after) => void bracketedPeerAt(s, after, end, d),
   // `connect to X<p> returned E, exceeded ...` / `connect returned E, exceeded ...`: the peer where named, the error.
   retriedConnect: (s, i, end, d) => {
     d.call = "connect";
