@@ -12,6 +12,7 @@ import type { NicEventKind } from "../collectors/kmsg/parse/nic.js";
 import { recoveryActionOf } from "../collectors/kmsg/parse/xid.js";
 import { PastedKernelLog } from "../collectors/kmsg/pasted.js";
 import { PastedPortStates, type PortReading, type PortTrouble } from "../collectors/infiniband/pasted-port-state.js";
+import { PastedPortErrors, type PortErrorsReading } from "../collectors/infiniband/pasted-port-errors.js";
 import { goneGpu, type GoneGpu } from "../collectors/gpu/pasted-lspci.js";
 import { XID_CATALOGUE, type XidAction } from "../collectors/kmsg/xid-catalogue.js";
 
@@ -251,6 +252,35 @@ export function portEvent(r: PortReading, where: string, spare = false): Hardwar
   };
 }
 
+/**
+ * A port ibqueryerrors lists with counters past their thresholds: a warning where the link itself
+ * fails (link downs, symbol and receive errors), a note where only congestion shows (the time it
+ * waited to send, discards, a switch's relay errors). An HCA's node description (`dl380g7 mlx4_0`,
+ * the default: host and device) ties it to the ranks on that device.
+ */
+export function portErrorsEvent(r: PortErrorsReading, where: string): HardwareEvent {
+  const failing = r.linkErrors.length > 0;
+  const sp = r.node?.indexOf(" ") ?? -1;
+  const hca = r.node !== undefined && sp > 0 && r.node.indexOf(" ", sp + 1) < 0 && r.node.startsWith("mlx", sp + 1) ? r.node.slice(sp + 1) : undefined;
+  const port = Number(r.port);
+  const subject = `${hca !== undefined ? `HCA ${hca}` : `IB port GUID ${r.guid}${r.node !== undefined ? ` ("${r.node}")` : ""}`} ${r.port === "ALL" ? "(all ports)" : `port ${r.port}`}`;
+  const counters = [...r.linkErrors, ...r.others].join(", ");
+  return {
+    kind: "hca_error",
+    severity: failing ? "warning" : "info",
+    ...(hca !== undefined && r.node !== undefined ? { host: r.node.slice(0, sp), hca } : {}),
+    ...(hca !== undefined && Number.isInteger(port) ? { hcaPort: port } : {}),
+    device: `${r.guid} port ${r.port}`,
+    subject,
+    event: failing ? "port_errors" : "port_congestion",
+    title: `${failing ? "link errors" : "congestion"} past ibqueryerrors' thresholds (${counters})`,
+    advice: failing
+      ? "The link of this port went down or corrupts packets: NCCL's connections over it fail (retry counter exceeded) or slow down. Check the cable and the transceiver at both ends (reseat, swap), the switch port, and whether the counters still grow (perfquery, ringwatch_infiniband_*); clear them (perfquery -R) once fixed."
+      : "Only congestion shows (time waiting to send, discards): traffic through this port queues, which slows collectives but breaks nothing; a hot spot points at routing or at the jobs sharing the link.",
+    where,
+  };
+}
+
 /** A GPU a pasted lspci shows at revision ff: its config space reads all ones. */
 export function goneGpuEvent(g: GoneGpu, where: string): HardwareEvent {
   return {
@@ -275,6 +305,7 @@ export class KernelLines implements HardwareLog {
   lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] } {
     const log = new PastedKernelLog();
     const ports = new PastedPortStates();
+    const counters = new PastedPortErrors();
     // Ports seen not Active in this log: an Active reading of one of them after is news; of any other, none.
     const down = new Set<string>();
     // The ports of each HCA seen Active anywhere in this log (ibstatus prints a header per port, rdma link none).
@@ -287,10 +318,12 @@ export class KernelLines implements HardwareLog {
         const fresh = ports.takeHeader();
         if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
         const gone = goneGpu(text);
-        // Most lines are neither kernel, port nor lspci lines: one shared empty list, no allocation per line.
-        if (events.length === 0 && r === undefined && gone === undefined) return NO_EVENTS;
+        const errors = counters.line(text);
+        // Most lines are neither kernel, port, counter nor lspci lines: one shared empty list, no allocation per line.
+        if (events.length === 0 && r === undefined && gone === undefined && errors === undefined) return NO_EVENTS;
         const out: HardwareEvent[] = [];
         if (gone !== undefined) out.push(goneGpuEvent(gone, `${name}:${lineNo}`));
+        if (errors !== undefined) out.push(portErrorsEvent(errors, `${name}:${lineNo}`));
         for (const p of events) {
           const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
           if (h !== undefined) out.push(h);
