@@ -77,7 +77,13 @@ const NIC: Record<Exclude<NicEventKind, "link_up">, { severity: Severity; what: 
     severity: "warning",
     what: "work completions in error",
     advice:
-      "Requests of a kernel consumer of this device (storage over RDMA: NVMe-oF, NFS, Lustre, GPFS; IPoIB; the Ethernet driver's queues) failed; NCCL's own completions are user space's and show in its WARN lines, not here. `transport retry counter exceeded`, and the flushed requests after a failure (syndrome 0x5), mean the peer or the path went away: check the link, the switch port and the peer. Protection, length and access errors are a consumer's bad memory registration (a driver bug, an IOMMU fault), not the link.",
+      "Requests of a kernel consumer of this device (storage over RDMA: NVMe-oF, NFS, Lustre, GPFS; IPoIB; the Ethernet driver's queues) failed; NCCL's own completions are user space's and show in its WARN lines, not here. Protection, length and access errors are a consumer's bad memory registration (a driver bug, an IOMMU fault: look for IO_PAGE_FAULT or DMAR lines beside them), not the link; a remote or transport error points at the peer or the path: check the link, the switch port and the peer.",
+  },
+  completion_flushed: {
+    severity: "info",
+    what: "flushed work requests",
+    advice:
+      "Requests a queue pair still held when it went into error or was torn down (syndrome 0x5): a consumer's disconnect flushes them too, so alone they tell no fault; the first error before them, where the log has one, is the cause. NCCL's own completions are user space's and show in its WARN lines, not here.",
   },
 };
 
@@ -300,9 +306,9 @@ export function goneGpuEvent(g: GoneGpu, where: string): HardwareEvent {
 
 const NO_EVENTS: readonly HardwareEvent[] = [];
 
-/** The kernel lines of each log given to analyze, one PastedKernelLog per log; and the port states pasted among them. */
+/** The kernel lines of each log given to analyze, one PastedKernelLog per log; and the port states and counters pasted among them. */
 export class KernelLines implements HardwareLog {
-  lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] } {
+  lines(name: string): ReturnType<HardwareLog["lines"]> {
     const log = new PastedKernelLog();
     const ports = new PastedPortStates();
     const counters = new PastedPortErrors();
@@ -318,12 +324,12 @@ export class KernelLines implements HardwareLog {
         const fresh = ports.takeHeader();
         if (fresh !== undefined) for (const k of [...down]) if (k.startsWith(`${fresh}/`)) down.delete(k);
         const gone = goneGpu(text);
-        const errors = counters.line(text);
+        const errors = counters.line(text, lineNo);
         // Most lines are neither kernel, port, counter nor lspci lines: one shared empty list, no allocation per line.
-        if (events.length === 0 && r === undefined && gone === undefined && errors === undefined) return NO_EVENTS;
+        if (events.length === 0 && r === undefined && gone === undefined && errors.length === 0) return NO_EVENTS;
         const out: HardwareEvent[] = [];
         if (gone !== undefined) out.push(goneGpuEvent(gone, `${name}:${lineNo}`));
-        if (errors !== undefined) out.push(portErrorsEvent(errors, `${name}:${lineNo}`));
+        for (const e of errors) out.push(portErrorsEvent(e, `${name}:${e.lineNo}`));
         for (const p of events) {
           const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
           if (h !== undefined) out.push(h);
@@ -341,6 +347,9 @@ export class KernelLines implements HardwareLog {
           }
         }
         return out;
+      },
+      end(): readonly HardwareEvent[] {
+        return counters.end().map((e) => portErrorsEvent(e, `${name}:${e.lineNo}`));
       },
     };
   }

@@ -2,11 +2,12 @@
  * One kernel message in, the event it reports out (or nothing): an Xid, an SXid, an HCA driver
  * event, or a PCIe bus error on a GPU. Stateful for reports that span lines (the three-line "fallen
  * off the bus" report, an Xid 79 and the driver's words after it, an AER error and its recovery,
- * mlx5_ib's two lines of one failed completion), so one KernelEvents follows one stream of messages.
+ * mlx5_ib's lines of one failed completion), so one KernelEvents follows one stream of messages.
  */
 import { pciSlotKey } from "../../pci.js";
 import { parseDevicePrefix } from "./device-prefix.js";
-import { CompletionLines, parseNicEvent, type NicEvent } from "./nic.js";
+import { CompletionLines } from "./completion.js";
+import { parseNicEvent, type NicEvent } from "./nic.js";
 import { parseSxid, type SxidReport } from "./sxid.js";
 import { LostAtProbe, parseFallenOffBus, parseXid, type XidReport } from "./xid.js";
 
@@ -51,7 +52,11 @@ export class KernelEvents {
   private line(message: string, atMs: number, out: KernelEvent[]): void {
     const ev = this.event(message);
     if (ev === undefined) return;
-    if (ev.kind === "nic" && this.completions.repeats(ev.nic)) return;
+    if (ev.kind === "nic" && ev.nic.completion !== undefined) {
+      const c = this.completions.take(ev.nic.name ?? ev.nic.pci ?? "", ev.nic.completion, ev.nic.text, atMs);
+      if (!c.count) return;
+      if (c.flush) ev.nic.kind = "completion_flushed";
+    }
     if (ev.kind === "xid" && ev.xid.xid === 79) {
       const slot = pciSlotKey(ev.xid.pci);
       const last = this.fell.get(slot);

@@ -14,8 +14,8 @@
  *   infiniband efa_0: Failed to process command REG_MR (opcode 7) comp_status 1 err -12
  *   infiniband rdmap16s27: The device didn't send any completion for admin cmd ... (an admin queue timeout)
  *   efa 0000:00:06.0: Device isn't ready, abort com init
- * and mlx5's work completions in error (CompletionForm below), which the Ethernet side prints with
- * its address and mlx5_ib with the RDMA device's name:
+ * and mlx5's work completions in error (completion.ts), which the Ethernet side prints with its
+ * address and mlx5_ib with the RDMA device's name:
  *   mlx5_core 0000:3b:00.1 eth1: Error cqe on cqn 0x817, ci 0x8, qn 0x1dbb, opcode 0xd, syndrome 0x1, vendor syndrome 0x68
  *   infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error
  * Each kind is a fixed phrase looked up with indexOf, so a flood costs a few scans per line. One
@@ -23,6 +23,7 @@
  * (`assert_var[0]`, `synd`, ...) and the per-queue rows after `TX timeout detected` are not events
  * (real captures kmsg/27, 30).
  */
+import { completionForm, isFlush, type CompletionForm } from "./completion.js";
 import { parseDevicePrefix, parseIbDevicePrefix, type DevicePrefix } from "./device-prefix.js";
 
 export type NicEventKind =
@@ -36,7 +37,8 @@ export type NicEventKind =
   | "module_event"
   | "insufficient_power"
   | "probe_failed"
-  | "completion_error";
+  | "completion_error"
+  | "completion_flushed";
 
 export const NIC_EVENT_KINDS: readonly NicEventKind[] = [
   "link_down",
@@ -50,23 +52,7 @@ export const NIC_EVENT_KINDS: readonly NicEventKind[] = [
   "insufficient_power",
   "probe_failed",
   "completion_error",
-];
-
-/**
- * mlx5_ib's three lines for a work completion in error (drivers/infiniband/hw/mlx5/cq.c): 5.17+'s
- * `mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error` (`status`), the
- * `dump_cqe:272:(pid 0): dump error cqe` before the CQE's hex rows (`dump`; alone before 5.17), and,
- * with dynamic debug on, mlx5_poll_one's `Responder error cqe on cqn 0x406:` (`debug`, also for
- * flushed requests, which the others skip; its `syndrome 0x5, vendor syndrome 0xf9` row is no
- * line of its own). These are the kernel's own consumers' completions (NVMe over RDMA, NFS over
- * RDMA, Lustre's o2ib, GPFS, IPoIB): NCCL's are user space's and never print here.
- */
-export type CompletionForm = "status" | "dump" | "debug";
-
-const COMPLETION_PHRASES: readonly (readonly [phrase: string, form: CompletionForm])[] = [
-  ["WC error: ", "status"],
-  ["dump error cqe", "dump"],
-  ["error cqe on cqn", "debug"],
+  "completion_flushed",
 ];
 
 /** An event, with the PCI address and the device name the driver printed (at least one of them). */
@@ -75,7 +61,7 @@ export type NicEvent = {
   port?: number;
   kind: NicEventKind;
   text: string;
-  /** Which of mlx5_ib's lines for a failed completion this is (CompletionLines pairs them). */
+  /** Which of mlx5_ib's lines for a failed completion this is (completion.ts CompletionLines counts each completion once). */
   completion?: CompletionForm;
 } & (
   | { pci: string; /** The RDMA or net device the driver named, if it did. */ name?: string }
@@ -156,7 +142,8 @@ function mlx5Event(p: DevicePrefix): NicEvent | undefined {
   for (const [phrase, kind, not] of PHRASES) {
     if (p.text.indexOf(phrase) < 0) continue;
     if (not !== undefined && p.text.indexOf(not) >= 0) return undefined;
-    const ev: NicEvent = { driver: "mlx5_core", pci: p.pci, kind, text: p.text };
+    // The Ethernet side's failed completion says its syndrome in the line: 0x5 is a flushed request.
+    const ev: NicEvent = { driver: "mlx5_core", pci: p.pci, kind: kind === "completion_error" && isFlush(p.text) ? "completion_flushed" : kind, text: p.text };
     if (p.name !== undefined) ev.name = p.name;
     const port = portNumber(p.text);
     if (port !== undefined) ev.port = port;
@@ -165,15 +152,11 @@ function mlx5Event(p: DevicePrefix): NicEvent | undefined {
   return undefined;
 }
 
-/** mlx5_ib's line of a failed completion: the first of its phrases in the line, after an `infiniband <dev>: ` prefix. */
+/** mlx5_ib's line of a failed completion (completion.ts), after an `infiniband <dev>: ` prefix. */
 function completionLine(line: string): NicEvent | undefined {
-  for (const [phrase, form] of COMPLETION_PHRASES) {
-    const at = line.indexOf(phrase);
-    if (at < 0) continue;
-    const p = parseIbDevicePrefix(line.slice(0, at), (name) => !isEfaName(name));
-    return p !== undefined ? { driver: "mlx5_ib", name: p.name, kind: "completion_error", text: line.slice(at - p.text.length), completion: form } : undefined;
-  }
-  return undefined;
+  const p = parseIbDevicePrefix(line, (name) => !isEfaName(name));
+  const form = p !== undefined ? completionForm(p.text) : undefined;
+  return p !== undefined && form !== undefined ? { driver: "mlx5_ib", name: p.name, kind: "completion_error", text: p.text, completion: form } : undefined;
 }
 
 /**
@@ -196,27 +179,4 @@ function portNumber(text: string): number | undefined {
   const s = k;
   while (k < text.length && k - s < 3 && text.charCodeAt(k) >= 48 && text.charCodeAt(k) <= 57) k++;
   return k > s ? Number(text.slice(s, k)) : undefined;
-}
-
-/**
- * One failed completion prints two of mlx5_ib's lines where two forms are on (5.17+: `WC error`
- * then `dump error cqe`; with dynamic debug, `dump error cqe` and `error cqe on cqn`, in an order
- * that changed between kernels): a line of another form than the last one of the same device is that
- * completion's second line, counted once. Lines of one form are one completion each.
- */
-export class CompletionLines {
-  private last: { device: string; form: CompletionForm } | undefined;
-
-  /** True when the event is the second line of the completion the previous one reported. */
-  repeats(ev: NicEvent): boolean {
-    if (ev.completion === undefined) return false;
-    const device = ev.name ?? ev.pci ?? "";
-    const prev = this.last;
-    if (prev !== undefined && prev.device === device && prev.form !== ev.completion) {
-      this.last = undefined;
-      return true;
-    }
-    this.last = { device, form: ev.completion };
-    return false;
-  }
 }

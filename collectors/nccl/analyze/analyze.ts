@@ -62,7 +62,11 @@ export interface LogLines {
  */
 export interface HardwareLog {
   /** The reader of one log, by its name: the events of each line as read (before lines are put back together), numbered from 1. */
-  lines(name: string): { line(text: string, lineNo: number): readonly HardwareEvent[] };
+  lines(name: string): {
+    line(text: string, lineNo: number): readonly HardwareEvent[];
+    /** What the log's last lines settle once no line follows (a row that waited for the next one). */
+    end?(): readonly HardwareEvent[];
+  };
 }
 
 /**
@@ -85,6 +89,8 @@ export class LogAnalysis {
   private readonly evidence: EvidenceSources = evidenceSources();
   private readonly unwrappers: LineUnwrapper[] = [];
   private readonly kernel = new HardwareTally();
+  /** Each log's hardware reader, for what its last lines settle (HardwareLog end). */
+  private readonly kernelEnds: (() => readonly HardwareEvent[])[] = [];
   /** Frames all the logs' stack dumps may hold together. */
   private readonly stackFrames = new FrameBudget();
   /** Per log: torchrun's local rank (`[default3]:`) → the process its NCCL lines name, to place that prefix's stack dumps. */
@@ -152,6 +158,7 @@ export class LogAnalysis {
     this.unwrappers.push(unwrapper);
     const kernel = this.hardware?.lines(name);
     const tally = this.kernel;
+    if (kernel?.end !== undefined) this.kernelEnds.push(kernel.end.bind(kernel));
     let lineNo = 0;
     const own = this.texts[this.texts.length - 1] as TextReaders;
     return {
@@ -212,6 +219,8 @@ export class LogAnalysis {
 
   report(): Report {
     for (const u of this.unwrappers) u.end();
+    for (const end of this.kernelEnds) for (const e of end()) this.kernel.add(e);
+    this.kernelEnds.length = 0;
     // A process whose lines end at a connect's last retry: that connect failed (NCCL's WARN was cut off).
     for (const { ev, ctx } of this.evidence.connectRetries.failedConnects()) this.tracker.ingest(ev, ctx);
     for (const x of this.texts) {

@@ -239,6 +239,7 @@ const BLOCKING_C10D = new Set([
   "recv",
   "barrier",
   "monitored_barrier",
+  "_store_based_barrier",
   "broadcast_object_list",
   "all_gather_object",
   "gather_object",
@@ -247,17 +248,38 @@ const BLOCKING_C10D = new Set([
   "recv_object_list",
 ]);
 
+/** torch.distributed's tensor collectives, which NCCL only enqueues: a thread idle in one is a note. */
+const TENSOR_C10D = new Set([
+  "all_reduce",
+  "broadcast",
+  "reduce",
+  "all_gather",
+  "all_gather_into_tensor",
+  "_all_gather_base",
+  "reduce_scatter",
+  "reduce_scatter_tensor",
+  "_reduce_scatter_base",
+  "all_to_all",
+  "all_to_all_single",
+  "gather",
+  "scatter",
+  "batch_isend_irecv",
+]);
+
 /**
  * A py-spy thread idle with its innermost frame in torch.distributed's API (`send
  * (torch/distributed/distributed_c10d.py:2487)`, nccl-pasted 823), in a dump without native frames:
  * blocked in that call, which returns when its peers take part (a send when the matching recv is
  * posted, a barrier when the group's ranks join); `waiting` only for the calls that block
- * (BLOCKING_C10D). A thread py-spy saw active there was on its way through. Read only where py-spy
- * dumped one process: with several, the stacks compared (stackFindings) say more.
+ * (BLOCKING_C10D), a note for a tensor collective (TENSOR_C10D), nothing for the API's other
+ * functions. A thread py-spy saw active there was on its way through. Read only where py-spy dumped
+ * one process (one pid, however many dumps): with several, the stacks compared say more.
  */
 function torchDistributedWait(t: StackDump["threads"][number]): (Pick<NativeWait, "call" | "wait" | "caller"> & { blocking: boolean }) | undefined {
   const top = t.frames[0];
   if (t.status !== "idle" || top === undefined || !top.file.endsWith(C10D_API)) return undefined;
+  // Any other function of the API (destroy_process_group, new_group's bookkeeping) is no wait for peers.
+  if (!BLOCKING_C10D.has(top.function) && !TENSOR_C10D.has(top.function)) return undefined;
   const w: Pick<NativeWait, "call" | "wait" | "caller"> & { blocking: boolean } = {
     call: top.function,
     wait: "pytorch",
@@ -273,7 +295,9 @@ export function pySpyNativeWaits(dumps: readonly StackDump[], placed: readonly R
   const rankOf = new Map<StackDump, number>();
   for (const p of placed) rankOf.set(p.dump, p.rank);
   const out: NativeWait[] = [];
-  const alone = dumps.filter((d) => d.tool === "py-spy").length === 1;
+  // One process's dumps (several of the same pid, taken a minute apart, are still one process).
+  const pids = new Set(dumps.filter((d) => d.tool === "py-spy").map((d) => d.pid ?? d.where));
+  const alone = pids.size === 1;
   for (const d of dumps) {
     if (d.tool !== "py-spy") continue;
     for (const t of d.threads) {

@@ -5,6 +5,7 @@
  * format strings (efa_com.c).
  */
 import { describe, expect, it } from "vitest";
+import { KernelEvents } from "../../../collectors/kmsg/parse/events.js";
 import { parseNicEvent } from "../../../collectors/kmsg/parse/nic.js";
 
 const kindOf = (line: string): [string | undefined, string | undefined, string | undefined] => {
@@ -35,7 +36,9 @@ describe("EFA kernel lines", () => {
     expect(parseNicEvent("[1038619.695161] infiniband efa_0: Failed to register mr [-12]")).toBeUndefined();
     expect(parseNicEvent("[39435.060730] infiniband efa_0: IB device registered")).toBeUndefined();
     expect(parseNicEvent("[68998.638853] efa 0000:4f:00.0: Setup irq:1861 name:efa-mgmnt@pci:0000:4f:00.0")).toBeUndefined();
-    expect(parseNicEvent("[ 4929.694630] infiniband rocep33s0f0: mlx5_poll_one:530:(pid 0): syndrome 0x5, vendor syndrome 0xf9")).toBeUndefined();
+    // mlx5_ib's syndrome row with no `error cqe on cqn` line before it is no completion's (completion.ts).
+    expect(new KernelEvents().read("[ 4929.694630] infiniband rocep33s0f0: mlx5_poll_one:530:(pid 0): syndrome 0x5, vendor syndrome 0xf9")).toEqual([]);
+    expect(parseNicEvent("infiniband mlx5_0: RoCE: enabled; app reported WC error: 12")).toBeUndefined();
     // A word that merely ends in "efa", and a process named like the prefix.
     expect(parseNicEvent("chefa 0000:00:1d.0: Failed to process command")).toBeUndefined();
     expect(parseNicEvent("myinfiniband efa_0: Failed to process command REG_MR")).toBeUndefined();

@@ -329,15 +329,16 @@ function outermost(
 
 /**
  * One hang_suspected per kind of wait (init, a collective, teardown, the store, MPI, the GPU) that the backtraces show
- * (the GPU's only where no thread of the same tool waits in NCCL; a note, as is a py-spy sample
+ * (the GPU's only where no thread of the same tool waits in NCCL's, the store's or MPI's call; a note, as is a py-spy sample
  * that caught no thread waiting; the others warnings):
  * a warning, as a backtrace is one moment of one process; the logs' own findings say more where
  * they have them.
  */
 export function nativeWaitFindings(waits: readonly NativeWait[]): Finding[] {
   const byWait = new Map<string, NativeWait[]>();
-  const inNccl = waits.some((w) => w.wait !== "cuda");
-  for (const w of waits) if (!inNccl || w.wait !== "cuda") byWait.set(`${w.tool} ${w.wait}`, [...(byWait.get(`${w.tool} ${w.wait}`) ?? []), w]);
+  // A CUDA wait is left out where a thread of the same tool waits in NCCL's, the store's or MPI's call (not py-spy's Python-level one).
+  const inCall = new Set(waits.filter((x) => x.wait !== "cuda" && x.wait !== "pytorch").map((x) => x.tool));
+  for (const w of waits) if (w.wait !== "cuda" || !inCall.has(w.tool)) byWait.set(`${w.tool} ${w.wait}`, [...(byWait.get(`${w.tool} ${w.wait}`) ?? []), w]);
   return [...byWait.values()].map((ws) => {
     const w = ws[0] as NativeWait;
     return hangSuspected({

@@ -61,9 +61,9 @@ function bracket(s: string, i: number, end: number, p: PrefixInfo): number {
     if (v !== undefined && pos === close) {
       // horovodrun's Gloo launcher tags as mpirun does, without the job: `[3]<stderr>:` (its timestamp, C's ctime, before it).
       const k = close + 1;
-      if (k + 8 <= end && (s.startsWith("<stdout>", k) || s.startsWith("<stderr>", k))) {
+      if (k + 9 <= end && (s.startsWith("<stdout>:", k) || s.startsWith("<stderr>:", k))) {
         launcherRank(p, { kind: "mpi", rank: v, stream: s.charCodeAt(k + 4) === 111 ? "stdout" : "stderr" });
-        return k + 8 < end && s.charCodeAt(k + 8) === 58 ? k + 9 : k + 8;
+        return k + 9;
       }
       if (close + 1 < end && s.charCodeAt(close + 1) === 58) return (launcherRank(p, { kind: "tag", rank: v }), close + 2);
       launcherRank(p, { kind: "tag", rank: v });

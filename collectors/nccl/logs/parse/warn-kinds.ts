@@ -233,8 +233,9 @@ export const WARN_KINDS = [
         ],
       },
       {
-        // Gloo's pair (`pair.cc:572] Connection closed by peer [10.128.15.205]:53666`, a gloo::IoException).
+        // Gloo's pair (`pair.cc:572] Connection closed by peer [10.128.15.205]:53666`, a gloo::IoException): only with its source.
         any: ["Connection closed by peer ["],
+        all: ["/pair.cc:"],
         fields: "glooClosedPeer",
         captures: [{ file: "nccl-pasted/810-horovod-1364-gloo-controller-ioexception-connection-closed-reset-by-peer.log", line: 5 }],
       },

@@ -112,12 +112,13 @@ function ibCompletion(s: string, i: number, end: number, d: WarnDetail): void {
  */
 function bracketedPeerAt(s: string, i: number, end: number, d: WarnDetail): void {
   const close = s.indexOf("]", i);
-  if (close <= i || close >= end || close - i > 64) return;
-  d.peer = s.slice(i, close);
-  if (s.charCodeAt(close + 1) === 58 /* : */) {
-    const port = readInt(s, close + 2, end);
-    if (port !== undefined) d.peerPort = port;
-  }
+  // An address and its port: `[10.128.0.5]:19855`, not Python's `[Errno 104]`.
+  if (close <= i || close >= end || close - i > 64 || s.charCodeAt(close + 1) !== 58 /* : */) return;
+  const port = readInt(s, close + 2, end);
+  const host = s.slice(i, close);
+  if (port === undefined || host.indexOf(" ") >= 0) return;
+  d.peer = host;
+  d.peerPort = port;
 }
 
 /** Gloo's pair's socket failures before the system's words: `Read error [` / `Write error [`. */

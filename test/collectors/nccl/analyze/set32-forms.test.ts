@@ -31,6 +31,8 @@ describe("Horovod's Gloo controller losing its peers (810)", () => {
     expect(line.slice(p.end)).toBe("terminate called after throwing an instance of 'gloo::IoException'");
     expect(parsePrefix("[12]<stdout>: x", 0, 15, true).launcher).toMatchObject({ kind: "mpi", rank: 12, stream: "stdout" });
     expect(parsePrefix("[3] x", 0, 5, true).launcher).toMatchObject({ kind: "tag", rank: 3 });
+    // Without horovodrun's colon it is no such tag.
+    expect(parsePrefix("[3]<stdout> NCCL INFO x", 0, 22, true).launcher).toMatchObject({ kind: "tag", rank: 3 });
   });
 
   it("Gloo's pair names the peer in brackets, its port after them", () => {
@@ -41,28 +43,56 @@ describe("Horovod's Gloo controller losing its peers (810)", () => {
     const write = parseLine("[/x/gloo/transport/tcp/pair.cc:345] Write error [fe80::1%eth0]:4242: Connection reset by peer");
     expect(write).toMatchObject({ warnKind: "connection_reset", peer: "fe80::1%eth0", peerPort: 4242, call: "send" });
   });
+
+  it("another program's words are none of Gloo's: no closed connection without Gloo's pair, no peer in Python's [Errno 104]", () => {
+    expect(parseLine("INFO websocket: Connection closed by peer [10.0.0.3]:443 (normal closure)")).toBeUndefined();
+    const errno = parseLine("Read error [Errno 104] Connection reset by peer");
+    expect(errno).toMatchObject({ warnKind: "connection_reset" });
+    expect(errno).not.toHaveProperty("peer");
+  });
 });
 
 describe("mlx5_ib's failed work completions of a kernel RDMA consumer (752)", () => {
-  it("the capture: seven debug lines on rocep33s0f0 are one hca_error warning of seven completions", () => {
-    const fs = analyzeLogs([{ name: "x.log", text: pastedText("752-") }], new KernelLines()).findings.filter((f) => f.severity !== "info");
-    expect(brief(fs)).toEqual([["hca_error", "warning", []]]);
-    expect(fs[0]).toMatchObject({ device: "rocep33s0f0", event: "completion_error" });
-    expect(fs[0]?.summary).toContain("7 times");
-    expect(fs[0]?.summary).toContain("syndrome 0x5");
+  const hca = (lines: readonly string[]) =>
+    analyzeLogs([{ name: "k.log", text: lines.join("\n") }], new KernelLines()).findings.filter((f) => f.kind === "hca_error");
+
+  it("the capture: dynamic debug's lines, each told by its syndrome row, are flushed requests: a note, no warning", () => {
+    const fs = analyzeLogs([{ name: "x.log", text: pastedText("752-") }], new KernelLines()).findings;
+    expect(brief(fs)).toEqual([["hca_error", "info", []]]);
+    expect(fs[0]).toMatchObject({ device: "rocep33s0f0", event: "completion_flushed" });
+    expect(fs[0]?.summary).toContain("6 times");
   });
 
-  it("5.17+'s WC error and its dump are one completion; two WC errors are two", () => {
-    const one = [
-      "[  408.372201] infiniband mlx5_0: mlx5_handle_error_cqe:332:(pid 0): WC error: 4, Message: local protection error",
-      "[  408.380181] infiniband mlx5_0: dump_cqe:272:(pid 0): dump error cqe",
-      "[  408.380187] 00000000: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00",
-    ];
-    const two = [...one, one[0] as string, one[1] as string];
-    const count = (lines: string[]): string | undefined =>
-      analyzeLogs([{ name: "k.log", text: lines.join("\n") }], new KernelLines()).findings.find((f) => f.kind === "hca_error")?.summary;
-    expect(count(one)).not.toContain("times");
-    expect(count(two)).toContain("2 times");
+  it("one completion's lines count once, per device, in the order the kernel prints them", () => {
+    const at = (dev: string, fn: string, words: string): string => `[  408.372201] infiniband ${dev}: ${fn}:332:(pid 0): ${words}`;
+    const status = (dev: string) => at(dev, "mlx5_handle_error_cqe", "WC error: 4, Message: local protection error");
+    const dump = (dev: string) => at(dev, "dump_cqe", "dump error cqe");
+    const debug = (dev: string) => at(dev, "mlx5_poll_one", "Requester error cqe on cqn 0x406:");
+    const row = (dev: string, syndrome: string) => at(dev, "mlx5_poll_one", `syndrome ${syndrome}, vendor syndrome 0x32`);
+    // 5.17-6.6 with dynamic debug: four lines, one completion.
+    expect(hca([status("mlx5_0"), dump("mlx5_0"), debug("mlx5_0"), row("mlx5_0", "0x4")])[0]?.summary).not.toContain("times");
+    // Two devices' completions interleaved: one each.
+    const two = hca([status("mlx5_0"), status("mlx5_1"), dump("mlx5_0"), dump("mlx5_1")]);
+    expect(two.map((f) => [f.device, f.severity])).toEqual([
+      ["mlx5_0", "warning"],
+      ["mlx5_1", "warning"],
+    ]);
+    expect(two.map((f) => f.summary).join(" ")).not.toContain("times");
+    // A flushed request (debug + row 0x5), then an older kernel's non-flush completion (dump, debug, row): a note and a warning.
+    const mixed = hca([debug("mlx5_0"), row("mlx5_0", "0x5"), dump("mlx5_0"), debug("mlx5_0"), row("mlx5_0", "0x4")]);
+    expect(mixed.map((f) => [f.event, f.severity])).toEqual([
+      ["completion_error", "warning"],
+      ["completion_flushed", "info"],
+    ]);
+    // Two completions of one form: two.
+    expect(hca([status("mlx5_0"), dump("mlx5_0"), status("mlx5_0"), dump("mlx5_0")])[0]?.summary).toContain("2 times");
+  });
+
+  it("the Ethernet side's line says its syndrome: 0x5 is a flushed request", () => {
+    const line = (syndrome: string) =>
+      `mlx5_core 0000:3b:00.1 eth1: Error cqe on cqn 0x817, ci 0x8, qn 0x1dbb, opcode 0xd, syndrome ${syndrome}, vendor syndrome 0x68`;
+    expect(hca([line("0x1")]).map((f) => [f.event, f.severity])).toEqual([["completion_error", "warning"]]);
+    expect(hca([line("0x5")]).map((f) => [f.event, f.severity])).toEqual([["completion_flushed", "info"]]);
   });
 });
 
@@ -107,5 +137,25 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
       ...dump(42, "    barrier (torch/distributed/distributed_c10d.py:3700)"),
     ];
     expect(allFindings(two.join("\n")).filter((f) => f.summary.includes("torch.distributed's"))).toEqual([]);
+    // Two dumps of one process a minute apart, both in the barrier: still one process, still a warning.
+    const again = [
+      ...dump(41, "    barrier (torch/distributed/distributed_c10d.py:3700)"),
+      ...dump(41, "    barrier (torch/distributed/distributed_c10d.py:3700)"),
+    ];
+    expect(brief(seriousFindings(again.join("\n")))).toEqual([["hang_suspected", "warning", []]]);
+    expect(brief(seriousFindings(dump(41, "    _store_based_barrier (torch/distributed/distributed_c10d.py:4400)").join("\n")))).toEqual([
+      ["hang_suspected", "warning", []],
+    ]);
+    // The API's other functions wait for no peer.
+    expect(allFindings(dump(41, "    destroy_process_group (torch/distributed/distributed_c10d.py:1800)").join("\n"))).toEqual([]);
+  });
+
+  it("a gdb thread's CUDA wait in another log stays beside the py-spy thread's torch.distributed wait", () => {
+    const fs = analyzeLogs([
+      { name: "a.log", text: pastedText("823-") },
+      { name: "b.log", text: pastedText("636-") },
+    ]).findings.filter((f) => f.kind === "hang_suspected");
+    expect(fs.map((f) => f.severity)).toEqual(["warning", "info"]);
+    expect(fs[1]?.summary).toContain("CUDA's cudaMemcpyAsync");
   });
 });
