@@ -67,6 +67,9 @@ export class PastedPortErrors {
     // A mail's `> ` quote, blanks.
     while (i < text.length && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9 || text.charCodeAt(i) === 62)) i++;
     if (i === text.length) return NONE;
+    // Most lines: no row, no header, nothing held to settle.
+    const c = text.charCodeAt(i);
+    if (c !== 71 /* G */ && c !== 69 /* E */ && c !== 68 /* D */ && this.sum === undefined && this.node === undefined && !this.data) return NONE;
     const isRow = text.startsWith("GUID 0x", i);
     // Data counters' rows, under their own header: no news.
     if (isRow && this.data) return NONE;
