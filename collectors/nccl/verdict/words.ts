@@ -729,6 +729,38 @@ export const collectiveMismatchWords = {
 // ---------------------------------------------------------------------------------------------
 // hang_suspected: a collective that every rank (seen) is in and none finishes, or a sign of a hang.
 
+/** What a native backtrace's (or py-spy's) thread waits in, as hangSuspectedWords.nativeWait names it. */
+type NativeWaitWords = "init" | "collective" | "teardown" | "store" | "mpi" | "cuda" | "pytorch";
+
+/** Whose call a native backtrace's thread stopped in. */
+const NATIVE_WAIT_OWNER: Readonly<Record<Exclude<NativeWaitWords, "pytorch">, string>> = {
+  init: "NCCL",
+  collective: "NCCL",
+  teardown: "NCCL",
+  store: "PyTorch's store client",
+  mpi: "MPI",
+  cuda: "CUDA",
+};
+
+/** What holds a thread in each kind of wait, and how the other ranks tell which rank is elsewhere. */
+const NATIVE_WAIT_ADVICE: Readonly<Record<NativeWaitWords, string>> = {
+  pytorch:
+    "torch.distributed's blocking calls return when their peers take part (a send when the peer posts the matching recv, a barrier or a collective when every rank of the group joins): a rank that is behind (in another call, a data loader, a save) or gone holds it. One dump is one moment: a second one in the same place, and the other ranks' dumps (py-spy dump --native shows NCCL's or Gloo's call beneath), say which rank is elsewhere.",
+  init: "A communicator's init returns only when every rank has joined it: a rank that never called it, or one that cannot reach the others (the bootstrap's interface, NCCL_SOCKET_IFNAME, a firewall), holds every rank there. The other ranks' backtraces, or their NCCL INFO lines (Init START without Init COMPLETE), say which.",
+  collective:
+    "A collective returns only when its peers take part: a rank that is behind (in another collective, a data loader, a save) or a dead peer holds it. The other ranks' backtraces or logs say which rank is elsewhere.",
+  mpi: "An MPI collective returns when every rank of its communicator takes part: a rank elsewhere, or gone, holds it (Horovod's coordinator gathers the ranks' ready tensors with MPI_Gather: a rank that stopped submitting holds every rank). The other ranks' backtraces say which is elsewhere.",
+  store:
+    "A store get or wait returns when another rank sets the key (the ncclUniqueId rank 0 publishes, a barrier's count, the rendezvous): a rank that never got there holds it, as does a store that no longer answers (its host gone). The other ranks' logs or backtraces say which rank is elsewhere; the store's timeout (init_process_group's timeout) ends the wait with an error, unless the client was built without one.",
+  cuda: "A kernel launch waits while the GPU's queue is full, a synchronize until the GPU's work before it finishes: work that does not finish (often an NCCL kernel waiting for a peer) holds it. One backtrace of a busy GPU can look the same: a second one a minute later in the same place, and the GPU at 100 % utilization with no progress, tell a hang.",
+  teardown:
+    "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait).",
+};
+
+/** A py-spy thread idle in a tensor collective, which NCCL only enqueues. */
+const TENSOR_COLLECTIVE_IDLE =
+  "A tensor collective on NCCL returns once enqueued: a thread idle in one most often waits for the GPU's launch queue, as a healthy job's does, so one dump does not tell a hang; a second one a minute later in the same place, or `py-spy dump --native` (NCCL's or CUDA's call beneath), does.";
+
 export const hangSuspectedWords = {
   /** XLA's rendezvous waited for participants that did not come (`... and may be stuck`). */
   xlaRendezvous: (f: { names: readonly string[]; ranks: readonly number[]; seconds: number; expected?: number }): string =>
@@ -747,30 +779,16 @@ export const hangSuspectedWords = {
     tool: "gdb" | "py-spy";
     threads: number;
     calls: readonly string[];
-    wait: "init" | "collective" | "teardown" | "store" | "mpi" | "cuda" | "pytorch";
+    wait: NativeWaitWords;
     caller?: string;
     /** The sample saw a thread wait (idle, or in a sleep or poll; for torch.distributed, in a call that blocks). */
     waiting?: boolean;
   }): string =>
     (f.wait === "pytorch"
       ? `A py-spy dump shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} idle inside torch.distributed's ${f.calls.join(", ")}`
-      : `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${f.wait === "cuda" ? "CUDA" : f.wait === "store" ? "PyTorch's store client" : f.wait === "mpi" ? "MPI" : "NCCL"}'s ${f.calls.join(", ")}`) +
+      : `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${NATIVE_WAIT_OWNER[f.wait]}'s ${f.calls.join(", ")}`) +
     `${f.caller !== undefined ? ` (called from ${f.caller})` : ""}: ${f.threads === 1 ? "it was" : "they were"} waiting there when stopped. ` +
-    (f.wait === "pytorch" && f.waiting === false
-      ? "A tensor collective on NCCL returns once enqueued: a thread idle in one most often waits for the GPU's launch queue, as a healthy job's does, so one dump does not tell a hang; a second one a minute later in the same place, or `py-spy dump --native` (NCCL's or CUDA's call beneath), does."
-      : f.wait === "pytorch"
-        ? "torch.distributed's blocking calls return when their peers take part (a send when the peer posts the matching recv, a barrier or a collective when every rank of the group joins): a rank that is behind (in another call, a data loader, a save) or gone holds it. One dump is one moment: a second one in the same place, and the other ranks' dumps (py-spy dump --native shows NCCL's or Gloo's call beneath), say which rank is elsewhere."
-        : f.wait === "init"
-          ? "A communicator's init returns only when every rank has joined it: a rank that never called it, or one that cannot reach the others (the bootstrap's interface, NCCL_SOCKET_IFNAME, a firewall), holds every rank there. The other ranks' backtraces, or their NCCL INFO lines (Init START without Init COMPLETE), say which."
-          : f.wait === "collective"
-            ? "A collective returns only when its peers take part: a rank that is behind (in another collective, a data loader, a save) or a dead peer holds it. The other ranks' backtraces or logs say which rank is elsewhere."
-            : f.wait === "mpi"
-              ? "An MPI collective returns when every rank of its communicator takes part: a rank elsewhere, or gone, holds it (Horovod's coordinator gathers the ranks' ready tensors with MPI_Gather: a rank that stopped submitting holds every rank). The other ranks' backtraces say which is elsewhere."
-              : f.wait === "store"
-                ? "A store get or wait returns when another rank sets the key (the ncclUniqueId rank 0 publishes, a barrier's count, the rendezvous): a rank that never got there holds it, as does a store that no longer answers (its host gone). The other ranks' logs or backtraces say which rank is elsewhere; the store's timeout (init_process_group's timeout) ends the wait with an error, unless the client was built without one."
-                : f.wait === "cuda"
-                  ? "A kernel launch waits while the GPU's queue is full, a synchronize until the GPU's work before it finishes: work that does not finish (often an NCCL kernel waiting for a peer) holds it. One backtrace of a busy GPU can look the same: a second one a minute later in the same place, and the GPU at 100 % utilization with no progress, tell a hang."
-                  : "Finalizing or destroying a communicator waits for its outstanding work and its peers: a rank that left, or work that never completed, holds it (ncclCommAbort does not wait)."),
+    (f.wait === "pytorch" && f.waiting === false ? TENSOR_COLLECTIVE_IDLE : NATIVE_WAIT_ADVICE[f.wait]),
 
   /** Gloo's own timeout (a CPU barrier, a `gloo:` group): the ranks that waited for a peer. */
   glooTimeout: (f: { ranks: readonly number[]; ms: number; ops: readonly string[]; behind?: boolean }): string =>
