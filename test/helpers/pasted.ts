@@ -15,5 +15,17 @@ export const allFindings = (text: string): Finding[] => analyzeLogs([{ name: "x.
 /** The findings at warning and above. */
 export const seriousFindings = (text: string): Finding[] => allFindings(text).filter((f) => f.severity !== "info");
 
+/**
+ * Text after PyTorch's watchdog timeout line (01-watchdog-pt2.4's first line): beside a hang's
+ * finding, a stack dump says only what its own waits say (analyze/dump-alone.ts speaks for dumps
+ * that are the only evidence).
+ */
+export const besideTimeout = (text: string): string =>
+  "[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, Timeout(ms)=600000) ran for 600061 milliseconds before timing out.\n" +
+  text;
+
+/** The hang_suspected findings of `text` after a watchdog timeout (besideTimeout): what the dump's own waits say. */
+export const dumpWaits = (text: string): Finding[] => allFindings(besideTimeout(text)).filter((f) => f.kind === "hang_suspected");
+
 /** Kind, severity and ranks of each finding. */
 export const brief = (fs: readonly Finding[]): [string, string, number[]][] => fs.map((f) => [f.kind, f.severity, f.ranks]);

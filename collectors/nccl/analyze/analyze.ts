@@ -36,6 +36,7 @@ import { StackReader } from "../stacks/reader.js";
 import { FrameBudget } from "../stacks/types.js";
 import { placeStacks, pySpyNativeWaits, stackPrefix, withPythonStacks } from "./stacks.js";
 import { evidenceSources, type EvidenceSources, type LineReader } from "./evidence.js";
+import { withDumpsAlone } from "./dump-alone.js";
 import { sortFindings, type CommunicatorSummary, type Finding, type ProcessSummary, type Report } from "../verdict/report.js";
 
 /** Entries kept per process group of each dump: the analysis compares the last 64 collectives, and a rank may run ahead. */
@@ -407,15 +408,20 @@ function reportOf(
   ];
   for (const source of evidence.after) base.push(...source.findings(base));
   const findings = sortFindings(
-    withPythonStacks(
-      withProcessRanks(t, [
-        ...base,
-        ...ncclTestsFindings(
-          texts.flatMap((x) => x.ncclTests.failures),
-          failureHosts(base),
-        ),
-      ]),
+    withDumpsAlone(
+      withPythonStacks(
+        withProcessRanks(t, [
+          ...base,
+          ...ncclTestsFindings(
+            texts.flatMap((x) => x.ncclTests.failures),
+            failureHosts(base),
+          ),
+        ]),
+        stacks,
+      ),
+      stackDumps,
       stacks,
+      evidence.nativeWaits.gdbStops(),
     ),
   );
   const incidents = incidentsOf(findings);

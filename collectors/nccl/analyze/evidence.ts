@@ -17,7 +17,7 @@ import { HOROVOD_MISMATCH_MARKS, HorovodMismatchReader } from "../logs/horovod/m
 import { horovodMismatchFindings, horovodStallFindings } from "../logs/horovod/findings.js";
 import { CaughtSignalReader, caughtSignalFindings } from "../logs/crash/caught-signal.js";
 import { OpenMpiSignalReader } from "../logs/crash/open-mpi-signal.js";
-import { GdbBacktraceReader, nativeWaitFindings, type NativeWait } from "../logs/native/gdb-backtrace.js";
+import { GdbBacktraceReader, nativeWaitFindings, type GdbStop, type NativeWait } from "../logs/native/gdb-backtrace.js";
 import { STORE_BARRIER_MARKS, StoreBarrierReader, storeBarrierFindings, storeBarrierWaitFindings } from "../logs/pytorch/store-barrier.js";
 import { GLOO_CONNECT_MARKS, glooConnectFindings, glooConnectReader } from "../logs/pytorch/gloo-connect.js";
 import { STORE_CONNECT_MARKS, storeConnectFindings, storeConnectReader } from "../logs/pytorch/store-connect.js";
@@ -105,6 +105,11 @@ export class NativeWaitSource implements PastedSource {
   /** py-spy's waits, from the dumps as placed; before findings(). */
   withPySpy(waits: readonly NativeWait[]): void {
     this.pySpy = waits;
+  }
+
+  /** gdb's backtraces of stopped processes, not of crashes (analyze/dump-alone.ts). */
+  gdbStops(): GdbStop[] {
+    return this.gdb.flatMap((r) => r.stopped());
   }
 
   findings(): Finding[] {

@@ -761,7 +761,23 @@ const NATIVE_WAIT_ADVICE: Readonly<Record<NativeWaitWords, string>> = {
 const TENSOR_COLLECTIVE_IDLE =
   "A tensor collective on NCCL returns once enqueued: a thread idle in one most often waits for the GPU's launch queue, as a healthy job's does, so one dump does not tell a hang; a second one a minute later in the same place, or `py-spy dump --native` (NCCL's or CUDA's call beneath), does.";
 
+/** How to tell a stuck process from a busy step with stack dumps, said where dumps are the only evidence. */
+const DUMPS_ALONE_ADVICE =
+  "Stacks are dumped when a job seems stuck, so a hang is suspected here, not shown: a dump is one moment, and a healthy step passes through the same frames. A second dump a minute later in the same frames says the process is stuck there; `py-spy dump --native` shows the NCCL, CUDA or store call beneath a Python frame, and the other ranks' dumps (or their NCCL_DEBUG=INFO logs) say which rank is elsewhere.";
+
 export const hangSuspectedWords = {
+  /** Stack dumps and nothing else that tells a hang or a failure: where their threads stand. */
+  dumpsAlone: (f: { dumps: number; shown: readonly string[]; more: number; ncclOwnOnly: boolean }): string =>
+    `${f.dumps === 1 ? "A stack dump is" : `${f.dumps} stack dumps are`} the only evidence in these lines: ${f.shown.join("; ")}${f.more > 0 ? `; and ${f.more} more thread${f.more === 1 ? "" : "s"} (use --json)` : ""}. ` +
+    (f.ncclOwnOnly
+      ? "These are only NCCL's own threads (its proxy, its IB async-event thread), which wait there in a healthy job too: the application's thread that waits is not in these lines (gdb's `thread apply all bt` shows every thread). "
+      : "") +
+    DUMPS_ALONE_ADVICE,
+
+  /** Appended to a dump's note (a CUDA wait, a running thread's sample) where the dumps are the only evidence. */
+  dumpsAloneRaised:
+    "The dumps are the only evidence in these lines, and stacks are dumped when a job seems stuck: a hang is suspected, not shown; a second dump a minute later in the same frames says the process is stuck there.",
+
   /** XLA's rendezvous waited for participants that did not come (`... and may be stuck`). */
   xlaRendezvous: (f: { names: readonly string[]; ranks: readonly number[]; seconds: number; expected?: number }): string =>
     `XLA's rendezvous${

@@ -134,6 +134,15 @@ export interface NativeWait {
   where: string;
 }
 
+/** A backtrace of a stopped process (GdbBacktraceReader.stopped). */
+export interface GdbStop {
+  where: string;
+  /** Function names, innermost first. */
+  frames: readonly string[];
+  /** gdb's thread header (`Thread 3`), where one came before it. */
+  thread?: string;
+}
+
 interface Trace {
   frames: string[];
   thread?: string;
@@ -265,6 +274,13 @@ export class GdbBacktraceReader {
     if (open > t && text.indexOf("(LWP ", open) > open) this.thread = text.slice(t, open);
   }
 
+  /** Every backtrace of a stopped process, not of a crash (a crash signal before it, or a crash's own frames), innermost frame first. */
+  stopped(): GdbStop[] {
+    return this.traces
+      .filter((t) => !t.crash && !crashed(t.frames))
+      .map((t) => ({ where: t.where, frames: t.frames, ...(t.thread !== undefined ? { thread: t.thread } : {}) }));
+  }
+
   /** The backtraces stopped inside one of NCCL's calls, or else in a CUDA launch or synchronize; not after a crash. */
   waits(): NativeWait[] {
     const out: NativeWait[] = [];
@@ -305,8 +321,14 @@ const COMM_CREATORS = ["c10d::ProcessGroupNCCL::getNCCLComm", "c10d::NCCLComm::c
  * frame that called it.
  */
 export function nativeWait(frames: readonly string[]): Pick<NativeWait, "call" | "wait" | "caller"> | undefined {
-  for (let k = 0; k < frames.length && k < CRASH_DEPTH; k++) if (CRASH_FRAMES.has(frames[k] as string)) return undefined;
+  if (crashed(frames)) return undefined;
   return outermost(frames, ncclCall) ?? outermost(frames, storeCall) ?? outermost(frames, mpiCall) ?? outermost(frames, cudaCall);
+}
+
+/** The innermost frames show the thread crashing (a signal handler, abort, terminate), not waiting. */
+function crashed(frames: readonly string[]): boolean {
+  for (let k = 0; k < frames.length && k < CRASH_DEPTH; k++) if (CRASH_FRAMES.has(frames[k] as string)) return true;
+  return false;
 }
 
 function outermost(

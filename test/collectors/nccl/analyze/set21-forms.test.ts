@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { nccl1Warn } from "../../../../collectors/nccl/logs/parse/nccl1-warn.js";
-import { allFindings, brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
+import { allFindings, brief, dumpWaits, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
 describe("NCCL 1.x's WARN (594: MXNet's kvstore, NCCL 1.3.4)", () => {
   it("`WARN src/reduce.cu:126 Cuda failure 'invalid resource handle'` is a CUDA failure inside NCCL, of no known process", () => {
@@ -41,9 +41,11 @@ describe("NCCL 1.x's WARN (594: MXNet's kvstore, NCCL 1.3.4)", () => {
 });
 
 describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
-  it("cudaLaunchKernel spinning in libcuda's sched_yield, no NCCL call: a note, as a healthy GPU-bound job's main thread waits there too", () => {
+  it("cudaLaunchKernel spinning in libcuda's sched_yield, no NCCL call: a note, as a healthy GPU-bound job's main thread waits there too; the one evidence, a warning", () => {
+    expect(brief(dumpWaits(pastedText("601-")))).toEqual([["hang_suspected", "info", []]]);
     const fs = allFindings(pastedText("601-"));
-    expect(brief(fs)).toEqual([["hang_suspected", "info", []]]);
+    expect(brief(fs)).toEqual([["hang_suspected", "warning", []]]);
+    expect(fs[0]?.summary).toContain("The dumps are the only evidence in these lines");
     expect(fs[0]?.summary).toMatch(/^A native backtrace \(gdb\) shows a thread stopped inside CUDA's cudaLaunchKernel: it was waiting there when stopped\. /);
     expect(fs[0]?.summary).toContain("a second one a minute later in the same place");
   });

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
 import { storeConnectTimeout } from "../../../../collectors/nccl/logs/pytorch/store-connect.js";
-import { allFindings, brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
+import { allFindings, brief, dumpWaits, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
 describe("PyTorch's store client that timed out (635)", () => {
   it("a Ray worker's `The client socket has timed out after 1800s` to Docker's bridge: a network_error beside the watchdog's timeout", () => {
@@ -172,10 +172,12 @@ describe("the second review's mends", () => {
         ...py.map((f) => `    ${f}`),
         "    train_step (train.py:88)",
       ].join("\n");
-    const launching = allFindings(dump("active", ["cudaLaunchKernelExC (libcudart.so.12)", "ncclLaunchKernel (enqueue.cc:1200)"]));
-    expect(brief(launching)).toEqual([["hang_suspected", "info", []]]);
-    expect(brief(allFindings(dump("idle", ["sched_yield (libc.so.6)"])))).toEqual([["hang_suspected", "warning", []]]);
-    expect(brief(allFindings(dump("idle", ["sched_yield (libc.so.6)"], ["abort (myjob/control.py:12)"])))).toEqual([["hang_suspected", "warning", []]]);
+    const launching = dump("active", ["cudaLaunchKernelExC (libcudart.so.12)", "ncclLaunchKernel (enqueue.cc:1200)"]);
+    expect(brief(dumpWaits(launching))).toEqual([["hang_suspected", "info", []]]);
+    // The one evidence: raised to a warning (analyze/dump-alone.ts).
+    expect(brief(allFindings(launching))).toEqual([["hang_suspected", "warning", []]]);
+    expect(brief(dumpWaits(dump("idle", ["sched_yield (libc.so.6)"])))).toEqual([["hang_suspected", "warning", []]]);
+    expect(brief(dumpWaits(dump("idle", ["sched_yield (libc.so.6)"], ["abort (myjob/control.py:12)"])))).toEqual([["hang_suspected", "warning", []]]);
   });
 
   it("a sanitizer's symbolized row (`in f(...) /src/x.cc:50:3`) is no gdb frame; a frame naming ncclCommGetAsyncError is no NCCL error", () => {
@@ -185,6 +187,10 @@ describe("the second review's mends", () => {
     ];
     expect(allFindings(lsan.join("\n"))).toEqual([]);
     expect(seriousFindings("    ncclCommGetAsyncError (libnccl.so.2)")).toEqual([]);
-    expect(seriousFindings("#0  0x00007f in ncclCommGetAsyncError () from /lib/libnccl.so.2")).toEqual([]);
+    expect(dumpWaits("#0  0x00007f in ncclCommGetAsyncError () from /lib/libnccl.so.2")).toEqual([]);
+    // Alone, it is a gdb frame: a dump with nothing else, no NCCL error.
+    expect(seriousFindings("#0  0x00007f in ncclCommGetAsyncError () from /lib/libnccl.so.2").map((f) => [f.kind, f.summary.slice(0, 60)])).toEqual([
+      ["hang_suspected", "A stack dump is the only evidence in these lines: gdb at x.l"],
+    ]);
   });
 });

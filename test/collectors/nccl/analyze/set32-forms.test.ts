@@ -9,7 +9,7 @@ import { analyzeLogs } from "../../../../collectors/nccl/analyze/analyze.js";
 import { parsePrefix } from "../../../../collectors/nccl/logs/parse/prefix.js";
 import { parseLine } from "../../../../collectors/nccl/logs/parse/line.js";
 import { KernelLines } from "../../../../agent/analyze-kernel.js";
-import { allFindings, brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
+import { allFindings, brief, dumpWaits, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
 describe("Horovod's Gloo controller losing its peers (810)", () => {
   it("the capture: rank 0's closed connection and rank 4's reset, each a network_error at its peer", () => {
@@ -103,7 +103,7 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
     expect(fs[0]?.summary).toContain("idle inside torch.distributed's send (called from send_object)");
   });
 
-  it("the same frames seen active, or idle in a frame of the caller's own, say nothing", () => {
+  it("the same frames seen active, or idle in a frame of the caller's own, say nothing of their own", () => {
     const dump = (status: string, top: string): string =>
       [
         "Process 3438121: python3 train.py",
@@ -115,8 +115,12 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
         "    run (train.py:12)",
       ].join("\n");
     expect(brief(seriousFindings(dump("idle", "    send (torch/distributed/distributed_c10d.py:2487)")))).toEqual([["hang_suspected", "warning", []]]);
-    expect(seriousFindings(dump("active", "    send (torch/distributed/distributed_c10d.py:2487)"))).toEqual([]);
-    expect(seriousFindings(dump("idle", "    next_batch (loader.py:40)"))).toEqual([]);
+    expect(dumpWaits(dump("active", "    send (torch/distributed/distributed_c10d.py:2487)"))).toEqual([]);
+    expect(dumpWaits(dump("idle", "    next_batch (loader.py:40)"))).toEqual([]);
+    // Alone, the dump is the one evidence (analyze/dump-alone.ts): where its main thread stands.
+    expect(seriousFindings(dump("idle", "    next_batch (loader.py:40)")).map((f) => f.summary.split(" <- ")[0])).toEqual([
+      "A stack dump is the only evidence in these lines: py-spy at x.log:4 of pid 3438121: MainThread (idle) in loader.py:40 next_batch",
+    ]);
   });
 
   it("idle in a tensor collective, which NCCL only enqueues, is a note; with a second process's dump, the stacks compared say it", () => {
@@ -129,7 +133,7 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
       "    train_step (train.py:88)",
       "",
     ];
-    const one = allFindings(dump(41, "    all_reduce (torch/distributed/distributed_c10d.py:2501)").join("\n"));
+    const one = dumpWaits(dump(41, "    all_reduce (torch/distributed/distributed_c10d.py:2501)").join("\n"));
     expect(brief(one)).toEqual([["hang_suspected", "info", []]]);
     expect(one[0]?.summary).toContain("A tensor collective on NCCL returns once enqueued");
     const two = [
@@ -147,7 +151,7 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
       ["hang_suspected", "warning", []],
     ]);
     // The API's other functions wait for no peer.
-    expect(allFindings(dump(41, "    destroy_process_group (torch/distributed/distributed_c10d.py:1800)").join("\n"))).toEqual([]);
+    expect(dumpWaits(dump(41, "    destroy_process_group (torch/distributed/distributed_c10d.py:1800)").join("\n"))).toEqual([]);
   });
 
   it("a gdb thread's CUDA wait in another log stays beside the py-spy thread's torch.distributed wait", () => {

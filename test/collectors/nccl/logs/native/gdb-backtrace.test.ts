@@ -15,6 +15,10 @@ const gdb = (prefix: string): string => {
 const findings = (text: string): [string, string, string][] =>
   analyzeLogs([{ name: "bt.txt", text }]).findings.map((f) => [f.kind, f.severity, f.summary.split(/: (?:it was|they were) /)[0] ?? ""]);
 
+/** A watchdog timeout beside a backtrace: the dump then says only what its own waits say (analyze/dump-alone.ts). */
+const WATCHDOG =
+  "[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, Timeout(ms)=600000) ran for 600061 milliseconds before timing out.";
+
 describe("gdb backtraces", () => {
   it("an application thread inside ncclGroupEnd (nccl issue 899): a hang_suspected warning naming the call and its caller", () => {
     const fs = analyzeLogs([{ name: "bt.txt", text: gdb("01-") }]).findings;
@@ -25,8 +29,11 @@ describe("gdb backtraces", () => {
     expect(fs[0]?.summary).toContain("A collective returns only when its peers take part");
   });
 
-  it("NCCL's own threads (proxy progress and service, nccl issue 901) are no wait of the application: nothing", () => {
-    expect(findings(gdb("02-"))).toEqual([]);
+  it("NCCL's own threads (proxy progress and service, nccl issue 901) are no wait of the application: alone, the dump says only that", () => {
+    expect(findings(`${WATCHDOG}\n${gdb("02-")}`).filter((f) => f[0] === "hang_suspected")).toEqual([]);
+    const fs = analyzeLogs([{ name: "bt.txt", text: gdb("02-") }]).findings;
+    expect(fs.map((f) => [f.kind, f.severity])).toEqual([["hang_suspected", "warning"]]);
+    expect(fs[0]?.summary).toContain("These are only NCCL's own threads (its proxy, its IB async-event thread)");
   });
 
   it("a backtrace after a crash signal is where it crashed, not where it waited: nothing from this reader", () => {
