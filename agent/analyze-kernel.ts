@@ -287,6 +287,29 @@ export function portErrorsEvent(r: PortErrorsReading, where: string): HardwareEv
   };
 }
 
+/**
+ * A GPU the driver said fell off the bus (Xid 79, or its `GPU has fallen off the bus` words): it no
+ * longer answers on PCIe, the same fact lspci's revision ff shows (goneGpuEvent), so a PCIe error of
+ * that GPU too. Where the log also has the GPU's AER errors or lspci's row, the findings keep one
+ * PCIe finding per GPU (hardware.ts).
+ */
+export function fellOffBusEvent(xid: HardwareEvent): HardwareEvent | undefined {
+  if (xid.kind !== "gpu_xid" || xid.code !== 79 || xid.gpuPci === undefined) return undefined;
+  return {
+    ...(xid.host !== undefined ? { host: xid.host } : {}),
+    where: xid.where,
+    kind: "gpu_pcie_error",
+    severity: "critical",
+    device: xid.device,
+    subject: xid.subject,
+    gpuPci: xid.gpuPci,
+    event: "off_bus",
+    title: "Xid 79: the GPU no longer answers on PCIe",
+    advice:
+      "Its link went down or it lost power: reboot the node to get it back, and drain it if it repeats (reseat or replace the GPU or its riser, check its power cables); AER lines of its root port before the Xid, where the kernel printed them, say the link failed first.",
+  };
+}
+
 /** A GPU a pasted lspci shows at revision ff: its config space reads all ones. */
 export function goneGpuEvent(g: GoneGpu, where: string): HardwareEvent {
   return {
@@ -332,7 +355,10 @@ export class KernelLines implements HardwareLog {
         for (const e of errors) out.push(portErrorsEvent(e, `${name}:${e.lineNo}`));
         for (const p of events) {
           const h = hardwareEvent(p.event, p.host, `${name}:${lineNo}`);
-          if (h !== undefined) out.push(h);
+          if (h === undefined) continue;
+          out.push(h);
+          const off = fellOffBusEvent(h);
+          if (off !== undefined) out.push(off);
         }
         if (r !== undefined) {
           const key = `${r.hca}/${r.port}`;

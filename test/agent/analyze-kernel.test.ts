@@ -35,9 +35,11 @@ const brief = (f: Finding): string =>
   `${f.severity} ${f.kind} ${f.device ?? ""} ${f.code ?? f.event ?? ""} x${f.count ?? 0}${f.host !== undefined ? ` @${f.host}` : ""}`;
 
 describe("analyze: kernel log captures as pasted", () => {
-  it("a GPU lost at probe (three dmesg rows, no Xid printed): reboot the node", () => {
-    const [f, ...rest] = analyzeCapture("01-");
+  it("a GPU lost at probe (three dmesg rows, no Xid printed): reboot the node; and it no longer answers on PCIe", () => {
+    const [f, off, ...rest] = analyzeCapture("01-");
     expect(rest).toEqual([]);
+    expect(off).toMatchObject({ kind: "gpu_pcie_error", severity: "critical", event: "off_bus", device: "0000:b3:00.0", count: 1 });
+    expect(off?.summary).toContain("Xid 79: the GPU no longer answers on PCIe");
     expect(f).toMatchObject({
       kind: "gpu_xid",
       severity: "critical",
@@ -81,6 +83,7 @@ describe("analyze: kernel log captures as pasted", () => {
       "critical nvswitch_sxid 0000:06:00.0 20034 x1",
       "critical nvswitch_sxid 0000:05:00.0 20034 x2",
       "critical nvswitch_sxid 0000:07:00.0 20034 x1",
+      "critical gpu_pcie_error 0000:91:00 off_bus x1",
     ]);
     expect(analyzeCapture("25-")[2]?.summary).toMatch(/^NVSwitch 0 \(PCI 0000:05:00\.0\) reported fatal SXid 20034: "Link 63 LTSSM Fault Up", 2 times/);
   });
@@ -194,9 +197,33 @@ describe("analyze: EFA lines, a GPU its root port's error left unrecovered, port
     const kernel = "NVRM: Xid (PCI:0000:ae:00): 79, pid=1122, name=python, GPU has fallen off the bus.";
     const agent = "XID 79(GPU has fallen off the bus) detected on PCI:0000:ae:00";
     const of = (lines: string[]): string[] => analyzeLogs([{ name: "k.txt", text: lines.join("\n") }], new KernelLines()).findings.map(brief);
-    expect(of([kernel, agent])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
-    expect(of([agent, kernel])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
-    expect(of([agent, agent])).toEqual(["critical gpu_xid 0000:ae:00 79 x1"]);
+    const told = ["critical gpu_xid 0000:ae:00 79 x1", "critical gpu_pcie_error 0000:ae:00 off_bus x1"];
+    expect(of([kernel, agent])).toEqual(told);
+    expect(of([agent, kernel])).toEqual(told);
+    expect(of([agent, agent])).toEqual(told);
+  });
+});
+
+describe("analyze: a GPU off the bus is one PCIe finding", () => {
+  const of = (lines: string[]): string[] => analyzeLogs([{ name: "k.txt", text: lines.join("\n") }], new KernelLines()).findings.map(brief);
+
+  it("its AER errors before the Xid 79 (nccl-pasted 375) keep their finding; the fall is not told again", () => {
+    const text = readFixtureRaw(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith("375-")) ?? ""}`);
+    const fs = analyzeLogs([{ name: "375.log", text }], new KernelLines()).findings;
+    expect(fs.filter((f) => f.kind === "gpu_pcie_error").map(brief)).toEqual(["critical gpu_pcie_error 0000:02:00.0 uncorrected x1"]);
+  });
+
+  it("lspci's revision ff of the same GPU (nccl-pasted 718's row) and its Xid 79: one off_bus finding, the first", () => {
+    const lspci = "1c:00.0 VGA compatible controller: NVIDIA Corporation TU102GL [Quadro RTX 6000/8000] (rev ff)";
+    const xid = "NVRM: Xid (PCI:0000:1c:00): 79, pid=1122, name=python, GPU has fallen off the bus.";
+    expect(of([lspci, xid])).toEqual(["critical gpu_xid 0000:1c:00 79 x1", "critical gpu_pcie_error 0000:1c:00.0 off_bus x1"]);
+    expect(of([xid, lspci])).toEqual(["critical gpu_xid 0000:1c:00 79 x1", "critical gpu_pcie_error 0000:1c:00 off_bus x1"]);
+    // Another GPU's row is its own finding.
+    expect(of([xid, lspci.replace("1c:00.0", "1d:00.0")])).toEqual([
+      "critical gpu_xid 0000:1c:00 79 x1",
+      "critical gpu_pcie_error 0000:1c:00 off_bus x1",
+      "critical gpu_pcie_error 0000:1d:00.0 off_bus x1",
+    ]);
   });
 });
 
@@ -245,8 +272,8 @@ describe("analyze: kernel lines beside NCCL logs", () => {
     };
     const xid = { name: "dmesg.txt", text: xid79("[171167.620236] ", 4242) };
     const kinds = (logs: { name: string; text: string }[]): string[] => analyzeLogs(logs, new KernelLines()).findings.map((f) => `${f.severity} ${f.kind}`);
-    expect(kinds([nccl("91-"), xid])).toEqual(["critical gpu_xid", "critical collective_mismatch"]);
-    expect(kinds([nccl("95-"), xid])).toEqual(["critical rank_behind", "critical gpu_xid", "critical watchdog_timeout"]);
+    expect(kinds([nccl("91-"), xid])).toEqual(["critical gpu_xid", "critical collective_mismatch", "critical gpu_pcie_error"]);
+    expect(kinds([nccl("95-"), xid])).toEqual(["critical rank_behind", "critical gpu_xid", "critical watchdog_timeout", "critical gpu_pcie_error"]);
   });
 });
 
@@ -262,6 +289,8 @@ describe("analyze: kernel lines of many hosts in one file", () => {
     expect(analyzeLogs([{ name: "pdsh.txt", text: rows.join("\n") }], new KernelLines()).findings.map(brief)).toEqual([
       "critical gpu_xid 0000:b3:00.0 79 x1 @node1",
       "critical gpu_xid 0000:3b:00.0 79 x1 @node2",
+      "critical gpu_pcie_error 0000:b3:00.0 off_bus x1 @node1",
+      "critical gpu_pcie_error 0000:3b:00.0 off_bus x1 @node2",
     ]);
   });
 
@@ -274,6 +303,8 @@ describe("analyze: kernel lines of many hosts in one file", () => {
     expect(analyzeLogs([{ name: "syslog", text }], new KernelLines()).findings.map(brief)).toEqual([
       "critical gpu_xid 0000:07:00 79 x1 @gpu34",
       "critical gpu_xid 0000:07:00.0 79 x1 @gpu41",
+      "critical gpu_pcie_error 0000:07:00 off_bus x1 @gpu34",
+      "critical gpu_pcie_error 0000:07:00.0 off_bus x1 @gpu41",
     ]);
   });
 
@@ -288,8 +319,10 @@ describe("analyze: kernel lines of many hosts in one file", () => {
     const f = analyzeLogs([{ name: "fleet.txt", text: rows.join("\n") }], new KernelLines()).findings;
     expect(f).toHaveLength(1001);
     expect(f[0]).toMatchObject({ kind: "gpu_xid", severity: "critical", host: "node999" });
+    // The Xid's fall as a PCIe error (critical) keeps its place too: 998 corrected groups of the 1,040 are kept.
+    expect(f[1]).toMatchObject({ kind: "gpu_pcie_error", severity: "critical", event: "off_bus", host: "node999" });
     expect(f.filter((x) => x.kind === "gpu_pcie_error")).toHaveLength(999);
-    expect(f.find((x) => x.kind === "kernel_log_truncated")).toMatchObject({ severity: "info", count: 41 });
+    expect(f.find((x) => x.kind === "kernel_log_truncated")).toMatchObject({ severity: "info", count: 42 });
   });
 });
 

@@ -108,10 +108,26 @@ export class HardwareTally {
   }
 }
 
+/** A GPU's host and slot in one form (the kernel's `0000:1c:00`, lspci's `0000:1c:00.0`). */
+function gpuSlot(e: HardwareEvent): string | undefined {
+  return e.gpuPci === undefined ? undefined : `${(e.host ?? "").toLowerCase()}|${pciSlotKey(e.gpuPci)}`;
+}
+
+/**
+ * A GPU's fall off the bus told as a PCIe error (Xid 79's, lspci's revision ff) where an earlier
+ * group, or the GPU's own AER errors, already gives that GPU a PCIe finding: one PCIe finding per GPU.
+ */
+function retold(g: HardwareGroup, i: number, all: readonly HardwareGroup[]): boolean {
+  if (g.first.kind !== "gpu_pcie_error" || g.first.event !== "off_bus") return false;
+  const slot = gpuSlot(g.first);
+  return all.some((o, j) => j !== i && o.first.kind === "gpu_pcie_error" && (o.first.event !== "off_bus" || j < i) && gpuSlot(o.first) === slot);
+}
+
 /** One finding per group, in the order first seen; and one that says how many events were not kept, if any. */
 export function hardwareFindings(state: TrackedState, tally: HardwareTally): Finding[] {
   const ctx = context(state);
-  const out = [...tally.groups.values()].map((g) => finding(state, ctx, g));
+  const groups = [...tally.groups.values()];
+  const out = groups.filter((g, i) => !retold(g, i, groups)).map((g) => finding(state, ctx, g));
   if (tally.dropped > 0) {
     out.push(
       kernelLogTruncated({
