@@ -102,7 +102,7 @@ function gdbWords(s: GdbStop): string {
             .slice(0, SHOWN_FRAMES - 1),
         ]
       : [];
-  return `gdb at ${s.where}${s.thread !== undefined ? ` (${s.thread})` : ""}: ${shown.length > 0 ? shown.join(" <- ") : "(no named frame)"}`;
+  return `${s.tool} at ${s.where}${s.thread !== undefined ? ` (${s.thread})` : ""}: ${shown.length > 0 ? shown.join(" <- ") : "(no named frame)"}`;
 }
 
 /**

@@ -792,7 +792,7 @@ export const hangSuspectedWords = {
 
   /** gdb's backtraces of threads stopped inside NCCL's calls (`threads` of them, in `calls`). */
   nativeWait: (f: {
-    tool: "gdb" | "py-spy";
+    tool: "gdb" | "lldb" | "py-spy";
     threads: number;
     calls: readonly string[];
     wait: NativeWaitWords;
@@ -802,7 +802,7 @@ export const hangSuspectedWords = {
   }): string =>
     (f.wait === "pytorch"
       ? `A py-spy dump shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} idle inside torch.distributed's ${f.calls.join(", ")}`
-      : `A native backtrace (${f.tool === "gdb" ? "gdb" : "py-spy --native"}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${NATIVE_WAIT_OWNER[f.wait]}'s ${f.calls.join(", ")}`) +
+      : `A native backtrace (${f.tool === "py-spy" ? "py-spy --native" : f.tool}) shows ${f.threads === 1 ? "a thread" : `${f.threads} threads`} stopped inside ${NATIVE_WAIT_OWNER[f.wait]}'s ${f.calls.join(", ")}`) +
     `${f.caller !== undefined ? ` (called from ${f.caller})` : ""}: ${f.threads === 1 ? "it was" : "they were"} waiting there when stopped. ` +
     (f.wait === "pytorch" && f.waiting === false ? TENSOR_COLLECTIVE_IDLE : NATIVE_WAIT_ADVICE[f.wait]),
 

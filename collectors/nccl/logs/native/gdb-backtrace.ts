@@ -119,7 +119,7 @@ export type NativeWaitKind = "init" | "teardown" | "collective" | "store" | "mpi
 
 export interface NativeWait {
   /** The tool that printed the backtrace. */
-  tool: "gdb" | "py-spy";
+  tool: DebuggerTool | "py-spy";
   /** NCCL's call the thread is in (its outermost NCCL frame), without the `p` of its profiling name; else CUDA's. */
   call: string;
   wait: NativeWaitKind;
@@ -134,8 +134,12 @@ export interface NativeWait {
   where: string;
 }
 
+/** The debuggers whose backtraces GdbBacktraceReader reads (cuda-gdb's are gdb's). */
+export type DebuggerTool = "gdb" | "lldb";
+
 /** A backtrace of a stopped process (GdbBacktraceReader.stopped). */
 export interface GdbStop {
+  tool: DebuggerTool;
   where: string;
   /** Function names, innermost first. */
   frames: readonly string[];
@@ -144,6 +148,7 @@ export interface GdbStop {
 }
 
 interface Trace {
+  tool: DebuggerTool;
   frames: string[];
   thread?: string;
   where: string;
@@ -181,6 +186,31 @@ export function gdbFrame(s: string): { n: number; fn: string } | undefined {
   if (args >= 0 && s.charCodeAt(args + 2) === 47 /* / */ && s.indexOf("+0x", args) >= 0) return undefined;
   if (endsInLineAndColumn(s)) return undefined;
   const fn = s.slice(i, args < 0 ? s.length : args).trim();
+  return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
+}
+
+/**
+ * An lldb frame row from after its `frame #` → its function: `3: 0x00007fb090db1068
+ * libtorch_cuda.so\`c10d::ProcessGroupNCCL::abort() + 664` gives `c10d::ProcessGroupNCCL::abort`,
+ * a frame with no symbol (`5: 0x00007f... libnccl.so.2`) `??`. Only with lldb's address after the
+ * number: PyTorch's C++ exception frames (`frame #0: c10::Error::Error(...) + 0x..`) are none.
+ */
+export function lldbFrame(s: string, from: number): { n: number; fn: string } | undefined {
+  let i = from;
+  let n = 0;
+  if (!isDigit(s.charCodeAt(i))) return undefined;
+  while (i < s.length && isDigit(s.charCodeAt(i))) n = n * 10 + (s.charCodeAt(i++) - 48);
+  if (!s.startsWith(": 0x", i)) return undefined;
+  const space = s.indexOf(" ", i + 4);
+  if (space < 0) return undefined;
+  const tick = s.indexOf("`", space);
+  if (tick < 0) return { n, fn: "??" };
+  let end = s.length;
+  for (const stop of [" + ", " at "]) {
+    const e = s.indexOf(stop, tick);
+    if (e >= 0 && e < end) end = e;
+  }
+  const fn = s.slice(tick + 1, end).trim();
   return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
 }
 
@@ -229,21 +259,59 @@ export class GdbBacktraceReader {
   line(text: string, lineNo: number): void {
     let i = 0;
     while (i < text.length && (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9)) i++;
-    if (text.charCodeAt(i) === 35 /* # */) {
+    const first = text.charCodeAt(i);
+    if (first === 35 /* # */) {
       const f = gdbFrame(text);
-      if (f !== undefined) {
-        if (f.n === 0 || this.open === undefined || f.n <= this.last) {
-          if (this.traces.length >= MAX_TRACES) return;
-          this.open = { frames: [], where: `${this.source}:${lineNo}`, crash: this.crash };
-          if (this.thread !== undefined) this.open.thread = this.thread;
-          this.traces.push(this.open);
-          this.thread = undefined;
-        }
-        if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(f.fn);
-        this.last = f.n;
-        return;
-      }
+      if (f !== undefined) return this.frame("gdb", f, lineNo);
+    } else if (first === 102 /* f */ || first === 116 /* t */ || first === 42 /* * */) {
+      if (this.lldbLine(text, i, lineNo)) return;
     }
+    this.gdbLine(text, i);
+  }
+
+  /** A frame of the backtrace open, or the first of a new one (its number 0, or not above the last). */
+  private frame(tool: DebuggerTool, f: { n: number; fn: string }, lineNo: number): void {
+    if (f.n === 0 || this.open === undefined || f.n <= this.last) {
+      if (this.traces.length >= MAX_TRACES) return;
+      this.open = { tool, frames: [], where: `${this.source}:${lineNo}`, crash: this.crash };
+      if (this.thread !== undefined) this.open.thread = this.thread;
+      this.traces.push(this.open);
+      this.thread = undefined;
+    }
+    if (this.open.frames.length < MAX_FRAMES) this.open.frames.push(f.fn);
+    this.last = f.n;
+  }
+
+  /**
+   * lldb's rows (`bt all`, `thread backtrace all`, nccl-pasted 621): `frame #3: 0x00007fb0...
+   * libtorch_cuda.so\`c10d::ProcessGroupNCCL::abort() + 664` (`* frame` for the selected one), and
+   * its thread headers, `* thread #1, name = 'python', stop reason = signal SIGSTOP`: a crash
+   * signal there makes the dump a crash's, as gdb's `received signal` does. True for such a row.
+   */
+  private lldbLine(text: string, at: number, lineNo: number): boolean {
+    let k = at;
+    if (text.charCodeAt(k) === 42 /* * */) {
+      k++;
+      while (text.charCodeAt(k) === 32) k++;
+    }
+    if (text.startsWith("frame #", k)) {
+      const f = lldbFrame(text, k + 7);
+      if (f === undefined) return false;
+      this.frame("lldb", f, lineNo);
+      return true;
+    }
+    if (!text.startsWith("thread #", k) || text.indexOf(", ", k) < 0) return false;
+    const stop = text.indexOf("stop reason = ", k);
+    if (stop >= 0 && CRASH_SIGNALS.some((sig) => text.indexOf(sig, stop) >= 0)) this.crash = true;
+    const comma = text.indexOf(", ", k);
+    this.thread = text.slice(k, comma);
+    this.open = undefined;
+    this.last = -1;
+    return true;
+  }
+
+  /** gdb's own lines around its frames: the thread headers, the signal that stopped it, a core file, an attach. */
+  private gdbLine(text: string, i: number): void {
     // A wrapped frame row's rest (`    () from /usr/lib/libtorch_cuda.so`), or a blank row, keeps the backtrace open.
     if (this.open !== undefined && i > 0) return;
     this.open = undefined;
@@ -278,7 +346,7 @@ export class GdbBacktraceReader {
   stopped(): GdbStop[] {
     return this.traces
       .filter((t) => !t.crash && !crashed(t.frames))
-      .map((t) => ({ where: t.where, frames: t.frames, ...(t.thread !== undefined ? { thread: t.thread } : {}) }));
+      .map((t) => ({ tool: t.tool, where: t.where, frames: t.frames, ...(t.thread !== undefined ? { thread: t.thread } : {}) }));
   }
 
   /** The backtraces stopped inside one of NCCL's calls, or else in a CUDA launch or synchronize; not after a crash. */
@@ -288,7 +356,7 @@ export class GdbBacktraceReader {
       if (t.crash) continue;
       const w = nativeWait(t.frames);
       if (w === undefined) continue;
-      const x: NativeWait = { tool: "gdb", ...w, where: t.where };
+      const x: NativeWait = { tool: t.tool, ...w, where: t.where };
       if (t.thread !== undefined) x.thread = t.thread;
       out.push(x);
     }

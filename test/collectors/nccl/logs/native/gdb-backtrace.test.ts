@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { analyzeLogs } from "../../../../../collectors/nccl/analyze/analyze.js";
-import { gdbFrame, ncclCall } from "../../../../../collectors/nccl/logs/native/gdb-backtrace.js";
+import { gdbFrame, lldbFrame, ncclCall } from "../../../../../collectors/nccl/logs/native/gdb-backtrace.js";
 import { listFixtures, readCapture } from "../../../../helpers/fixtures.js";
 
 const gdb = (prefix: string): string => {
@@ -103,5 +103,45 @@ describe("gdb backtraces", () => {
       undefined,
       { call: "ncclCommDestroy", wait: "teardown" },
     ]);
+  });
+});
+
+describe("lldb backtraces", () => {
+  const pasted = (prefix: string): string => readCapture(`nccl-pasted/${listFixtures("nccl-pasted", ".log").find((f) => f.startsWith(prefix)) ?? ""}`);
+
+  it("the frames of 621 (a thread in ProcessGroupNCCL::abort, no NCCL frame): read as a dump alone names lldb's thread and frames", () => {
+    const fs = analyzeLogs([{ name: "bt.txt", text: pasted("621-") }]).findings;
+    expect(fs.map((f) => [f.kind, f.severity])).toEqual([["hang_suspected", "warning"]]);
+    expect(fs[0]?.summary).toContain(
+      "lldb at bt.txt:2 (thread #16): syscall <- std::__atomic_futex_unsigned_base::_M_futex_wait_until_steady <- c10d::ProcessGroupNCCL::waitForFutureOrTimeout",
+    );
+  });
+
+  it("a thread inside NCCL's init (lldb's rows, `* frame` the selected one): a native wait, as gdb's", () => {
+    const bt = [
+      "* thread #1, name = 'python', stop reason = signal SIGSTOP",
+      "  * frame #0: 0x00007f3e1c2e4a2d libc.so.6`__poll + 77",
+      "    frame #1: 0x00007f3d8a1b2c10 libnccl.so.2`ncclCommInitRankConfig + 1200",
+      "    frame #2: 0x00007f3d9c0a1b22 libtorch_cuda.so`c10d::NCCLComm::create(int, int, ncclUniqueId) + 88",
+    ];
+    expect(findings(bt.join("\n"))).toEqual([
+      [
+        "hang_suspected",
+        "warning",
+        "A native backtrace (lldb) shows a thread stopped inside NCCL's ncclCommInitRankConfig (called from c10d::NCCLComm::create)",
+      ],
+    ]);
+    expect(lldbFrame(bt[2] ?? "", bt[2]?.indexOf("#") ?? 0)).toBeUndefined();
+    expect(lldbFrame("frame #5: 0x00007f3d8a1b2c10 libnccl.so.2", 7)).toEqual({ n: 5, fn: "??" });
+  });
+
+  it("a crash's stop reason, and PyTorch's C++ exception frames (`frame #0: c10::Error::Error(...)`), are no wait", () => {
+    const crash = ["* thread #1, name = 'python', stop reason = signal SIGSEGV", "  * frame #0: 0x00007f3d8a1b2c10 libnccl.so.2`ncclGroupEnd + 12"];
+    expect(findings(crash.join("\n"))).toEqual([]);
+    const c10 = [
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f0e1d8d9617 in /usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)",
+      "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f0e1eb5c8d2 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)",
+    ];
+    expect(findings(c10.join("\n")).filter((f) => f[0] === "hang_suspected")).toEqual([]);
   });
 });
