@@ -191,7 +191,8 @@ describe("episodes: once each, capped a minute, never two at once per process", 
     process.env.FAKE_PYSPY_LOG = join(dumps, "calls");
     const log = memoryLogger();
     const clock = { t: 1_000_000 };
-    const live = new LiveStacks({ source, workerSocket: "", timeoutMs: 5000, maxPerMinute, exec: createExec(), now: () => clock.t, log: log.logger });
+    // The fake py-spy is a Node.js child: eight of them start at once, and on a loaded machine that takes seconds; none of these tests waits for a timeout.
+    const live = new LiveStacks({ source, workerSocket: "", timeoutMs: 30_000, maxPerMinute, exec: createExec(), now: () => clock.t, log: log.logger });
     const calls = (): string[] => (existsSync(join(dumps, "calls")) ? readFileSync(join(dumps, "calls"), "utf8").trim().split("\n") : []);
     return { live, calls, log, clock };
   }
