@@ -12,23 +12,16 @@
  * `Fatal Python error`, gdb after a crash signal) is no hang.
  */
 import { frameText, isAddressFrame, isLibraryFrame } from "../stacks/frames.js";
-import type { RankStack } from "../stacks/group.js";
-import type { StackDump, StackThread } from "../stacks/types.js";
+import { keyThread, type RankStack } from "../stacks/group.js";
+import type { StackDump } from "../stacks/types.js";
 import type { GdbStop } from "../logs/native/gdb-backtrace.js";
 import { hangSuspected } from "../verdict/finding.js";
-import type { Finding, FindingKind } from "../verdict/report.js";
+import { FINDING_KINDS } from "../verdict/finding-kinds.js";
+import type { Finding } from "../verdict/report.js";
 import { hangSuspectedWords } from "../verdict/words.js";
 
-/** Kinds whose finding at warning or above already says the job hangs or failed: the dumps add their frames, not a verdict. */
-const SAID: ReadonlySet<FindingKind> = new Set<FindingKind>([
-  "watchdog_timeout",
-  "hang_suspected",
-  "rank_behind",
-  "collective_mismatch",
-  "stack_outlier",
-  "nccl_error",
-  "network_error",
-]);
+/** Kinds whose finding at warning or above already says the job hangs or failed (finding-kinds.ts's hang and failure facts): the dumps add their frames, not a verdict. */
+const SAID: ReadonlySet<string> = new Set(FINDING_KINDS.filter((r) => r.fact === "hang" || r.fact === "failure").map((r) => r.kind));
 
 /** Threads a finding describes, and frames of each. */
 const SHOWN_THREADS = 3;
@@ -37,25 +30,19 @@ const SHOWN_FRAMES = 3;
 /** NCCL's own threads (its proxy, its IB async-event thread), which wait in the same place in a healthy job. */
 const NCCL_OWN = ["ncclProxy", "persistentThread", "ncclIbAsyncThreadMain"];
 
-/** faulthandler's dump of a crash (`Fatal Python error: Segmentation fault`), not of a stuck process. */
+/** faulthandler's dump of a crash (`Fatal Python error: Segmentation fault`, `Windows fatal exception: ...`), not of a stuck process. */
 function crashDump(d: StackDump): boolean {
-  return d.reason !== undefined && d.reason.startsWith("Fatal Python error");
-}
-
-/** The thread that says most of a Python dump: py-spy's MainThread, faulthandler's current thread, else the first with frames. */
-function mainThread(d: StackDump): StackThread | undefined {
-  return (
-    d.threads.find((t) => t.name === "MainThread") ??
-    d.threads.find((t) => t.current === true && t.frames.length > 0) ??
-    d.threads.find((t) => t.frames.length > 0)
-  );
+  return d.reason !== undefined && (d.reason.startsWith("Fatal Python error") || d.reason.startsWith("Windows fatal exception"));
 }
 
 /** `py-spy at log:2 of pid 39: MainThread (idle) in torch/autograd/__init__.py:266 backward <- ... <- train.py:88 train_step`: the innermost frames, and the job's own one further out. */
 function pythonThreadWords(d: StackDump, rank: number | undefined): string | undefined {
-  const t = mainThread(d);
+  const t = keyThread(d);
   if (t === undefined) return undefined;
-  const fs = t.frames.filter((f) => !isAddressFrame(f));
+  // py-spy --native's C library frames (`pthread_cond_timedwait (libc.so.6)`) say little of where it waits.
+  const named = t.frames.filter((f) => !isAddressFrame(f));
+  const told = named.filter((f) => f.file.endsWith(".py") || !isLibc(f.function));
+  const fs = told.length > 0 ? told : named;
   const inner = fs.slice(0, SHOWN_FRAMES).map(frameText);
   const job = fs.findIndex((f) => !isLibraryFrame(f));
   if (job >= SHOWN_FRAMES) inner.push(frameText(fs[job] as (typeof fs)[number]));
@@ -66,6 +53,11 @@ function pythonThreadWords(d: StackDump, rank: number | undefined): string | und
 
 function isNcclOwn(s: GdbStop): boolean {
   return s.frames.some((f) => NCCL_OWN.some((n) => f.startsWith(n)));
+}
+
+/** Only NCCL's own threads, and threads with no frame past the C library's (`ppoll` then `??`), which tell of no application's wait. */
+function ncclOwnOnly(gdb: readonly GdbStop[]): boolean {
+  return gdb.some(isNcclOwn) && gdb.every((s) => isNcclOwn(s) || toldFrames(s).every(isLibc));
 }
 
 /** The C library's and the threads library's own functions (a poll, a futex, a thread's start), which say little of where a thread waits. */
@@ -89,20 +81,20 @@ function isLibc(fn: string): boolean {
   return LIBC.has(fn) || fn.startsWith("__") || fn.startsWith("_pthread") || fn.startsWith("pthread_") || fn.startsWith("futex_");
 }
 
-/** `gdb at log:12 (Thread 10): futex_wait_cancelable <- ncclProxyGetPostedOps <- ncclProxyProgress`: the innermost frame, and the first frames past the C library's. */
-function gdbWords(s: GdbStop): string {
+/** The named frames past the C library's, innermost first; the C library's alone where there are no others. */
+function toldFrames(s: GdbStop): string[] {
   const named = s.frames.filter((f) => f !== "??");
-  const shown =
-    named.length > 0
-      ? [
-          named[0] as string,
-          ...named
-            .slice(1)
-            .filter((f) => !isLibc(f))
-            .slice(0, SHOWN_FRAMES - 1),
-        ]
-      : [];
-  return `${s.tool} at ${s.where}${s.thread !== undefined ? ` (${s.thread})` : ""}: ${shown.length > 0 ? shown.join(" <- ") : "(no named frame)"}`;
+  const told = named.filter((f) => !isLibc(f));
+  return told.length > 0 ? told : named;
+}
+
+/** `gdb at log:12 (Thread 10): ncclProxyGetPostedOps <- ncclProxyProgress`: the innermost frames past the C library's, and the outermost of them. */
+function gdbWords(s: GdbStop): string {
+  const told = toldFrames(s);
+  const shown = told.slice(0, SHOWN_FRAMES - 1);
+  const outer = told[told.length - 1];
+  if (outer !== undefined && !shown.includes(outer)) shown.push(...(told.length > SHOWN_FRAMES ? ["...", outer] : [outer]));
+  return `${s.tool} at ${s.where}${s.thread !== undefined ? ` (${s.thread})` : ""}: ${shown.length > 0 ? shown.join(" <- ") : "frames without symbols"}`;
 }
 
 /**
@@ -110,7 +102,9 @@ function gdbWords(s: GdbStop): string {
  * the top of this file); the same findings where there is no dump or another finding says it.
  */
 export function withDumpsAlone(findings: readonly Finding[], dumps: readonly StackDump[], placed: readonly RankStack[], gdb: readonly GdbStop[]): Finding[] {
-  const python = dumps.filter((d) => !crashDump(d) && d.threads.some((t) => t.frames.length > 0));
+  // A dump split by a line between its threads (a progress bar) is still the crash's: every dump of a log with a crash's dump.
+  const crashed = new Set(dumps.filter(crashDump).map((d) => d.source));
+  const python = dumps.filter((d) => !crashed.has(d.source) && d.threads.some((t) => t.frames.length > 0));
   if (python.length === 0 && gdb.length === 0) return [...findings];
   if (findings.some((f) => f.severity !== "info" && SAID.has(f.kind))) return [...findings];
   const wheres = new Set([...python.map((d) => d.where), ...gdb.map((s) => s.where)]);
@@ -126,10 +120,9 @@ export function withDumpsAlone(findings: readonly Finding[], dumps: readonly Sta
     hangSuspected({
       severity: "warning",
       summary: hangSuspectedWords.dumpsAlone({
-        dumps: python.length + gdb.length,
+        threads: shown.length,
         shown: shown.slice(0, SHOWN_THREADS),
-        more: Math.max(0, shown.length - SHOWN_THREADS),
-        ncclOwnOnly: python.length === 0 && gdb.every(isNcclOwn),
+        ncclOwnOnly: python.length === 0 && ncclOwnOnly(gdb),
       }),
       ranks,
       processes: [],

@@ -89,9 +89,13 @@ export function faultLine(s: string, i: number, end: number, maxName: number): F
   return undefined;
 }
 
-/** `Fatal Python error: Segmentation fault` anywhere in the line (a progress bar may stand before it) → `Fatal Python error: Segmentation fault`. */
+/**
+ * `Fatal Python error: Segmentation fault` anywhere in the line (a progress bar may stand before
+ * it), or Windows' `Windows fatal exception: access violation` → that text.
+ */
 export function fatalError(s: string, i: number, end: number): string | undefined {
-  const k = s.indexOf("Fatal Python error: ", i);
+  let k = s.indexOf("Fatal Python error: ", i);
+  if (k < 0 || k >= end) k = s.indexOf("Windows fatal exception: ", i);
   return k >= 0 && k < end ? s.slice(k, Math.min(end, k + 200)).trimEnd() : undefined;
 }
 

@@ -271,6 +271,8 @@ export class StackReader {
 
   /** The lines just before a dump's first thread, on its stream: whose dump it is, and why it was written. */
   private preamble(d: StackDump, key: string): void {
+    // Past a line that says nothing of the dump (a progress bar, a log line), only a fatal error is looked for: why it was written.
+    let reasonOnly = false;
     for (let n = 1; n <= LOOKBACK; n++) {
       const raw = this.recent[(this.head - n + LOOKBACK) % LOOKBACK];
       if (raw === undefined || raw.length > this.limits.maxLine) return;
@@ -281,6 +283,11 @@ export class StackReader {
       let end = t.length;
       while (end > i && (isBlank(t.charCodeAt(end - 1)) || t.charCodeAt(end - 1) === 13)) end--;
       if (i === end) continue;
+      if (reasonOnly || t.startsWith("Python runtime state: ", i)) {
+        const fatal = fatalError(t, i, end);
+        if (fatal !== undefined) d.reason ??= fatal;
+        continue;
+      }
       const section = rankSection(t, i, end);
       if (section !== undefined) {
         d.rank = section.rank;
@@ -296,8 +303,8 @@ export class StackReader {
       }
       if (t.startsWith("Python v", i) || t.startsWith("Parent Process ", i) || t.startsWith("{%", i) || t.startsWith("<p>", i)) continue;
       const why = fatalError(t, i, end) ?? timeoutLine(t, i, end);
-      if (why === undefined) return;
-      d.reason ??= why;
+      if (why === undefined) reasonOnly = true;
+      else d.reason ??= why;
     }
   }
 

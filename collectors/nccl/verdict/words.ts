@@ -767,16 +767,16 @@ const DUMPS_ALONE_ADVICE =
 
 export const hangSuspectedWords = {
   /** Stack dumps and nothing else that tells a hang or a failure: where their threads stand. */
-  dumpsAlone: (f: { dumps: number; shown: readonly string[]; more: number; ncclOwnOnly: boolean }): string =>
-    `${f.dumps === 1 ? "A stack dump is" : `${f.dumps} stack dumps are`} the only evidence in these lines: ${f.shown.join("; ")}${f.more > 0 ? `; and ${f.more} more thread${f.more === 1 ? "" : "s"} (use --json)` : ""}. ` +
+  dumpsAlone: (f: { threads: number; shown: readonly string[]; ncclOwnOnly: boolean }): string =>
+    `No finding here tells of a hang or a failure but these stack dumps (${f.threads === 1 ? "one thread" : `${f.threads} threads`}): ${f.shown.join("; ")}${f.threads > f.shown.length ? `; and ${f.threads - f.shown.length} more` : ""}. ` +
     (f.ncclOwnOnly
-      ? "These are only NCCL's own threads (its proxy, its IB async-event thread), which wait there in a healthy job too: the application's thread that waits is not in these lines (gdb's `thread apply all bt` shows every thread). "
+      ? "These are only NCCL's own threads (its proxy, its IB async-event thread), which wait there in a healthy job too: the application's thread that waits is not in these lines (the rest of gdb's `thread apply all bt` output has it). "
       : "") +
     DUMPS_ALONE_ADVICE,
 
   /** Appended to a dump's note (a CUDA wait, a running thread's sample) where the dumps are the only evidence. */
   dumpsAloneRaised:
-    "The dumps are the only evidence in these lines, and stacks are dumped when a job seems stuck: a hang is suspected, not shown; a second dump a minute later in the same frames says the process is stuck there.",
+    "No finding here tells of a hang or a failure but these stack dumps, and stacks are dumped when a job seems stuck: a hang is suspected, not shown.",
 
   /** XLA's rendezvous waited for participants that did not come (`... and may be stuck`). */
   xlaRendezvous: (f: { names: readonly string[]; ranks: readonly number[]; seconds: number; expected?: number }): string =>

@@ -149,6 +149,8 @@ export interface GdbStop {
 
 interface Trace {
   tool: DebuggerTool;
+  /** The stop it belongs to (an attach, a signal, a core file start a new one): one crashed thread makes its stop a crash. */
+  stop: number;
   frames: string[];
   thread?: string;
   where: string;
@@ -173,9 +175,10 @@ export function gdbFrame(s: string): { n: number; fn: string } | undefined {
   if (s.startsWith("<signal handler called>", i)) return { n, fn: "<signal handler called>" };
   if (s.startsWith("0x", i)) {
     const inAt = s.indexOf(" in ", i);
-    if (inAt < 0 || inAt - i > 20) return undefined;
+    // gdb's function is followed by its arguments' parenthesis (`in ?? ()`): a note's `#3 0x1f in the dump` is none.
+    if (inAt < 0 || inAt - i > 20 || s.indexOf("(", inAt) < 0) return undefined;
     i = inAt + 4;
-  } else if (s.indexOf(") at ", i) < 0 && s.indexOf(") from ", i) < 0) {
+  } else if (!sourceOrLibrary(s, i)) {
     // No address: only gdb's shape with its source or library (`ncclProxyProgress (...) at proxy.cc:868`), not a markdown list.
     return undefined;
   }
@@ -212,6 +215,30 @@ export function lldbFrame(s: string, from: number): { n: number; fn: string } | 
   }
   const fn = s.slice(tick + 1, end).trim();
   return fn.length > 0 ? { n, fn: signatureless(fn) } : undefined;
+}
+
+/**
+ * A row without an address ends as gdb ends one: `) at proxy.cc:868` (a file and its line) or `)
+ * from /lib/libnccl.so.2` (a library), or as PyTorch's symbolizer does (`) from ??:0`): not a
+ * note's `#1 Reinstalled NCCL (2.21.5) from the repo`.
+ */
+function sourceOrLibrary(s: string, i: number): boolean {
+  const at = s.indexOf(") at ", i);
+  if (at >= 0 && endsInLine(s.slice(at + 5).trim())) return true;
+  const from = s.indexOf(") from ", i);
+  if (from < 0) return false;
+  const lib = s.slice(from + 7).trim();
+  // PyTorch's symbolizer ends its rows `from file:line`, `from ??:0` or `from :0` (nccl-pasted 824).
+  return lib.startsWith("/") || lib.indexOf(".so") >= 0 || endsInLine(lib, true);
+}
+
+/** `proxy.cc:868`, `../sysdeps/x.h:183`, and (`unknown` true) the symbolizer's `??:0` and `:0`: a source file, a colon, then digits to the end; not a clock's `02:55`. */
+function endsInLine(s: string, unknown = false): boolean {
+  let k = s.length;
+  while (k > 0 && isDigit(s.charCodeAt(k - 1))) k--;
+  if (k === s.length || k === 0 || s.charCodeAt(k - 1) !== 58 /* : */) return false;
+  const file = s.slice(0, k - 1);
+  return file.indexOf(".") >= 0 || file.indexOf("/") >= 0 || (unknown && (file === "" || file === "??"));
 }
 
 /** The row ends in `file:line:column`, as a sanitizer's symbolized row does. */
@@ -253,6 +280,9 @@ export class GdbBacktraceReader {
   private thread: string | undefined;
   private crash = false;
   private last = -1;
+  private stop = 0;
+  /** An exception's or a sanitizer's report came just before: the frames that follow are where it failed. */
+  private failedNext = false;
 
   constructor(private readonly source: string) {}
 
@@ -273,7 +303,7 @@ export class GdbBacktraceReader {
   private frame(tool: DebuggerTool, f: { n: number; fn: string }, lineNo: number): void {
     if (f.n === 0 || this.open === undefined || f.n <= this.last) {
       if (this.traces.length >= MAX_TRACES) return;
-      this.open = { tool, frames: [], where: `${this.source}:${lineNo}`, crash: this.crash };
+      this.open = { tool, stop: this.stop, frames: [], where: `${this.source}:${lineNo}`, crash: this.crash || this.failedNext };
       if (this.thread !== undefined) this.open.thread = this.thread;
       this.traces.push(this.open);
       this.thread = undefined;
@@ -301,8 +331,8 @@ export class GdbBacktraceReader {
       return true;
     }
     if (!text.startsWith("thread #", k) || text.indexOf(", ", k) < 0) return false;
-    const stop = text.indexOf("stop reason = ", k);
-    if (stop >= 0 && CRASH_SIGNALS.some((sig) => text.indexOf(sig, stop) >= 0)) this.crash = true;
+    const reason = text.indexOf("stop reason = ", k);
+    if (reason >= 0 && CRASH_SIGNALS.some((sig) => text.indexOf(sig, reason) >= 0)) this.crash = true;
     const comma = text.indexOf(", ", k);
     this.thread = text.slice(k, comma);
     this.open = undefined;
@@ -314,18 +344,44 @@ export class GdbBacktraceReader {
   private gdbLine(text: string, i: number): void {
     // A wrapped frame row's rest (`    () from /usr/lib/libtorch_cuda.so`), or a blank row, keeps the backtrace open.
     if (this.open !== undefined && i > 0) return;
+    if (this.open !== undefined) this.failedNext = false;
     this.open = undefined;
     this.last = -1;
-    // gdb's own lines open with `Thread`, `Program`, `Attaching` or `Core`: any other line costs one look.
+    // gdb's own lines open with `Thread`, `Program`, `Attaching` or `Core`; a crash report's with `C++`, `Exception` or `SUMMARY`: any other line costs one look.
     const c = text.charCodeAt(i);
-    if (c !== 84 /* T */ && c !== 80 /* P */ && c !== 65 /* A */ && c !== 67 /* C */) return;
-    // A core file's backtrace is where the process died.
-    if (text.indexOf("terminated with signal ") >= 0 || text.startsWith("Core was generated by ")) {
+    if (c !== 84 /* T */ && c !== 80 /* P */ && c !== 65 /* A */ && c !== 67 /* C */ && c !== 69 /* E */ && c !== 83 /* S */ && c !== 61 /* = */) return;
+    // A core file's backtrace is where the process died; PyTorch's C++ traceback of an exception
+    // (`C++ CapturedTraceback:`, `Exception raised from ...`, then `#5 c10::Error::Error(...) from ??:0`)
+    // and a sanitizer's report (`SUMMARY: AddressSanitizer: ...`) show where it failed.
+    if (text.indexOf("terminated with signal ") >= 0 || text.startsWith("Core was generated by ", i)) {
       this.crash = true;
+      this.stop++;
+      return;
+    }
+    // These name the frames right after them only (a gdb session later in the log is its own):
+    // `==4242==ERROR: AddressSanitizer: ...` before a sanitizer's frames, and its `SUMMARY:` after them.
+    if (c === 61 || text.startsWith("SUMMARY: ", i)) {
+      if (text.indexOf("Sanitizer", i) < 0) return;
+      const last = this.traces[this.traces.length - 1];
+      if (c !== 61 && last !== undefined) last.crash = true;
+      this.failedNext = c === 61;
+      this.stop++;
+      return;
+    }
+    if (text.startsWith("C++ CapturedTraceback:", i) || text.startsWith("Exception raised from ", i)) {
+      this.failedNext = true;
+      this.stop++;
+      return;
+    }
+    // Stopped at a breakpoint or a catchpoint the user set: where it stopped, not where it waited.
+    if (text.indexOf(" hit Breakpoint ") >= 0 || text.indexOf(" hit Catchpoint ") >= 0) {
+      this.crash = true;
+      this.stop++;
       return;
     }
     if (text.indexOf("received signal ") >= 0) {
       this.crash = CRASH_SIGNALS.some((sig) => text.indexOf(sig) >= 0);
+      this.stop++;
       const t = text.indexOf("Thread ");
       const r = text.indexOf(" received signal ");
       if (t >= 0 && r > t) this.thread = text.slice(t, r);
@@ -333,6 +389,7 @@ export class GdbBacktraceReader {
     }
     if (text.indexOf("Attaching to process ") >= 0) {
       this.crash = false;
+      this.stop++;
       return;
     }
     // `thread apply all bt`'s header: `Thread 3 (Thread 0x7f1e... (LWP 4242) "python"):`.
@@ -342,18 +399,27 @@ export class GdbBacktraceReader {
     if (open > t && text.indexOf("(LWP ", open) > open) this.thread = text.slice(t, open);
   }
 
+  /** The stops one of whose threads shows a crash's frames (the line that named the signal was cut): the other threads are where a crash found them, not waits. */
+  private crashedStops(): Set<number> {
+    const out = new Set<number>();
+    for (const t of this.traces) if (crashed(t.frames)) out.add(t.stop);
+    return out;
+  }
+
   /** Every backtrace of a stopped process, not of a crash (a crash signal before it, or a crash's own frames), innermost frame first. */
   stopped(): GdbStop[] {
+    const crashes = this.crashedStops();
     return this.traces
-      .filter((t) => !t.crash && !crashed(t.frames))
+      .filter((t) => !t.crash && !crashes.has(t.stop))
       .map((t) => ({ tool: t.tool, where: t.where, frames: t.frames, ...(t.thread !== undefined ? { thread: t.thread } : {}) }));
   }
 
   /** The backtraces stopped inside one of NCCL's calls, or else in a CUDA launch or synchronize; not after a crash. */
   waits(): NativeWait[] {
     const out: NativeWait[] = [];
+    const crashes = this.crashedStops();
     for (const t of this.traces) {
-      if (t.crash) continue;
+      if (t.crash || crashes.has(t.stop)) continue;
       const w = nativeWait(t.frames);
       if (w === undefined) continue;
       const x: NativeWait = { tool: t.tool, ...w, where: t.where };

@@ -45,7 +45,7 @@ describe("gdb: a thread stopped in a CUDA launch or synchronize (601)", () => {
     expect(brief(dumpWaits(pastedText("601-")))).toEqual([["hang_suspected", "info", []]]);
     const fs = allFindings(pastedText("601-"));
     expect(brief(fs)).toEqual([["hang_suspected", "warning", []]]);
-    expect(fs[0]?.summary).toContain("The dumps are the only evidence in these lines");
+    expect(fs[0]?.summary).toContain("No finding here tells of a hang or a failure but these stack dumps");
     expect(fs[0]?.summary).toMatch(/^A native backtrace \(gdb\) shows a thread stopped inside CUDA's cudaLaunchKernel: it was waiting there when stopped\. /);
     expect(fs[0]?.summary).toContain("a second one a minute later in the same place");
   });

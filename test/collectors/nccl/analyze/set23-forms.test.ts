@@ -190,7 +190,7 @@ describe("the second review's mends", () => {
     expect(dumpWaits("#0  0x00007f in ncclCommGetAsyncError () from /lib/libnccl.so.2")).toEqual([]);
     // Alone, it is a gdb frame: a dump with nothing else, no NCCL error.
     expect(seriousFindings("#0  0x00007f in ncclCommGetAsyncError () from /lib/libnccl.so.2").map((f) => [f.kind, f.summary.slice(0, 60)])).toEqual([
-      ["hang_suspected", "A stack dump is the only evidence in these lines: gdb at x.l"],
+      ["hang_suspected", "No finding here tells of a hang or a failure but these stack"],
     ]);
   });
 });

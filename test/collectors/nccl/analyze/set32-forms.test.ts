@@ -119,7 +119,7 @@ describe("a py-spy thread idle in torch.distributed's API, no native frames (823
     expect(dumpWaits(dump("idle", "    next_batch (loader.py:40)"))).toEqual([]);
     // Alone, the dump is the one evidence (analyze/dump-alone.ts): where its main thread stands.
     expect(seriousFindings(dump("idle", "    next_batch (loader.py:40)")).map((f) => f.summary.split(" <- ")[0])).toEqual([
-      "A stack dump is the only evidence in these lines: py-spy at x.log:4 of pid 3438121: MainThread (idle) in loader.py:40 next_batch",
+      "No finding here tells of a hang or a failure but these stack dumps (one thread): py-spy at x.log:4 of pid 3438121: MainThread (idle) in loader.py:40 next_batch",
     ]);
   });
 

@@ -113,7 +113,7 @@ describe("lldb backtraces", () => {
     const fs = analyzeLogs([{ name: "bt.txt", text: pasted("621-") }]).findings;
     expect(fs.map((f) => [f.kind, f.severity])).toEqual([["hang_suspected", "warning"]]);
     expect(fs[0]?.summary).toContain(
-      "lldb at bt.txt:2 (thread #16): syscall <- std::__atomic_futex_unsigned_base::_M_futex_wait_until_steady <- c10d::ProcessGroupNCCL::waitForFutureOrTimeout",
+      "lldb at bt.txt:2 (thread #16): std::__atomic_futex_unsigned_base::_M_futex_wait_until_steady <- c10d::ProcessGroupNCCL::waitForFutureOrTimeout <- c10d::ProcessGroupNCCL::abort",
     );
   });
 
