@@ -103,7 +103,8 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
 /**
  * The processes without those whose host name is another's with a torn writer's text before it
  * (`adp-uadp-us-llm-1-...:235`, where another process's `adp-u` was cut by this line; nccl-pasted
- * 760): the same pid on a host whose name ends the torn one is that process, not another host's.
+ * 760): the same pid on a host whose name ends the torn one is that process, not another host's;
+ * for a short name (`ljm`), only where the torn text before it is digits (a cut pid).
  */
 function withoutTornHosts(keys: readonly string[]): string[] {
   if (keys.length < 2) return [...keys];
@@ -112,8 +113,23 @@ function withoutTornHosts(keys: readonly string[]): string[] {
     return { k, host: k.slice(0, c), pid: k.slice(c + 1) };
   });
   return split
-    .filter((a) => !split.some((b) => b.pid === a.pid && b.host.length >= 8 && b.host.length < a.host.length && a.host.endsWith(b.host)))
+    .filter(
+      (a) =>
+        !split.some(
+          (b) =>
+            b.pid === a.pid &&
+            b.host.length < a.host.length &&
+            a.host.endsWith(b.host) &&
+            (b.host.length >= 8 || digitsOnly(a.host, a.host.length - b.host.length)),
+        ),
+    )
     .map((a) => a.k);
+}
+
+/** s[0, end) is digits only: a cut pid glued before a host name (`80356ljm:803564`, nccl-pasted 868), whatever the name's length. */
+function digitsOnly(s: string, end: number): boolean {
+  for (let i = 0; i < end; i++) if (s.charCodeAt(i) < 48 || s.charCodeAt(i) > 57) return false;
+  return end > 0;
 }
 
 /** A host name up to its first dot, as NCCL prints it. */
