@@ -234,7 +234,7 @@ function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans
   const noGdr = procs.filter((p) => {
     const t = transportOf(p);
     if (t.gdr === "disabled" && (t.net === "IB" || t.net === "RoCE")) return true;
-    return p.gdrOff !== undefined && p.gdrLinks === 0 && p.gdrEnabled === 0;
+    return p.gdrOff !== undefined && p.gdrLinks === 0 && p.gdrEnabledGpu === 0;
   });
   // Links through IB in lines that name no process, none of them GDRDMA, where no process of the logs uses it.
   const ibLinks = (orphans.netLinks ?? []).filter((l) => l.net.startsWith("IB"));

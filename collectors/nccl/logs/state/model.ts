@@ -32,6 +32,8 @@ export interface ProcessState {
   gdrLinks: number;
   /** `GPU Direct RDMA Enabled|Disabled` lines. */
   gdrEnabled: number;
+  /** `GPU Direct RDMA Enabled for GPU ...` lines: a GPU that uses it (`Enabled for HCA 0` says only that the HCA can). */
+  gdrEnabledGpu: number;
   gdrDisabled: number;
   /** NET/IB's devices as its `Using` line listed them (bounded; net-devices.ts). */
   ibDevices: { index: number; device: string; port: number }[];

@@ -158,6 +158,7 @@ export class Tracker {
       case "gdr":
         if (ev.enabled) {
           if (proc) proc.gdrEnabled++;
+          if (proc && ev.scope === "gpu") proc.gdrEnabledGpu++;
         } else this.onGdrOff(proc, gdrOffText(ev), where);
         return;
       case "channel":
@@ -346,6 +347,7 @@ export class Tracker {
         ibDevices: [],
         netDevUse: new Map(),
         gdrEnabled: 0,
+        gdrEnabledGpu: 0,
         gdrDisabled: 0,
         warnings: [],
         chains: [],

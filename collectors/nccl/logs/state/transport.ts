@@ -43,7 +43,8 @@ export function transportOf(p: ProcessState): Transport {
   let gdr: GdrState;
   if (net === "Socket") gdr = "n/a";
   else if (p.gdrLinks > 0) gdr = "enabled";
-  else if (p.gdrDisabled > 0 && p.gdrEnabled === 0) gdr = "disabled";
+  // An HCA that can (`Enabled for HCA 0`) beside its GPU that does not (`Disabled for GPU 81000 / HCA 0 (distance 6 > 4)`): off.
+  else if (p.gdrDisabled > 0 && p.gdrEnabledGpu === 0) gdr = "disabled";
   else if (ibLinks > 0)
     gdr = "disabled"; // network links shown, none of them GDRDMA
   else if (p.gdrEnabled > 0) gdr = "enabled";

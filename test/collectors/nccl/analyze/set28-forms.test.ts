@@ -106,7 +106,7 @@ describe("the watchdog's stack of a failed collective, its timeout line cut (740
   });
 });
 
-describe("forms the twenty-ninth blind set brought (754, 760), and a fortieth's torn host (868)", () => {
+describe("forms the twenty-ninth blind set brought (754, 760)", () => {
   it("Gloo's timeout as Ray's logger records it (754): a critical hang_suspected; prose that quotes the words is none", () => {
     expect(brief(seriousFindings(pastedText("754-")))).toEqual([["hang_suspected", "critical", []]]);
     expect(
@@ -120,12 +120,5 @@ describe("forms the twenty-ninth blind set brought (754, 760), and a fortieth's 
     expect(seriousFindings(pastedText("760-"))).toEqual([]);
     const torn = pastedText("760-").replace("adp-uadp-us-llm", "other-host-us-llm");
     expect(brief(seriousFindings(torn))).toEqual([["socket_transport", "warning", []]]);
-  });
-
-  it("a cut pid glued before a short host name (`80356ljm:803564`, set 40's 868) is that process too; letters before it are another host", () => {
-    expect(seriousFindings(pastedText("868-"))).toEqual([]);
-    // The same lines with the torn text made a name of letters: `xyljm` is no cut pid, so a second host, and sockets between them.
-    const other = pastedText("868-").replaceAll("80356ljm:803564", "xyljm:803564").replaceAll("80ljm:803564", "xyljm:803564");
-    expect(brief(seriousFindings(other))).toEqual([["socket_transport", "warning", [1]]]);
   });
 });
