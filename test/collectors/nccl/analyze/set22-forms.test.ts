@@ -4,7 +4,7 @@
  * a `py-spy dump --native` thread stopped inside NCCL's calls.
  */
 import { describe, expect, it } from "vitest";
-import { brief, dumpWaits, pastedText, seriousFindings } from "../../../helpers/pasted.js";
+import { brief, pastedText, seriousFindings } from "../../../helpers/pasted.js";
 
 const header =
   "[2020-12-29 16:51:57.726092: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.";
