@@ -8,8 +8,8 @@
  * - `alone`: findings that stand by themselves, placed after the PyTorch findings (before the
  *   transport's), in list order;
  * - `after`: findings that add only where nothing else tells the same (libmlx5's print, the retries,
- *   Gloo's timeout); each is handed every finding before it (the nccl-tests' own are not among them)
- *   and comes last, in list order.
+ *   Gloo's timeout, a rank's own exception while others hang); each is handed every finding before it
+ *   (the nccl-tests' own are not among them) and comes last, in list order.
  * To add a reader: write it beside the others (logs/<origin>/) and add its source to a stage here.
  */
 import { StallReader } from "../logs/horovod/stall.js";
@@ -28,6 +28,7 @@ import { UNIQUE_ID_MARKS, uniqueIdWaitFindings, uniqueIdWaitReader } from "../lo
 import { RENDEZVOUS_MARKS, rendezvousFindings, rendezvousReader } from "../logs/xla/rendezvous.js";
 import { ConnectRetryReader, RetryState, connectRetryFindings, type LastRetry } from "../logs/socket/connect-retry.js";
 import { MLX5_COMPLETION_MARKS, Mlx5CompletionErrorReader, mlx5CompletionErrorFindings } from "../logs/verbs/mlx5-completion-error.js";
+import { RANK_EXCEPTION_MARKS, rankExceptionFindings, rankExceptionReader } from "../logs/pytorch/rank-exception.js";
 import { isFailureFinding, type Finding } from "../verdict/report.js";
 
 /** A reader of one log's lines, numbered from 1. */
@@ -216,11 +217,21 @@ export function evidenceSources(): EvidenceSources {
       ),
     GLOO_TIMEOUT_MARKS,
   );
+  // A rank's own exception while others hang: the rank they waited for (after every hang finding).
+  const rankException = perLog(
+    rankExceptionReader,
+    (logs, before) =>
+      rankExceptionFindings(
+        logs.flatMap(({ reader }) => reader.items),
+        before,
+      ),
+    RANK_EXCEPTION_MARKS,
+  );
   return {
     alone,
-    after: [mlx5, connectRetries, glooConnect, glooTimeout],
-    pasted: [...alone, mlx5, glooConnect, glooTimeout],
-    gate: gateOf([...alone, mlx5, glooConnect, glooTimeout]),
+    after: [mlx5, connectRetries, glooConnect, glooTimeout, rankException],
+    pasted: [...alone, mlx5, glooConnect, glooTimeout, rankException],
+    gate: gateOf([...alone, mlx5, glooConnect, glooTimeout, rankException]),
     connectRetries,
     nativeWaits,
   };

@@ -113,6 +113,19 @@ interface BehindInComm {
 }
 
 export const rankBehindWords = {
+  /** A rank's own Python exception while other ranks hang: the rank they waited for. */
+  failedFirst: (f: {
+    ranks: readonly number[];
+    exception: string;
+    message: string;
+    where: string;
+    waiting: readonly number[];
+    seq?: number;
+    op?: string;
+  }): string =>
+    `${f.ranks.length === 1 ? `Rank ${f.ranks[0]} failed` : `Ranks ${rankList(f.ranks)} failed`} in the job's own code (${f.exception}: ${f.message}, at ${f.where}) and left the job: ` +
+    `${theRanks(f.waiting)}, whose ${f.seq !== undefined ? `collective SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : "collective"} did not finish, waited for ${f.ranks.length === 1 ? "it" : "them"}. ` +
+    "That exception is the cause, not the network or a GPU: fix it and restart (the timeouts follow from it; the launcher killed the failed rank's node's other ranks).",
   /** logs/: the COLL lines of a communicator. */
   logs: (f: BehindInComm & { reached: number }): string =>
     `Rank ${rankList(f.behind)} (${f.processes.join(", ")}) never entered collective #${f.seq}${f.op ? ` (${f.op})` : ""} of communicator ${f.comm}; ` +
