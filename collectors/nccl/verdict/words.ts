@@ -116,6 +116,10 @@ export const rankBehindWords = {
   /** A rank's own Python exception while other ranks hang: the rank they waited for. */
   failedFirst: (f: {
     ranks: readonly number[];
+    /** The rank whose exception is quoted (the first read). */
+    rank: number;
+    /** A CUDA error or out of memory: the GPU's, not the job's code alone. */
+    gpu: boolean;
     exception: string;
     message: string;
     where: string;
@@ -123,9 +127,14 @@ export const rankBehindWords = {
     seq?: number;
     op?: string;
   }): string =>
-    `${f.ranks.length === 1 ? `Rank ${f.ranks[0]} failed` : `Ranks ${rankList(f.ranks)} failed`} in the job's own code (${f.exception}: ${f.message}, at ${f.where}) and left the job: ` +
-    `${theRanks(f.waiting)}, whose ${f.seq !== undefined ? `collective SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : "collective"} did not finish, waited for ${f.ranks.length === 1 ? "it" : "them"}. ` +
-    "That exception is the cause, not the network or a GPU: fix it and restart (the timeouts follow from it; the launcher killed the failed rank's node's other ranks).",
+    `${f.ranks.length === 1 ? `Rank ${f.ranks[0]} failed` : `Ranks ${rankList(f.ranks)} failed`} with an exception before the others' hang` +
+    ` (rank ${f.rank}: ${f.exception}: ${f.message}, at ${f.where}) and left the job: ` +
+    `${theRanks(f.waiting)}, whose ${f.seq !== undefined ? `collective SeqNum=${f.seq}${f.op !== undefined ? ` (${f.op})` : ""}` : "collective"} did not finish, waited for ${f.ranks.length === 1 ? "it" : "them"}` +
+    ` (their "enqueued but not completed" follows from it). ` +
+    (f.gpu
+      ? "That error is the cause: a CUDA error or out of memory on that rank's GPU (its Xid lines in the kernel log say whether the GPU failed); fix it and restart."
+      : "That exception is the cause, not the network or a GPU: fix it and restart."),
+
   /** logs/: the COLL lines of a communicator. */
   logs: (f: BehindInComm & { reached: number }): string =>
     `Rank ${rankList(f.behind)} (${f.processes.join(", ")}) never entered collective #${f.seq}${f.op ? ` (${f.op})` : ""} of communicator ${f.comm}; ` +

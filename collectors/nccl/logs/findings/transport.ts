@@ -104,7 +104,7 @@ function socketFindings(state: TrackedState, procs: readonly ProcessState[], orp
  * The processes without those whose host name is another's with a torn writer's text before it
  * (`adp-uadp-us-llm-1-...:235`, where another process's `adp-u` was cut by this line; nccl-pasted
  * 760): the same pid on a host whose name ends the torn one is that process, not another host's;
- * for a short name (`ljm`), only where the torn text before it is digits (a cut pid).
+ * for a short name (`ljm`), only where the torn text before it is the start of that pid (a cut pid).
  */
 function withoutTornHosts(keys: readonly string[]): string[] {
   if (keys.length < 2) return [...keys];
@@ -120,16 +120,15 @@ function withoutTornHosts(keys: readonly string[]): string[] {
             b.pid === a.pid &&
             b.host.length < a.host.length &&
             a.host.endsWith(b.host) &&
-            (b.host.length >= 8 || digitsOnly(a.host, a.host.length - b.host.length)),
+            (b.host.length >= 8 || cutPid(a.host, a.host.length - b.host.length, a.pid)),
         ),
     )
     .map((a) => a.k);
 }
 
-/** s[0, end) is digits only: a cut pid glued before a host name (`80356ljm:803564`, nccl-pasted 868), whatever the name's length. */
-function digitsOnly(s: string, end: number): boolean {
-  for (let i = 0; i < end; i++) if (s.charCodeAt(i) < 48 || s.charCodeAt(i) > 57) return false;
-  return end > 0;
+/** s[0, end) is the start of the pid: the same process's pid, cut, glued before its host name (`80356ljm:803564`, nccl-pasted 868). */
+function cutPid(s: string, end: number, pid: string): boolean {
+  return end > 0 && pid.startsWith(s.slice(0, end));
 }
 
 /** A host name up to its first dot, as NCCL prints it. */
@@ -231,7 +230,11 @@ function libibverbsCause(noVerbs: readonly { p: ProcessState; w: WarningRecord }
 function gdrFindings(state: FabricState, procs: readonly ProcessState[], orphans: OrphanLines): Finding[] {
   // Off on an IB/RoCE path; or said outright (`GPU Direct RDMA Disabled for ...`, a plugin disabling
   // GDR) by a process none of whose links uses GDRDMA, whatever network the excerpt shows.
+  // An HCA that can (`Enabled for HCA 0`) beside its GPU that does not (`Disabled for GPU 81000 / HCA 0
+  // (distance 6 > 4)`): NCCL prints both at init on one node too, so off only where traffic leaves the node.
+  const leavesNode = uniq(procs.map((p) => p.host)).length > 1 || procs.some((p) => [...p.netLinks.keys()].some((n) => n.startsWith("IB") || n === "RoCE"));
   const noGdr = procs.filter((p) => {
+    if (p.gdrEnabled > 0 && p.gdrEnabledGpu === 0 && !leavesNode) return false;
     const t = transportOf(p);
     if (t.gdr === "disabled" && (t.net === "IB" || t.net === "RoCE")) return true;
     return p.gdrOff !== undefined && p.gdrLinks === 0 && p.gdrEnabledGpu === 0;

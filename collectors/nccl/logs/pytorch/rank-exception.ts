@@ -6,9 +6,12 @@
  * next collective until their watchdogs time out, half an hour later. Where the findings before
  * it hold such a timeout (or another hang) on other ranks, the failed rank is the one they waited
  * for: a rank_behind that names the exception, sorted before the timeouts, so that the verdict
- * names the cause and not "the network or a GPU". An exception of the distributed layer itself
- * (DistBackendError, the watchdog's own RuntimeError, a store's or a socket's words, Gloo's) is the
- * hang's consequence, not its cause, and is not read. One scan of the line, no regular expression.
+ * names the cause and not "the network or a GPU". Only an exception read before the hang's first
+ * line in the same log (a restart's or a stopped job's comes after), under the rank tag at the
+ * line's start or after a launcher's host prefix. An exception of the distributed layer itself
+ * (DistBackendError, the watchdog's own RuntimeError, a store's or a socket's words, Gloo's), or of
+ * a process being stopped (SIGTERM, killed by signal), is the hang's consequence, not its cause,
+ * and is not read. One scan of the line, no regular expression.
  */
 import { isDigit } from "../parse/scan.js";
 import { rankBehind } from "../../verdict/finding.js";
@@ -25,25 +28,33 @@ const MAX_MESSAGE = 160;
 /** Ranks' exceptions kept (the first of each rank). */
 const MAX_RANKS = 4096;
 
-/** Words of an exception the distributed layer raised because of the hang, not before it. */
-const DISTRIBUTED = [
+/**
+ * Words of an exception the distributed layer raised because of the hang, or a process raised when
+ * it was stopped (a time limit's SIGTERM, a dead store), not before it.
+ */
+const CONSEQUENCES = [
   "NCCL",
   "Watchdog",
   "watchdog",
   "ProcessGroup",
   "c10d",
   "TCPStore",
+  "store->",
   "Socket",
   "socket",
   "Connection",
-  "connection",
   "timed out",
   "Timed out",
-  "timeout",
   "Gloo",
-  "collective",
   "rendezvous",
-  "store",
+  "monitoredBarrier",
+  "killed by signal",
+  "exited unexpectedly",
+  "Broken pipe",
+  "Stop_waiting",
+  "Terminated",
+  "SIGTERM",
+  "aborted",
 ];
 
 export interface RankException {
@@ -57,7 +68,7 @@ export interface RankException {
 /** `[rank4]: FileNotFoundError: msg` (after any host prefix) → rank, exception and message; undefined for any other line. */
 export function rankException(text: string): Omit<RankException, "where"> | undefined {
   const tag = text.indexOf("[rank");
-  if (tag < 0 || tag > MAX_TAG_AT) return undefined;
+  if (tag < 0 || tag > MAX_TAG_AT || !prefixBefore(text, tag)) return undefined;
   let i = tag + 5;
   let rank = 0;
   const digits = i;
@@ -75,11 +86,27 @@ export function rankException(text: string): Omit<RankException, "where"> | unde
   if (i === start || !text.startsWith(": ", i)) return undefined;
   const exception = text.slice(start, i);
   const name = exception.slice(exception.lastIndexOf(".") + 1);
-  if (!name.endsWith("Error") && !name.endsWith("Exception")) return undefined;
+  // `ValueError`, `torch.OutOfMemoryError`; not a log's own `Error: could not open ...`.
+  if ((!name.endsWith("Error") && !name.endsWith("Exception")) || name === "Error" || name === "Exception") return undefined;
   if (name.startsWith("Dist") || name === "ChildFailedError") return undefined;
   const message = text.slice(i + 2).trim();
-  if (DISTRIBUTED.some((w) => message.indexOf(w) >= 0)) return undefined;
+  if (CONSEQUENCES.some((w) => message.indexOf(w) >= 0)) return undefined;
   return { rank, exception, message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}...` : message };
+}
+
+/** The tag opens the line, or follows a launcher's host prefix (`192.168.205.202: `, one word and `: `): not prose that quotes it. */
+function prefixBefore(text: string, tag: number): boolean {
+  if (tag === 0) return true;
+  if (tag < 3 || !text.startsWith(": ", tag - 2)) return false;
+  for (let i = 0; i < tag - 2; i++) if (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) return false;
+  return true;
+}
+
+/** `dir/x.log:12` → its log and line. */
+function place(where: string): { source: string; line: number } | undefined {
+  const c = where.lastIndexOf(":");
+  const line = Number(where.slice(c + 1));
+  return c > 0 && Number.isInteger(line) ? { source: where.slice(0, c), line } : undefined;
 }
 
 export interface RankExceptionReader {
@@ -112,16 +139,30 @@ export function rankExceptionFindings(items: readonly RankException[], before: r
   const hangs = before.filter((f) => (f.kind === "watchdog_timeout" || f.kind === "hang_suspected") && f.severity !== "info" && f.ranks.length > 0);
   if (hangs.length === 0 || items.length === 0) return [];
   const waiting = new Set(hangs.flatMap((f) => f.ranks));
+  // The first line of a hang in each log: an exception after it in the same log came later (a restart's, a stop's).
+  const hangStart = new Map<string, number>();
+  for (const w of hangs.flatMap((f) => f.evidence)) {
+    const at = place(w);
+    if (at !== undefined && at.line < (hangStart.get(at.source) ?? Infinity)) hangStart.set(at.source, at.line);
+  }
   const first = new Map<number, RankException>();
-  for (const e of items) if (!waiting.has(e.rank) && !first.has(e.rank)) first.set(e.rank, e);
+  for (const e of items) {
+    const at = place(e.where);
+    const start = at !== undefined ? hangStart.get(at.source) : undefined;
+    if (at !== undefined && start !== undefined && at.line > start) continue;
+    if (!waiting.has(e.rank) && !first.has(e.rank)) first.set(e.rank, e);
+  }
+  // The lead is the first exception read; the ranks, in order.
+  const lead = [...first.values()][0];
+  if (lead === undefined) return [];
   const failed = [...first.values()].sort((a, b) => a.rank - b.rank);
-  if (failed.length === 0) return [];
-  const lead = failed[0] as RankException;
   const hang = hangs[0] as Finding;
   return [
     rankBehind({
       summary: rankBehindWords.failedFirst({
         ranks: failed.map((e) => e.rank),
+        rank: lead.rank,
+        gpu: lead.message.indexOf("CUDA") >= 0 || lead.exception.indexOf("OutOfMemory") >= 0,
         exception: lead.exception,
         message: lead.message,
         where: lead.where,
