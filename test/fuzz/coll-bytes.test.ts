@@ -53,6 +53,9 @@ const FORMER_DIVERGENCES: [string, WriterLine[]][] = [
   ["op with a digit", [W(`h:1:2 [0] NCCL INFO All3educe: opCount 1f${REST}`)]],
   ["op longer than the full parser's 24 letters", [W(`h:1:2 [0] NCCL INFO ${"A".repeat(30)}: opCount 1f${REST}`)]],
   ["malformed field before comm (count 4x)", [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1f${REST.replace("count 4", "count 4x")}`)]],
+  // Found by the fuzz in a CI run (seed -1093237049): the full parser reads a negative count, datatype or op as malformed.
+  ["a negative count (count -1)", [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1f${REST.replace("count 4", "count -1")}`)]],
+  ["a negative datatype or op", [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1f${REST.replace("datatype 7", "datatype -7").replace("op 0", "op -1")}`)]],
   ["malformed pointer before comm (sendbuff 0xZ)", [W(`h:1:2 [0] NCCL INFO AllReduce: opCount 1f${REST.replace("sendbuff 0x1", "sendbuff 0xZ")}`)]],
   ["tid not a number (full parser: headerless)", [W(`h:1:2x [0] NCCL INFO AllReduce: opCount 1f${REST}`)]],
   ["no [cudaDev] (full parser: headerless)", [W(`h:1:2 NCCL INFO AllReduce: opCount 1f${REST}`)]],

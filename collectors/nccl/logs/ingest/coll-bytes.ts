@@ -109,10 +109,13 @@ function pointerEnd(b: Buffer, i: number, end: number): number {
   return k === i + 2 ? -1 : k;
 }
 
-/** Index after a decimal value at i (optional '-', digits; a count may exceed 15 digits), or -1. */
-function decimalEnd(b: Buffer, i: number, end: number, isCount: boolean): number {
-  if (i < end && b[i] === 0x2d) i++;
-  return digits(b, i, end, isCount ? end : 15);
+/**
+ * Index after a decimal value at i, or -1: digits (a count may exceed 15 digits), with a '-' only
+ * where the field may be negative (root); `-1` as a count, datatype or op is malformed, as parse/coll.ts reads it.
+ */
+function decimalEnd(b: Buffer, i: number, end: number, kind: number): number {
+  if (kind === DEC && i < end && b[i] === 0x2d) i++;
+  return digits(b, i, end, kind === COUNT ? end : 15);
 }
 
 /**
@@ -131,11 +134,12 @@ function infoHeaderEnd(dv: DataView, b: Buffer, i: number, end: number): number 
 /** NCCL's fixed field order before `comm`: first letter, key length, and value kind of each. */
 const PTR = 0,
   DEC = 1,
-  COUNT = 2;
+  COUNT = 2,
+  NAT = 3;
 // prettier-ignore
 const BEFORE_COMM = Uint8Array.from([
   0x73, 8, PTR, /* sendbuff */ 0x72, 8, PTR, /* recvbuff */ 0x63, 5, COUNT, /* count */
-  0x64, 8, DEC, /* datatype */ 0x6f, 2, DEC, /* op */ 0x72, 4, DEC, /* root */
+  0x64, 8, NAT, /* datatype */ 0x6f, 2, NAT, /* op */ 0x72, 4, DEC, /* root */
 ]);
 
 /**
@@ -149,7 +153,7 @@ function commValueAt(b: Buffer, i: number, end: number): number {
     const len = BEFORE_COMM[f + 1] as number;
     if (i + len + 2 >= end || b[i] !== SPACE || b[i + 1] !== BEFORE_COMM[f] || b[i + len + 1] !== SPACE) return -1;
     const kind = BEFORE_COMM[f + 2];
-    i = kind === PTR ? pointerEnd(b, i + len + 2, end) : decimalEnd(b, i + len + 2, end, kind === COUNT);
+    i = kind === PTR ? pointerEnd(b, i + len + 2, end) : decimalEnd(b, i + len + 2, end, kind as number);
     if (i < 0) return -1;
   }
   if (i + 6 >= end || b[i] !== SPACE || b[i + 1] !== 0x63 || b[i + 2] !== 0x6f || b[i + 3] !== 0x6d || b[i + 4] !== 0x6d || b[i + 5] !== SPACE) return -1;
